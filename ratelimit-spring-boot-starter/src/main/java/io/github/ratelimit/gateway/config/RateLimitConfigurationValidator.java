@@ -1,0 +1,322 @@
+package io.github.ratelimit.gateway.config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+import io.github.ratelimit.gateway.key.ApiKeyHasher;
+import io.github.ratelimit.gateway.key.KeyBy;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.route.RouteDefinition;
+import org.springframework.cloud.gateway.support.NameUtils;
+
+/**
+ * Checks the {@code ratelimit.*} properties and every route's {@code RateLimit} filter arguments, collecting all
+ * problems so that one failed start-up reports them together.
+ */
+public final class RateLimitConfigurationValidator {
+
+	/** Name of the filter in route definitions. */
+	public static final String FILTER_NAME = "RateLimit";
+
+	/** Longest refill period accepted (3650 days). */
+	static final Duration MAX_PERIOD = Duration.ofDays(3650);
+
+	private static final String ROUTES = "spring.cloud.gateway.server.webflux.routes";
+
+	private static final String DEFAULT_FILTERS = "spring.cloud.gateway.server.webflux.default-filters";
+
+	private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9_.:-]+");
+
+	private RateLimitConfigurationValidator() {
+	}
+
+	/**
+	 * Validate the properties and the routes' filter arguments.
+	 * @param properties the bound {@code ratelimit.*} properties
+	 * @param gateway the gateway's route definitions, or {@code null} when there are none
+	 * @throws RateLimitConfigurationException listing every problem, if any
+	 */
+	public static void validate(RateLimitProperties properties, GatewayProperties gateway) {
+		List<ConfigurationViolation> violations = new ArrayList<>(validateProperties(properties));
+		if (violations.isEmpty() && gateway != null) {
+			violations.addAll(validateRoutes(properties, gateway));
+		}
+		if (!violations.isEmpty()) {
+			throw new RateLimitConfigurationException(violations);
+		}
+	}
+
+	/**
+	 * Check the {@code ratelimit.*} properties on their own.
+	 * @param p the properties
+	 * @return the problems found, empty when valid
+	 */
+	public static List<ConfigurationViolation> validateProperties(RateLimitProperties p) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		String prefix = RateLimitProperties.PREFIX + ".";
+		if (p.getApiKeyHeader() == null || p.getApiKeyHeader().isBlank()) {
+			v.add(new ConfigurationViolation(prefix + "api-key-header", "must not be empty.",
+					"name the request header that carries the API key, e.g. X-API-Key."));
+		}
+		if (p.getTrustedProxies() < 0 || p.getTrustedProxies() > 32) {
+			v.add(new ConfigurationViolation(prefix + "trusted-proxies",
+					"must be between 0 and 32, was " + p.getTrustedProxies() + ".",
+					"set it to the number of reverse proxies in front of the gateway (0 if none)."));
+		}
+		if (p.getRedisTimeout() == null || p.getRedisTimeout().isNegative() || p.getRedisTimeout().isZero()) {
+			v.add(new ConfigurationViolation(prefix + "redis-timeout", "must be positive, was " + p.getRedisTimeout() + ".",
+					"set a duration such as 100ms."));
+		}
+		if (p.getKeyPrefix() == null || !KEY_PREFIX.matcher(p.getKeyPrefix()).matches()) {
+			v.add(new ConfigurationViolation(prefix + "key-prefix",
+					"must be letters, digits, '-', '_', ':' or '.', was '" + p.getKeyPrefix() + "'.",
+					"use a short prefix such as rl."));
+		}
+		if (p.getHeaderStyle() == null) {
+			v.add(new ConfigurationViolation(prefix + "header-style", "must be set.",
+					"use one of ietf, legacy, both, none."));
+		}
+		Set<String> planNames = new TreeSet<>(p.getPlans().keySet());
+		if (p.getPlans().isEmpty()) {
+			v.add(new ConfigurationViolation(prefix + "plans", "no plan is defined.",
+					"define at least the anonymous plan, e.g. ratelimit.plans.anonymous.default[0].capacity=60, "
+							+ "refill-tokens=60, refill-period=1m."));
+		}
+		String anonymous = p.getAnonymousPlan();
+		if (anonymous == null || anonymous.isBlank()) {
+			v.add(new ConfigurationViolation(prefix + "anonymous-plan", "must not be empty.",
+					"name the plan that applies to clients limited by IP address, one of " + planNames + "."));
+		}
+		else if (!p.getPlans().isEmpty() && !p.getPlans().containsKey(anonymous)) {
+			v.add(new ConfigurationViolation(prefix + "anonymous-plan",
+					"names plan '" + anonymous + "', which is not defined under ratelimit.plans.",
+					"define ratelimit.plans." + anonymous + " or set anonymous-plan to one of " + planNames + "."));
+		}
+		for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+			String planProperty = prefix + "plans." + plan.getKey();
+			RateLimitProperties.Plan settings = plan.getValue();
+			if (settings.getDefault() == null || settings.getDefault().isEmpty()) {
+				v.add(new ConfigurationViolation(planProperty + ".default", "the plan has no default limits.",
+						"give the plan at least one default limit (capacity, refill-tokens, refill-period); "
+								+ "it applies to every endpoint group the plan does not list."));
+			}
+			else {
+				validateLimits(planProperty + ".default", settings.getDefault(), v);
+			}
+			for (Map.Entry<String, List<RateLimitProperties.Limit>> group : settings.getGroups().entrySet()) {
+				String groupProperty = planProperty + ".groups." + group.getKey();
+				if (group.getValue() == null || group.getValue().isEmpty()) {
+					v.add(new ConfigurationViolation(groupProperty, "the list of limits is empty.",
+							"give the group at least one limit, or remove it to use the plan's default limits."));
+				}
+				else {
+					validateLimits(groupProperty, group.getValue(), v);
+				}
+			}
+		}
+		for (Map.Entry<String, String> apiKey : p.getApiKeys().entrySet()) {
+			String masked = prefix + "api-keys[" + ApiKeyHasher.mask(apiKey.getKey()) + "]";
+			if (apiKey.getKey().isBlank()) {
+				v.add(new ConfigurationViolation(prefix + "api-keys", "contains a blank API key.", "remove it."));
+			}
+			else if (apiKey.getValue() == null || !p.getPlans().containsKey(apiKey.getValue())) {
+				v.add(new ConfigurationViolation(masked,
+						"maps an API key to plan '" + apiKey.getValue() + "', which is not defined.",
+						"map the key to one of " + planNames + "."));
+			}
+		}
+		return v;
+	}
+
+	private static void validateLimits(String property, List<RateLimitProperties.Limit> limits,
+			List<ConfigurationViolation> v) {
+		for (int i = 0; i < limits.size(); i++) {
+			String at = property + "[" + i + "]";
+			RateLimitProperties.Limit limit = limits.get(i);
+			if (limit.getCapacity() < 1 || limit.getCapacity() > BucketLimit.MAX_TOKENS) {
+				v.add(new ConfigurationViolation(at + ".capacity",
+						"must be between 1 and 2^53 tokens, was " + limit.getCapacity() + ".",
+						"set the largest burst the client may send, at least 1 (0 would refuse every request)."));
+			}
+			if (limit.getRefillTokens() < 1 || limit.getRefillTokens() > BucketLimit.MAX_TOKENS) {
+				v.add(new ConfigurationViolation(at + ".refill-tokens",
+						"must be between 1 and 2^53 tokens, was " + limit.getRefillTokens() + ".",
+						"set how many tokens the bucket regains per refill-period, at least 1 "
+								+ "(for slower rates lengthen refill-period, e.g. 1 per 1m)."));
+			}
+			Duration period = limit.getRefillPeriod();
+			if (period == null) {
+				v.add(new ConfigurationViolation(at + ".refill-period", "is missing.",
+						"set a duration such as 1s, 1m, 15m or 1d."));
+			}
+			else if (period.toMillis() < 1 || period.compareTo(MAX_PERIOD) > 0) {
+				v.add(new ConfigurationViolation(at + ".refill-period",
+						"must be between 1ms and 3650d, was " + period + ".",
+						"set a positive duration such as 1s, 1m, 15m or 1d."));
+			}
+		}
+	}
+
+	/**
+	 * Check the {@code RateLimit} filters of the gateway's configured routes and default filters.
+	 * @param p the (valid) rate limit properties
+	 * @param gateway the gateway properties holding the route definitions
+	 * @return the problems found, empty when valid
+	 */
+	public static List<ConfigurationViolation> validateRoutes(RateLimitProperties p, GatewayProperties gateway) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		List<RouteDefinition> routes = gateway.getRoutes();
+		for (int r = 0; r < routes.size(); r++) {
+			List<FilterDefinition> filters = routes.get(r).getFilters();
+			for (int f = 0; f < filters.size(); f++) {
+				if (FILTER_NAME.equals(filters.get(f).getName())) {
+					validateFilterArgs(p, ROUTES + "[" + r + "].filters[" + f + "]", filters.get(f).getArgs(), v);
+				}
+			}
+		}
+		List<FilterDefinition> defaults = gateway.getDefaultFilters();
+		for (int f = 0; f < defaults.size(); f++) {
+			if (FILTER_NAME.equals(defaults.get(f).getName())) {
+				validateFilterArgs(p, DEFAULT_FILTERS + "[" + f + "]", defaults.get(f).getArgs(), v);
+			}
+		}
+		return v;
+	}
+
+	private static void validateFilterArgs(RateLimitProperties p, String property, Map<String, String> args,
+			List<ConfigurationViolation> v) {
+		String group = null;
+		String keyBy = null;
+		String cost = null;
+		String critical = null;
+		for (Map.Entry<String, String> arg : args.entrySet()) {
+			String name = arg.getKey().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+			if (arg.getKey().equals(NameUtils.generateName(0)) || name.equals("group")) {
+				group = arg.getValue();
+			}
+			else if (name.equals("keyby")) {
+				keyBy = arg.getValue();
+			}
+			else if (name.equals("cost")) {
+				cost = arg.getValue();
+			}
+			else if (name.equals("critical")) {
+				critical = arg.getValue();
+			}
+			else {
+				v.add(new ConfigurationViolation(property + ".args." + arg.getKey(), "is not an argument of RateLimit.",
+						"use group, key-by, cost or critical."));
+			}
+		}
+		KeyBy parsedKeyBy = KeyBy.API_KEY;
+		if (keyBy != null) {
+			parsedKeyBy = parseKeyBy(keyBy);
+			if (parsedKeyBy == null) {
+				v.add(new ConfigurationViolation(property + ".args.key-by", "must be api-key or ip, was '" + keyBy + "'.",
+						"use key-by: api-key (the default) or key-by: ip."));
+				parsedKeyBy = KeyBy.API_KEY;
+			}
+		}
+		Long parsedCost = 1L;
+		if (cost != null) {
+			parsedCost = parseLong(cost);
+			if (parsedCost == null || parsedCost < 1) {
+				v.add(new ConfigurationViolation(property + ".args.cost",
+						"must be a whole number of tokens of at least 1, was '" + cost + "'.",
+						"use a cost of 1 or more, or remove it (default 1)."));
+				parsedCost = null;
+			}
+		}
+		if (critical != null && !critical.equalsIgnoreCase("true") && !critical.equalsIgnoreCase("false")) {
+			v.add(new ConfigurationViolation(property + ".args.critical", "must be true or false, was '" + critical + "'.",
+					"use critical: true for routes that must fail closed."));
+		}
+		v.addAll(validateRoute(p, property, group, parsedKeyBy, parsedCost));
+	}
+
+	/**
+	 * Check one route's rate limit settings against the plans: an explicitly named group must be known, and the
+	 * cost must fit in every limit that can apply (all plans on api-key routes; the anonymous plan on ip routes).
+	 * @param p the (valid) rate limit properties
+	 * @param property the name to report problems under
+	 * @param explicitGroup the group the route names, or {@code null} when it uses its route id
+	 * @param keyBy what the route limits by
+	 * @param cost tokens per request, or {@code null} if already reported invalid
+	 * @return the problems found
+	 */
+	public static List<ConfigurationViolation> validateRoute(RateLimitProperties p, String property,
+			String explicitGroup, KeyBy keyBy, Long cost) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		Set<String> known = knownGroups(p);
+		if (explicitGroup != null && !known.contains(explicitGroup)) {
+			v.add(new ConfigurationViolation(property + ".args.group",
+					"names endpoint group '" + explicitGroup + "', which no plan and no ratelimit.groups entry defines.",
+					"declare it (ratelimit.groups." + explicitGroup + ".critical: false, or limits under "
+							+ "ratelimit.plans.<plan>.groups." + explicitGroup + "), fix the name (known: "
+							+ new TreeSet<>(known) + "), or drop group to use the route id."));
+		}
+		if (cost != null) {
+			String group = explicitGroup;
+			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+				if (keyBy == KeyBy.IP && !plan.getKey().equals(p.getAnonymousPlan())) {
+					continue;
+				}
+				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group)
+						: null;
+				if (limits == null || limits.isEmpty()) {
+					limits = plan.getValue().getDefault();
+				}
+				for (RateLimitProperties.Limit limit : limits) {
+					if (cost > limit.getCapacity()) {
+						v.add(new ConfigurationViolation(property + ".args.cost",
+								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
+										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
+								"lower the cost or raise the capacity to at least " + cost + "."));
+						return v;
+					}
+				}
+			}
+		}
+		return v;
+	}
+
+	private static Set<String> knownGroups(RateLimitProperties p) {
+		Set<String> names = new HashSet<>(p.getGroups().keySet());
+		p.getPlans().values().forEach((plan) -> names.addAll(plan.getGroups().keySet()));
+		return names;
+	}
+
+	/**
+	 * Parse a {@code key-by} value leniently ({@code api-key}, {@code api_key}, {@code API_KEY}, {@code ip}).
+	 * @param value the value
+	 * @return the parsed value, or {@code null} if unknown
+	 */
+	public static KeyBy parseKeyBy(String value) {
+		String normalized = value.strip().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+		return switch (normalized) {
+			case "apikey" -> KeyBy.API_KEY;
+			case "ip" -> KeyBy.IP;
+			default -> null;
+		};
+	}
+
+	private static Long parseLong(String value) {
+		try {
+			return Long.valueOf(value.strip());
+		}
+		catch (NumberFormatException ex) {
+			return null;
+		}
+	}
+
+}

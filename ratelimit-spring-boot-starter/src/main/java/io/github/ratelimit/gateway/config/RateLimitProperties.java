@@ -1,0 +1,264 @@
+package io.github.ratelimit.gateway.config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration of the distributed rate limiter, bound from the {@code ratelimit.*} properties.
+ *
+ * <p>Shape (see README, "Configuration"): plans hold limits, either for all endpoint groups ({@code default}) or for
+ * one group ({@code groups.<group>}); API keys map to plans; clients without a known API key are limited by IP
+ * address under the {@link #getAnonymousPlan() anonymous plan}. The values are checked at start-up by
+ * {@link RateLimitConfigurationValidator}; a bad value stops start-up with a message naming the property.
+ */
+@ConfigurationProperties(prefix = RateLimitProperties.PREFIX)
+public class RateLimitProperties {
+
+	/** Prefix of every property of this starter. */
+	public static final String PREFIX = "ratelimit";
+
+	/**
+	 * Name of the request header that carries the client's API key. Requests without it, with an empty value or
+	 * with a key no plan knows are limited by client IP under the anonymous plan.
+	 */
+	private String apiKeyHeader = "X-API-Key";
+
+	/**
+	 * Number of reverse-proxy hops in front of the gateway whose X-Forwarded-For entries are trusted (0 to 32).
+	 * 0 ignores X-Forwarded-For and limits by the TCP peer address; 1 takes the rightmost entry (written by the one
+	 * trusted proxy); n takes the n-th entry from the right. Entries a client wrote itself are never trusted as
+	 * long as this matches the real number of proxies.
+	 */
+	private int trustedProxies = 0;
+
+	/** Plan applied to clients limited by IP address (no, empty or unknown API key). Must name a plan. */
+	private String anonymousPlan = "anonymous";
+
+	/** Plans by name. Each plan has a non-empty {@code default} list of limits and optional per-group lists. */
+	private Map<String, Plan> plans = new LinkedHashMap<>();
+
+	/** Endpoint groups by name, with settings shared by every route of the group. */
+	private Map<String, Group> groups = new LinkedHashMap<>();
+
+	/**
+	 * Static API key to plan mapping, for small installs, demos and tests. Keys are credentials: they are hashed
+	 * before use in Redis and never logged.
+	 */
+	private Map<String, String> apiKeys = new LinkedHashMap<>();
+
+	/** Which rate limit header fields responses carry. */
+	private HeaderStyle headerStyle = HeaderStyle.IETF;
+
+	/**
+	 * Longest time one limiter check may wait for Redis before the request is let through without a decision.
+	 * Must be positive.
+	 */
+	private Duration redisTimeout = Duration.ofMillis(100);
+
+	/** Prefix of every Redis key the limiter writes (letters, digits, '-', '_', ':' and '.'). */
+	private String keyPrefix = "rl";
+
+	public String getApiKeyHeader() {
+		return this.apiKeyHeader;
+	}
+
+	public void setApiKeyHeader(String apiKeyHeader) {
+		this.apiKeyHeader = apiKeyHeader;
+	}
+
+	public int getTrustedProxies() {
+		return this.trustedProxies;
+	}
+
+	public void setTrustedProxies(int trustedProxies) {
+		this.trustedProxies = trustedProxies;
+	}
+
+	public String getAnonymousPlan() {
+		return this.anonymousPlan;
+	}
+
+	public void setAnonymousPlan(String anonymousPlan) {
+		this.anonymousPlan = anonymousPlan;
+	}
+
+	public Map<String, Plan> getPlans() {
+		return this.plans;
+	}
+
+	public void setPlans(Map<String, Plan> plans) {
+		this.plans = plans;
+	}
+
+	public Map<String, Group> getGroups() {
+		return this.groups;
+	}
+
+	public void setGroups(Map<String, Group> groups) {
+		this.groups = groups;
+	}
+
+	public Map<String, String> getApiKeys() {
+		return this.apiKeys;
+	}
+
+	public void setApiKeys(Map<String, String> apiKeys) {
+		this.apiKeys = apiKeys;
+	}
+
+	public HeaderStyle getHeaderStyle() {
+		return this.headerStyle;
+	}
+
+	public void setHeaderStyle(HeaderStyle headerStyle) {
+		this.headerStyle = headerStyle;
+	}
+
+	public Duration getRedisTimeout() {
+		return this.redisTimeout;
+	}
+
+	public void setRedisTimeout(Duration redisTimeout) {
+		this.redisTimeout = redisTimeout;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	/** Which rate limit header fields a response carries. */
+	public enum HeaderStyle {
+
+		/**
+		 * {@code RateLimit-Policy} and {@code RateLimit} structured fields of the IETF draft
+		 * draft-ietf-httpapi-ratelimit-headers (revision 10).
+		 */
+		IETF,
+
+		/** The widespread {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset}. */
+		LEGACY,
+
+		/** Both the IETF fields and the legacy ones. */
+		BOTH,
+
+		/** No rate limit fields (a denial still carries {@code Retry-After}). */
+		NONE
+
+	}
+
+	/** A plan (tier) such as free or pro: the limits its clients get. */
+	public static class Plan {
+
+		/** Limits applied to every endpoint group the plan does not list under {@code groups}. Not empty. */
+		private List<Limit> defaultLimits = new ArrayList<>();
+
+		/** Limits per endpoint group, replacing the {@code default} list for that group. */
+		private Map<String, List<Limit>> groups = new LinkedHashMap<>();
+
+		/**
+		 * Limits applied to every endpoint group the plan does not list under {@code groups}.
+		 * @return the default limits, never {@code null}
+		 */
+		public List<Limit> getDefault() {
+			return this.defaultLimits;
+		}
+
+		/**
+		 * Set the limits applied to every endpoint group the plan does not list under {@code groups}.
+		 * @param defaultLimits the default limits
+		 */
+		public void setDefault(List<Limit> defaultLimits) {
+			this.defaultLimits = defaultLimits;
+		}
+
+		public Map<String, List<Limit>> getGroups() {
+			return this.groups;
+		}
+
+		public void setGroups(Map<String, List<Limit>> groups) {
+			this.groups = groups;
+		}
+
+	}
+
+	/**
+	 * One token bucket limit: a bucket of {@code capacity} tokens that gains {@code refill-tokens} tokens per
+	 * {@code refill-period}, continuously (a fraction of a token per fraction of the period).
+	 */
+	public static class Limit {
+
+		/** Most tokens the bucket holds, i.e. the largest burst (1 to 2^53). */
+		private long capacity;
+
+		/** Tokens added per refill period (1 to 2^53). */
+		private long refillTokens;
+
+		/** Period over which refill-tokens are added, e.g. 1s, 1m, 15m, 1d (1 ms to 3650 days). */
+		private Duration refillPeriod;
+
+		/** Policy name shown to clients in the rate limit header fields; derived from plan and group when unset. */
+		private String name;
+
+		public long getCapacity() {
+			return this.capacity;
+		}
+
+		public void setCapacity(long capacity) {
+			this.capacity = capacity;
+		}
+
+		public long getRefillTokens() {
+			return this.refillTokens;
+		}
+
+		public void setRefillTokens(long refillTokens) {
+			this.refillTokens = refillTokens;
+		}
+
+		public Duration getRefillPeriod() {
+			return this.refillPeriod;
+		}
+
+		public void setRefillPeriod(Duration refillPeriod) {
+			this.refillPeriod = refillPeriod;
+		}
+
+		public String getName() {
+			return this.name;
+		}
+
+		public void setName(String name) {
+			this.name = name;
+		}
+
+	}
+
+	/** Settings of one endpoint group. */
+	public static class Group {
+
+		/**
+		 * Whether the group is critical (login, OTP): when the limiter cannot decide, its requests are refused
+		 * (fail closed) instead of let through.
+		 */
+		private boolean critical;
+
+		public boolean isCritical() {
+			return this.critical;
+		}
+
+		public void setCritical(boolean critical) {
+			this.critical = critical;
+		}
+
+	}
+
+}

@@ -1,0 +1,297 @@
+package io.github.ratelimit.gateway.filter;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import io.github.ratelimit.gateway.config.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
+import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.config.ConfigurationViolation;
+import io.github.ratelimit.gateway.http.ProblemResponses;
+import io.github.ratelimit.gateway.http.RateLimitHeaders;
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.key.ClientKeyResolver;
+import io.github.ratelimit.gateway.key.KeyBy;
+import io.github.ratelimit.gateway.limit.LimitResolver;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
+import org.springframework.cloud.gateway.support.GatewayToStringStyler;
+import org.springframework.cloud.gateway.support.HasRouteId;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * The {@code RateLimit} gateway filter: limits each client of a route's endpoint group across all gateway
+ * instances.
+ *
+ * <pre>
+ * filters: [ RateLimit=search ]                       # shortcut: the endpoint group
+ * filters:
+ *   - name: RateLimit
+ *     args: { group: login, key-by: ip, cost: 1, critical: true }
+ * </pre>
+ *
+ * Allowed requests go upstream with the rate limit header fields; denied ones get 429 with {@code Retry-After}
+ * and a problem body, and consume no tokens. When the limiter cannot decide (Redis error or no answer within
+ * {@code ratelimit.redis-timeout}) the request is let through and the failure logged.
+ */
+public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> {
+
+	private static final Logger logger = LoggerFactory.getLogger(RateLimitGatewayFilterFactory.class);
+
+	private final RateLimitProperties properties;
+
+	private final LimitResolver limitResolver;
+
+	private final ClientKeyResolver clientKeyResolver;
+
+	private final ClientRateLimiter limiter;
+
+	private final RateLimitHeaders headers;
+
+	private final FailureLog failureLog = new FailureLog(logger, 10_000);
+
+	/**
+	 * Create the factory.
+	 * @param properties the validated {@code ratelimit.*} properties
+	 * @param limitResolver finds the limits of a plan in a group
+	 * @param clientKeyResolver identifies the client of a request
+	 * @param limiter checks and consumes tokens
+	 */
+	public RateLimitGatewayFilterFactory(RateLimitProperties properties, LimitResolver limitResolver,
+			ClientKeyResolver clientKeyResolver, ClientRateLimiter limiter) {
+		super(Config.class);
+		this.properties = properties;
+		this.limitResolver = limitResolver;
+		this.clientKeyResolver = clientKeyResolver;
+		this.limiter = limiter;
+		this.headers = new RateLimitHeaders(properties.getHeaderStyle());
+	}
+
+	@Override
+	public String name() {
+		return RateLimitConfigurationValidator.FILTER_NAME;
+	}
+
+	@Override
+	public List<String> shortcutFieldOrder() {
+		return List.of("group");
+	}
+
+	/**
+	 * Build the filter of one route.
+	 * @param config the route's arguments
+	 * @return the filter
+	 * @throws RateLimitConfigurationException if the group is unknown or the cost exceeds a capacity
+	 */
+	@Override
+	public GatewayFilter apply(Config config) {
+		String group = (config.getGroup() != null && !config.getGroup().isBlank()) ? config.getGroup()
+				: config.getRouteId();
+		if (group == null) {
+			throw new RateLimitConfigurationException(List.of(new ConfigurationViolation("RateLimit.group",
+					"the route has neither a group nor a route id.", "give the filter a group.")));
+		}
+		KeyBy keyBy = (config.getKeyBy() != null) ? config.getKeyBy() : KeyBy.API_KEY;
+		long cost = (config.getCost() != null) ? config.getCost() : 1L;
+		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateRoute(this.properties,
+				"route '" + config.getRouteId() + "' RateLimit", config.getGroup(), keyBy, cost);
+		if (cost < 1) {
+			violations = List.of(new ConfigurationViolation("route '" + config.getRouteId() + "' RateLimit.cost",
+					"must be at least 1, was " + cost + ".", "use a cost of 1 or more."));
+		}
+		if (!violations.isEmpty()) {
+			throw new RateLimitConfigurationException(violations);
+		}
+		boolean critical = (config.getCritical() != null) ? config.getCritical()
+				: this.limitResolver.isCriticalGroup(group);
+		return new RateLimitFilter(group, keyBy, cost, critical);
+	}
+
+	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitFilter route) {
+		return this.clientKeyResolver.resolve(exchange, route.keyBy)
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty())
+			.flatMap((client) -> client.isPresent() ? check(exchange, chain, route, client.get())
+					: ProblemResponses.clientUnidentified(exchange.getResponse(), path(exchange)));
+	}
+
+	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitFilter route,
+			ClientKey client) {
+		PlanLimits limits = this.limitResolver.limitsFor(planOf(client), route.group);
+		Duration timeout = this.properties.getRedisTimeout();
+		return this.limiter.tryConsume(client, limits, route.cost)
+			.timeout(timeout)
+			.onErrorResume((ex) -> {
+				this.failureLog.failed(route.group, ex);
+				return Mono.just(RateLimitDecision.unavailable(limits));
+			})
+			.flatMap((decision) -> enforce(exchange, chain, decision));
+	}
+
+	private String planOf(ClientKey client) {
+		if (this.properties.getPlans().containsKey(client.plan())) {
+			return client.plan();
+		}
+		logger.warn("Client {} has plan '{}', which is not configured; applying plan '{}'", client.id(),
+				client.plan(), this.properties.getAnonymousPlan());
+		return this.properties.getAnonymousPlan();
+	}
+
+	private Mono<Void> enforce(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitDecision decision) {
+		ServerHttpResponse response = exchange.getResponse();
+		this.headers.write(decision, response.getHeaders());
+		if (decision.allowed()) {
+			return chain.filter(exchange);
+		}
+		List<String> violated = decision.violated().stream().map((s) -> s.limit().policyName()).toList();
+		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMillis());
+		return ProblemResponses.tooManyRequests(response, retryAfter, violated, path(exchange));
+	}
+
+	private static String path(ServerWebExchange exchange) {
+		return exchange.getRequest().getPath().value();
+	}
+
+	/** The filter of one route, with its resolved settings. */
+	private final class RateLimitFilter implements GatewayFilter {
+
+		private final String group;
+
+		private final KeyBy keyBy;
+
+		private final long cost;
+
+		private final boolean critical;
+
+		RateLimitFilter(String group, KeyBy keyBy, long cost, boolean critical) {
+			this.group = group;
+			this.keyBy = keyBy;
+			this.cost = cost;
+			this.critical = critical;
+		}
+
+		@Override
+		public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+			return limit(exchange, chain, this);
+		}
+
+		@Override
+		public String toString() {
+			return GatewayToStringStyler.filterToStringCreator(RateLimitGatewayFilterFactory.this)
+				.append("group", this.group)
+				.append("keyBy", this.keyBy)
+				.append("cost", this.cost)
+				.append("critical", this.critical)
+				.toString();
+		}
+
+	}
+
+	/** Arguments of the {@code RateLimit} filter on one route. */
+	public static class Config implements HasRouteId {
+
+		private String group;
+
+		private KeyBy keyBy;
+
+		private Long cost;
+
+		private Boolean critical;
+
+		private String routeId;
+
+		/**
+		 * The endpoint group whose limits apply; {@code null} to use the route id.
+		 * @return the group name or {@code null}
+		 */
+		public String getGroup() {
+			return this.group;
+		}
+
+		/**
+		 * Set the endpoint group.
+		 * @param group a group known to the configuration
+		 * @return this config
+		 */
+		public Config setGroup(String group) {
+			this.group = group;
+			return this;
+		}
+
+		/**
+		 * What identifies the client; {@code null} means {@link KeyBy#API_KEY}.
+		 * @return the key-by setting or {@code null}
+		 */
+		public KeyBy getKeyBy() {
+			return this.keyBy;
+		}
+
+		/**
+		 * Set what identifies the client.
+		 * @param keyBy api-key or ip
+		 * @return this config
+		 */
+		public Config setKeyBy(KeyBy keyBy) {
+			this.keyBy = keyBy;
+			return this;
+		}
+
+		/**
+		 * Tokens one request takes; {@code null} means 1.
+		 * @return the cost in tokens or {@code null}
+		 */
+		public Long getCost() {
+			return this.cost;
+		}
+
+		/**
+		 * Set the tokens one request takes.
+		 * @param cost 1 to the smallest capacity of the limits that apply
+		 * @return this config
+		 */
+		public Config setCost(Long cost) {
+			this.cost = cost;
+			return this;
+		}
+
+		/**
+		 * Whether the route fails closed when the limiter is unavailable; {@code null} takes the group's setting.
+		 * @return the critical flag or {@code null}
+		 */
+		public Boolean getCritical() {
+			return this.critical;
+		}
+
+		/**
+		 * Set whether the route fails closed.
+		 * @param critical the flag
+		 * @return this config
+		 */
+		public Config setCritical(Boolean critical) {
+			this.critical = critical;
+			return this;
+		}
+
+		@Override
+		public String getRouteId() {
+			return this.routeId;
+		}
+
+		@Override
+		public void setRouteId(String routeId) {
+			this.routeId = routeId;
+		}
+
+	}
+
+}

@@ -1,0 +1,143 @@
+package io.github.ratelimit.gateway.http;
+
+import java.util.List;
+
+import io.github.ratelimit.gateway.config.RateLimitProperties.HeaderStyle;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limiter.LimitStatus;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+
+import org.springframework.http.HttpHeaders;
+
+/**
+ * Writes the rate limit header fields of a decision onto a response.
+ *
+ * <ul>
+ * <li>IETF style (draft-ietf-httpapi-ratelimit-headers-10, structured fields per RFC 9651): one list member per
+ * limit, {@code RateLimit-Policy: "free-search";q=5;w=5} (q: capacity in tokens, w: seconds an empty bucket takes to
+ * fill) and {@code RateLimit: "free-search";r=3;t=2} (r: whole tokens remaining, t: seconds until the bucket is full,
+ * rounded up).</li>
+ * <li>Legacy style: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (seconds
+ * until full, rounded up) of the most constraining limit (a violated one, else the one with fewest tokens
+ * left).</li>
+ * </ul>
+ * {@code Retry-After} is written by the caller on denials, see {@link #retryAfterSeconds(long)}.
+ */
+public final class RateLimitHeaders {
+
+	/** {@code RateLimit-Policy} field name. */
+	public static final String RATELIMIT_POLICY = "RateLimit-Policy";
+
+	/** {@code RateLimit} field name. */
+	public static final String RATELIMIT = "RateLimit";
+
+	/** Legacy {@code X-RateLimit-Limit} field name. */
+	public static final String X_RATELIMIT_LIMIT = "X-RateLimit-Limit";
+
+	/** Legacy {@code X-RateLimit-Remaining} field name. */
+	public static final String X_RATELIMIT_REMAINING = "X-RateLimit-Remaining";
+
+	/** Legacy {@code X-RateLimit-Reset} field name. */
+	public static final String X_RATELIMIT_RESET = "X-RateLimit-Reset";
+
+	private final HeaderStyle style;
+
+	/**
+	 * Create a writer.
+	 * @param style which fields to write
+	 */
+	public RateLimitHeaders(HeaderStyle style) {
+		this.style = style;
+	}
+
+	/**
+	 * Write the fields of a decided decision; nothing is written for an undecided one.
+	 * @param decision the decision
+	 * @param headers the response headers
+	 */
+	public void write(RateLimitDecision decision, HttpHeaders headers) {
+		if (!decision.isDecided() || this.style == HeaderStyle.NONE) {
+			return;
+		}
+		List<LimitStatus> statuses = decision.statuses();
+		if (this.style == HeaderStyle.IETF || this.style == HeaderStyle.BOTH) {
+			headers.set(RATELIMIT_POLICY, policyField(statuses));
+			headers.set(RATELIMIT, rateLimitField(statuses));
+		}
+		if (this.style == HeaderStyle.LEGACY || this.style == HeaderStyle.BOTH) {
+			LimitStatus tightest = mostConstraining(statuses);
+			headers.set(X_RATELIMIT_LIMIT, Long.toString(tightest.limit().capacity()));
+			headers.set(X_RATELIMIT_REMAINING, Long.toString(tightest.remaining()));
+			headers.set(X_RATELIMIT_RESET, Long.toString(ceilSeconds(tightest.resetMillis())));
+		}
+	}
+
+	/**
+	 * The {@code Retry-After} value (RFC 9110, section 10.2.3) for a wait: whole seconds, rounded up, at least 1,
+	 * so a client that waits exactly that long is allowed.
+	 * @param retryAfterMillis the wait in milliseconds
+	 * @return seconds, at least 1
+	 */
+	public static long retryAfterSeconds(long retryAfterMillis) {
+		return Math.max(1, ceilSeconds(retryAfterMillis));
+	}
+
+	static String policyField(List<LimitStatus> statuses) {
+		StringBuilder field = new StringBuilder();
+		for (LimitStatus status : statuses) {
+			BucketLimit limit = status.limit();
+			if (field.length() > 0) {
+				field.append(", ");
+			}
+			appendString(field, limit.policyName());
+			field.append(";q=").append(limit.capacity()).append(";w=").append(limit.windowSeconds());
+		}
+		return field.toString();
+	}
+
+	static String rateLimitField(List<LimitStatus> statuses) {
+		StringBuilder field = new StringBuilder();
+		for (LimitStatus status : statuses) {
+			if (field.length() > 0) {
+				field.append(", ");
+			}
+			appendString(field, status.limit().policyName());
+			field.append(";r=").append(status.remaining()).append(";t=").append(ceilSeconds(status.resetMillis()));
+		}
+		return field.toString();
+	}
+
+	private static LimitStatus mostConstraining(List<LimitStatus> statuses) {
+		LimitStatus tightest = statuses.get(0);
+		for (LimitStatus status : statuses) {
+			if (status.satisfied() == tightest.satisfied() ? status.remaining() < tightest.remaining()
+					: !status.satisfied()) {
+				tightest = status;
+			}
+		}
+		return tightest;
+	}
+
+	private static long ceilSeconds(long millis) {
+		return (millis <= 0) ? 0 : (millis + 999) / 1000;
+	}
+
+	/** Append an RFC 9651 sf-string: printable ASCII, with {@code "} and {@code \} escaped. */
+	private static void appendString(StringBuilder field, String value) {
+		field.append('"');
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (c == '"' || c == '\\') {
+				field.append('\\').append(c);
+			}
+			else if (c >= 0x20 && c < 0x7f) {
+				field.append(c);
+			}
+			else {
+				field.append('_');
+			}
+		}
+		field.append('"');
+	}
+
+}

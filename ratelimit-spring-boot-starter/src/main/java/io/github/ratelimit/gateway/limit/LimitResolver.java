@@ -1,0 +1,125 @@
+package io.github.ratelimit.gateway.limit;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.gateway.config.RateLimitProperties;
+
+/**
+ * Looks up the limits for a (plan, endpoint group) pair: the plan's list for the group if it has one, else the
+ * plan's {@code default} list. Results are computed once per pair and cached; the set of pairs is bounded by the
+ * configuration (plans × groups named by routes).
+ */
+public class LimitResolver {
+
+	private final RateLimitProperties properties;
+
+	private final Map<String, PlanLimits> cache = new ConcurrentHashMap<>();
+
+	/**
+	 * Create a resolver over validated properties.
+	 * @param properties the bound and validated {@code ratelimit.*} properties
+	 */
+	public LimitResolver(RateLimitProperties properties) {
+		this.properties = properties;
+	}
+
+	/**
+	 * The limits for a plan in an endpoint group.
+	 * @param plan a plan name defined under {@code ratelimit.plans}
+	 * @param group an endpoint group name
+	 * @return the limits, never {@code null}
+	 * @throws IllegalArgumentException if the plan is not configured
+	 */
+	public PlanLimits limitsFor(String plan, String group) {
+		return this.cache.computeIfAbsent(plan + '\u0000' + group, (k) -> resolve(plan, group));
+	}
+
+	/**
+	 * Names of all endpoint groups the configuration knows: those under {@code ratelimit.groups} and those any plan
+	 * lists limits for.
+	 * @return the known group names
+	 */
+	public Set<String> knownGroups() {
+		Set<String> names = new HashSet<>(this.properties.getGroups().keySet());
+		this.properties.getPlans().values().forEach((p) -> names.addAll(p.getGroups().keySet()));
+		return names;
+	}
+
+	/**
+	 * Whether an endpoint group is configured as critical ({@code ratelimit.groups.<group>.critical}).
+	 * @param group the endpoint group name
+	 * @return whether the group fails closed
+	 */
+	public boolean isCriticalGroup(String group) {
+		RateLimitProperties.Group settings = this.properties.getGroups().get(group);
+		return settings != null && settings.isCritical();
+	}
+
+	private PlanLimits resolve(String plan, String group) {
+		RateLimitProperties.Plan settings = this.properties.getPlans().get(plan);
+		if (settings == null) {
+			throw new IllegalArgumentException("Unknown plan '" + plan + "'");
+		}
+		List<RateLimitProperties.Limit> configured = settings.getGroups().get(group);
+		if (configured == null || configured.isEmpty()) {
+			configured = settings.getDefault();
+		}
+		List<BucketLimit> limits = new ArrayList<>(configured.size());
+		for (RateLimitProperties.Limit limit : configured) {
+			String name = (limit.getName() != null && !limit.getName().isBlank()) ? limit.getName()
+					: defaultPolicyName(plan, group, limit, configured.size());
+			limits.add(new BucketLimit(name, limit.getCapacity(), limit.getRefillTokens(), limit.getRefillPeriod()));
+		}
+		return new PlanLimits(plan, group, dedupeNames(limits));
+	}
+
+	private static String defaultPolicyName(String plan, String group, RateLimitProperties.Limit limit, int count) {
+		String base = plan + "-" + group;
+		return (count == 1) ? base : base + "-" + periodLabel(limit.getRefillPeriod());
+	}
+
+	private static List<BucketLimit> dedupeNames(List<BucketLimit> limits) {
+		Set<String> seen = new HashSet<>();
+		List<BucketLimit> result = new ArrayList<>(limits.size());
+		for (int i = 0; i < limits.size(); i++) {
+			BucketLimit limit = limits.get(i);
+			String name = limit.policyName();
+			if (!seen.add(name)) {
+				name = name + "-" + (i + 1);
+				seen.add(name);
+			}
+			result.add(new BucketLimit(name, limit.capacity(), limit.refillTokens(), limit.refillPeriod()));
+		}
+		return result;
+	}
+
+	/**
+	 * A short label for a period: {@code 1s}, {@code 15m}, {@code 1h}, {@code 1d}, else milliseconds
+	 * ({@code 250ms}).
+	 * @param period the period
+	 * @return the label
+	 */
+	static String periodLabel(Duration period) {
+		long ms = period.toMillis();
+		if (ms % 86_400_000L == 0) {
+			return (ms / 86_400_000L) + "d";
+		}
+		if (ms % 3_600_000L == 0) {
+			return (ms / 3_600_000L) + "h";
+		}
+		if (ms % 60_000L == 0) {
+			return (ms / 60_000L) + "m";
+		}
+		if (ms % 1000L == 0) {
+			return (ms / 1000L) + "s";
+		}
+		return ms + "ms";
+	}
+
+}

@@ -1,0 +1,30 @@
+package io.github.ratelimit.gateway.limit;
+
+import java.util.List;
+
+/**
+ * The limits that apply to one plan in one endpoint group, all checked together: a request is allowed only if
+ * every limit allows it, and a denied request consumes from none of them.
+ *
+ * @param plan the plan name
+ * @param group the endpoint group name
+ * @param limits the limits, in configuration order, not empty
+ */
+public record PlanLimits(String plan, String group, List<BucketLimit> limits) {
+
+	public PlanLimits {
+		limits = List.copyOf(limits);
+		if (limits.isEmpty()) {
+			throw new IllegalArgumentException("No limits for plan '" + plan + "' in group '" + group + "'");
+		}
+	}
+
+	/**
+	 * The smallest capacity of these limits: no request may cost more.
+	 * @return the smallest capacity in tokens
+	 */
+	public long smallestCapacity() {
+		return this.limits.stream().mapToLong(BucketLimit::capacity).min().orElseThrow();
+	}
+
+}

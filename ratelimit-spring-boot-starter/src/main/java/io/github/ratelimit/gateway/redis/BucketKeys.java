@@ -1,0 +1,48 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+
+/**
+ * Names the Redis keys of a client's buckets: {@code <prefix>:{<group>|<kind>:<id>}:<i>} where {@code i} is the
+ * limit's position in its list. The part in braces is a Redis Cluster hash tag: every bucket of one client in one
+ * endpoint group hashes to the same slot, so one script can update them atomically. The id of an API-key client is
+ * its hash, never the raw key. Braces in group names are replaced so they cannot end the hash tag early.
+ */
+public final class BucketKeys {
+
+	private final String prefix;
+
+	/**
+	 * Create a key namer.
+	 * @param prefix prefix of every key (e.g. {@code rl})
+	 */
+	public BucketKeys(String prefix) {
+		this.prefix = prefix;
+	}
+
+	/**
+	 * The Redis keys of a client's buckets for the given limits, one per limit, in order.
+	 * @param client the client
+	 * @param limits the limits of the client's plan in one endpoint group
+	 * @return the keys
+	 */
+	public List<String> keysFor(ClientKey client, PlanLimits limits) {
+		String base = this.prefix + ":{" + sanitize(limits.group()) + "|" + client.kind().tag() + ":" + client.id()
+				+ "}:";
+		int count = limits.limits().size();
+		List<String> keys = new ArrayList<>(count);
+		for (int i = 0; i < count; i++) {
+			keys.add(base + i);
+		}
+		return keys;
+	}
+
+	private static String sanitize(String group) {
+		return group.replace('{', '(').replace('}', ')');
+	}
+
+}
