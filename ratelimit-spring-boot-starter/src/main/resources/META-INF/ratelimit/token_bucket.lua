@@ -30,6 +30,8 @@ local cost = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 
 local tokens = {}
+local base = {}      -- stored tokens of bucket i, or false when it is full (missing or corrupt state)
+local since = {}     -- microseconds since that state was stored (>= 0)
 local allowed = 1
 for i = 1, n do
   local capacity = tonumber(ARGV[3 * i])
@@ -40,17 +42,35 @@ for i = 1, n do
   local ts = tonumber(state[2])
   local available
   -- missing or corrupt state (nil, NaN, infinite) means a full bucket
-  if tk == nil or ts == nil or tk ~= tk or ts ~= ts or tk == math.huge or tk == -math.huge then
+  if tk == nil or ts == nil or tk ~= tk or ts ~= ts or tk == math.huge or tk == -math.huge or tk < 0 then
+    base[i] = false
     available = capacity
   else
     local elapsed = now - ts
     if elapsed < 0 then elapsed = 0 end   -- clock stepped back (e.g. after a failover): no refill, no negative
+    base[i] = tk
+    since[i] = elapsed
     available = tk + elapsed * refill / period
     if available > capacity then available = capacity end
-    if available < 0 then available = 0 end
   end
   tokens[i] = available
   if available + EPSILON < cost then allowed = 0 end
+end
+
+-- Microseconds until bucket i holds cost tokens: the smallest whole w for which the refill formula above, evaluated
+-- w microseconds later, admits the request (so waiting exactly the returned time succeeds despite float rounding).
+local function wait_micros(i, refill, period)
+  local function fits(w)
+    return base[i] + (since[i] + w) * refill / period + EPSILON >= cost
+  end
+  local w = math.ceil((cost - tokens[i]) * period / refill)
+  if w >= MAX then return MAX end
+  if not base[i] then return w end   -- a full bucket short of cost: cost exceeds capacity, it never fits
+  local steps = 0
+  while w > 0 and steps < 3 and fits(w - 1) do w = w - 1; steps = steps + 1 end
+  steps = 0
+  while steps < 3 and not fits(w) do w = w + 1; steps = steps + 1 end
+  return w
 end
 
 local result = { allowed }
@@ -63,8 +83,7 @@ for i = 1, n do
   local retry_ms = 0
   if available + EPSILON < cost then
     satisfied = 0
-    local wait_us = math.ceil((cost - available) * period / refill)
-    retry_ms = math.ceil(wait_us / 1000)
+    retry_ms = math.ceil(wait_micros(i, refill, period) / 1000)
   end
   if allowed == 1 then
     available = available - cost

@@ -1,0 +1,38 @@
+package io.github.ratelimit.gateway.filter;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
+
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** Helpers for route tests: HTTP clients bound to a chosen loopback source address (a distinct "client IP"). */
+final class GatewayTestSupport {
+
+	private GatewayTestSupport() {
+	}
+
+	/**
+	 * A client whose connections come from {@code sourceIp} (any 127.x.y.z works on Linux loopback), so the gateway
+	 * sees a distinct direct client per address.
+	 */
+	static WebTestClient clientFrom(String sourceIp, int port) {
+		HttpClient http = HttpClient.create().bindAddress(() -> new InetSocketAddress(sourceIp, 0));
+		return WebTestClient.bindToServer(new ReactorClientHttpConnector(http))
+			.baseUrl("http://127.0.0.1:" + port)
+			.responseTimeout(Duration.ofSeconds(10))
+			.build();
+	}
+
+	/**
+	 * Let real time pass, as a scenario step ("the client waits Retry-After seconds"); not used for
+	 * synchronisation, which is done with Awaitility.
+	 */
+	static void letTimePass(Duration duration) {
+		Mono.delay(duration).block();
+	}
+
+}
