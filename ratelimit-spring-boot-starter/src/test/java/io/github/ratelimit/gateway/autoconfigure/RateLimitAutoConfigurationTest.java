@@ -1,0 +1,105 @@
+package io.github.ratelimit.gateway.autoconfigure;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.key.ClientKeyResolver;
+import io.github.ratelimit.gateway.key.PlanResolver;
+import io.github.ratelimit.gateway.key.StaticPlanResolver;
+import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RateLimitAutoConfigurationTest {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+				DataRedisReactiveAutoConfiguration.class, RateLimitAutoConfiguration.class))
+		.withPropertyValues("ratelimit.plans.anonymous.default[0].capacity=60",
+				"ratelimit.plans.anonymous.default[0].refill-tokens=60",
+				"ratelimit.plans.anonymous.default[0].refill-period=1m");
+
+	@Test
+	void everyClassNamedInImportsLoadsAndIsAnAutoConfiguration() throws IOException, ClassNotFoundException {
+		String location = "META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports";
+		List<String> names;
+		try (InputStream in = getClass().getClassLoader().getResourceAsStream(location)) {
+			names = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
+				.map(String::strip)
+				.filter((l) -> !l.isEmpty() && !l.startsWith("#"))
+				.toList();
+		}
+		assertThat(names).containsExactly(RateLimitAutoConfiguration.class.getName());
+		for (String name : names) {
+			assertThat(Class.forName(name)).hasAnnotation(AutoConfiguration.class);
+		}
+	}
+
+	@Test
+	void createsTheFilterAndRedisLimiterWhenRedisIsConfigured() {
+		this.runner.run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
+			assertThat(context).getBean(ClientRateLimiter.class).isInstanceOf(RedisTokenBucketRateLimiter.class);
+			assertThat(context).getBean(PlanResolver.class).isInstanceOf(StaticPlanResolver.class);
+			assertThat(context).hasSingleBean(ClientKeyResolver.class);
+		});
+	}
+
+	@Test
+	void backsOffWithoutRedis() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+			.withPropertyValues("ratelimit.plans.anonymous.default[0].capacity=60",
+					"ratelimit.plans.anonymous.default[0].refill-tokens=60",
+					"ratelimit.plans.anonymous.default[0].refill-period=1m")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(ClientRateLimiter.class)
+				.doesNotHaveBean(RateLimitGatewayFilterFactory.class));
+	}
+
+	@Test
+	void userBeansReplaceTheDefaults() {
+		this.runner.withUserConfiguration(UserBeans.class).run((context) -> {
+			assertThat(context).hasSingleBean(ClientRateLimiter.class).hasSingleBean(PlanResolver.class);
+			assertThat(context.getBean(ClientRateLimiter.class)).isSameAs(UserBeans.LIMITER);
+			assertThat(context.getBean(PlanResolver.class)).isSameAs(UserBeans.PLANS);
+			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserBeans {
+
+		static final ClientRateLimiter LIMITER = (client, limits, cost) -> Mono
+			.just(RateLimitDecision.unavailable(limits));
+
+		static final PlanResolver PLANS = (apiKey) -> Mono.empty();
+
+		@Bean
+		ClientRateLimiter myLimiter() {
+			return LIMITER;
+		}
+
+		@Bean
+		PlanResolver myPlans() {
+			return PLANS;
+		}
+
+	}
+
+}
