@@ -13,7 +13,18 @@ import io.github.ratelimit.gateway.key.StaticPlanResolver;
 import io.github.ratelimit.gateway.limit.LimitResolver;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.redis.BucketKeys;
+import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
+import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
+import io.github.ratelimit.gateway.resilience.InstanceCounter;
+import io.github.ratelimit.gateway.resilience.LocalTokenBucketLimiter;
+import io.github.ratelimit.gateway.resilience.RateLimiterHealthIndicator;
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.lettuce.core.ClientOptions;
+import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -23,7 +34,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -37,10 +50,15 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Gateway's {@code RequestRateLimiter} beans.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration",
-		"org.springframework.cloud.gateway.config.GatewayAutoConfiguration" })
+		"org.springframework.cloud.gateway.config.GatewayAutoConfiguration",
+		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+		"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
 @ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitAutoConfiguration {
+
+	/** Name of the circuit breaker around Redis calls. */
+	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -87,10 +105,89 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
+	InstanceCounter rateLimitInstanceCounter(ReactiveRedisConnectionFactory connectionFactory,
+			RateLimitProperties properties) {
+		RateLimitProperties.Fallback fallback = properties.getFallback();
+		return new InstanceCounter(new ReactiveStringRedisTemplate(connectionFactory), properties.getKeyPrefix(),
+				fallback.getInstances(), fallback.isLearnInstances(), fallback.getHeartbeatInterval());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
 	@ConditionalOnBean(ClientRateLimiter.class)
+	ResilientRateLimiter rateLimitResilientRateLimiter(ClientRateLimiter limiter, RateLimitProperties properties,
+			ObjectProvider<CircuitBreakerRegistry> registry, ObjectProvider<InstanceCounter> instanceCounter) {
+		RateLimitProperties.CircuitBreaker settings = properties.getCircuitBreaker();
+		CircuitBreakerConfig config = CircuitBreakerConfig.custom()
+			.failureRateThreshold(settings.getFailureRateThreshold())
+			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.slidingWindowSize(settings.getSlidingWindowSize())
+			.minimumNumberOfCalls(settings.getMinimumNumberOfCalls())
+			.waitDurationInOpenState(settings.getWaitDurationInOpenState())
+			.permittedNumberOfCallsInHalfOpenState(settings.getPermittedCallsInHalfOpenState())
+			.automaticTransitionFromOpenToHalfOpenEnabled(false)
+			.build();
+		CircuitBreakerRegistry breakers = registry.getIfAvailable(CircuitBreakerRegistry::ofDefaults);
+		CircuitBreaker breaker = breakers.find(CIRCUIT_BREAKER_NAME)
+			.orElseGet(() -> breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, config));
+		InstanceCounter counter = instanceCounter.getIfAvailable();
+		int configured = properties.getFallback().getInstances();
+		LocalTokenBucketLimiter local = new LocalTokenBucketLimiter(properties.getFallback().getMaxBuckets(),
+				(counter != null) ? counter::instances : () -> configured);
+		return new ResilientRateLimiter(limiter, local, breaker, properties.getRedisTimeout(),
+				properties.getFallback().getMode());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(ResilientRateLimiter.class)
 	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitProperties properties,
-			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, ClientRateLimiter limiter) {
-		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, limiter);
+			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, ResilientRateLimiter limiter,
+			ObjectProvider<RateLimitMetrics> metrics) {
+		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, limiter,
+				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+	}
+
+	/**
+	 * Lettuce rejects commands while disconnected instead of queueing them: a queued rate limit check would run
+	 * after reconnecting and consume tokens for a request already decided by the fallback.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "io.lettuce.core.ClientOptions")
+	static class LettuceOptionsConfiguration {
+
+		@Bean
+		LettuceClientOptionsBuilderCustomizer rateLimitRejectCommandsWhenDisconnected() {
+			return (options) -> options.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterRegistry.class)
+	static class MetricsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnBean(MeterRegistry.class)
+		RateLimitMetrics rateLimitMetrics(MeterRegistry registry) {
+			return new MicrometerRateLimitMetrics(registry);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.boot.health.contributor.ReactiveHealthIndicator")
+	static class HealthConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "rateLimiterHealthIndicator")
+		@ConditionalOnBean({ ResilientRateLimiter.class, InstanceCounter.class })
+		RateLimiterHealthIndicator rateLimiterHealthIndicator(ResilientRateLimiter limiter, InstanceCounter counter) {
+			return new RateLimiterHealthIndicator(limiter, counter);
+		}
+
 	}
 
 }

@@ -77,6 +77,45 @@ public final class RateLimitConfigurationValidator {
 			v.add(new ConfigurationViolation(prefix + "redis-timeout", "must be positive, was " + p.getRedisTimeout() + ".",
 					"set a duration such as 100ms."));
 		}
+		RateLimitProperties.CircuitBreaker breaker = p.getCircuitBreaker();
+		String cb = prefix + "circuit-breaker.";
+		if (breaker.getFailureRateThreshold() <= 0 || breaker.getFailureRateThreshold() > 100) {
+			v.add(new ConfigurationViolation(cb + "failure-rate-threshold",
+					"must be above 0 and at most 100 (percent), was " + breaker.getFailureRateThreshold() + ".", "use e.g. 50."));
+		}
+		if (breaker.getSlidingWindowSize() < 1) {
+			v.add(new ConfigurationViolation(cb + "sliding-window-size", "must be at least 1, was "
+					+ breaker.getSlidingWindowSize() + ".", "use e.g. 20."));
+		}
+		if (breaker.getMinimumNumberOfCalls() < 1) {
+			v.add(new ConfigurationViolation(cb + "minimum-number-of-calls", "must be at least 1, was "
+					+ breaker.getMinimumNumberOfCalls() + ".", "use e.g. 5."));
+		}
+		if (breaker.getPermittedCallsInHalfOpenState() < 1) {
+			v.add(new ConfigurationViolation(cb + "permitted-calls-in-half-open-state", "must be at least 1, was "
+					+ breaker.getPermittedCallsInHalfOpenState() + ".", "use e.g. 3."));
+		}
+		if (breaker.getWaitDurationInOpenState() == null || breaker.getWaitDurationInOpenState().toMillis() < 1) {
+			v.add(new ConfigurationViolation(cb + "wait-duration-in-open-state",
+					"must be at least 1ms, was " + breaker.getWaitDurationInOpenState() + ".", "use e.g. 5s."));
+		}
+		RateLimitProperties.Fallback fallback = p.getFallback();
+		if (fallback.getMode() == null) {
+			v.add(new ConfigurationViolation(prefix + "fallback.mode", "must be set.", "use local or allow."));
+		}
+		if (fallback.getInstances() < 1) {
+			v.add(new ConfigurationViolation(prefix + "fallback.instances",
+					"must be at least 1, was " + fallback.getInstances() + ".",
+					"set the number of gateway instances sharing the limits (e.g. the replica count)."));
+		}
+		if (fallback.getHeartbeatInterval() == null || fallback.getHeartbeatInterval().toMillis() < 100) {
+			v.add(new ConfigurationViolation(prefix + "fallback.heartbeat-interval",
+					"must be at least 100ms, was " + fallback.getHeartbeatInterval() + ".", "use e.g. 5s."));
+		}
+		if (fallback.getMaxBuckets() < 1) {
+			v.add(new ConfigurationViolation(prefix + "fallback.max-buckets",
+					"must be at least 1, was " + fallback.getMaxBuckets() + ".", "use e.g. 100000."));
+		}
 		if (p.getKeyPrefix() == null || !KEY_PREFIX.matcher(p.getKeyPrefix()).matches()) {
 			v.add(new ConfigurationViolation(prefix + "key-prefix",
 					"must be letters, digits, '-', '_', ':' or '.', was '" + p.getKeyPrefix() + "'.",

@@ -55,10 +55,18 @@ public class RateLimitProperties {
 	private HeaderStyle headerStyle = HeaderStyle.IETF;
 
 	/**
-	 * Longest time one limiter check may wait for Redis before the request is let through without a decision.
-	 * Must be positive.
+	 * Longest time one limiter check may wait for Redis; past it the check counts as failed and the failure policy
+	 * applies (local fallback, or fail closed on critical routes). Must be positive. The default, 20 ms, is ten
+	 * times the 2 ms per-check budget on a LAN: normal jitter and GC pauses stay under it, while a slow or
+	 * unreachable Redis costs at most this much per request until the circuit breaker opens.
 	 */
-	private Duration redisTimeout = Duration.ofMillis(100);
+	private Duration redisTimeout = Duration.ofMillis(20);
+
+	/** Circuit breaker around Redis calls. */
+	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
+	/** What non-critical routes do while Redis is unavailable. */
+	private final Fallback fallback = new Fallback();
 
 	/** Prefix of every Redis key the limiter writes (letters, digits, '-', '_', ':' and '.'). */
 	private String keyPrefix = "rl";
@@ -125,6 +133,14 @@ public class RateLimitProperties {
 
 	public void setRedisTimeout(Duration redisTimeout) {
 		this.redisTimeout = redisTimeout;
+	}
+
+	public CircuitBreaker getCircuitBreaker() {
+		return this.circuitBreaker;
+	}
+
+	public Fallback getFallback() {
+		return this.fallback;
 	}
 
 	public String getKeyPrefix() {
@@ -258,6 +274,147 @@ public class RateLimitProperties {
 		public void setCritical(boolean critical) {
 			this.critical = critical;
 		}
+
+	}
+
+	/**
+	 * Resilience4j circuit breaker settings for the Redis calls (breaker name {@code ratelimit-redis}). When the
+	 * application defines a {@code CircuitBreakerRegistry} bean that already holds a breaker of that name, that
+	 * breaker and its settings are used instead.
+	 */
+	public static class CircuitBreaker {
+
+		/** Failure rate, in percent (1 to 100), at or above which the breaker opens. */
+		private float failureRateThreshold = 50;
+
+		/** Number of most recent calls whose outcome the failure rate is computed over (at least 1). */
+		private int slidingWindowSize = 20;
+
+		/** Calls needed before the failure rate is computed (at least 1): the breaker opens after this many failures at the soonest. */
+		private int minimumNumberOfCalls = 5;
+
+		/** Time the breaker stays open (no Redis calls at all) before letting trial calls through. */
+		private Duration waitDurationInOpenState = Duration.ofSeconds(5);
+
+		/** Trial calls allowed while half-open; if enough succeed the breaker closes (at least 1). */
+		private int permittedCallsInHalfOpenState = 3;
+
+		public float getFailureRateThreshold() {
+			return this.failureRateThreshold;
+		}
+
+		public void setFailureRateThreshold(float failureRateThreshold) {
+			this.failureRateThreshold = failureRateThreshold;
+		}
+
+		public int getSlidingWindowSize() {
+			return this.slidingWindowSize;
+		}
+
+		public void setSlidingWindowSize(int slidingWindowSize) {
+			this.slidingWindowSize = slidingWindowSize;
+		}
+
+		public int getMinimumNumberOfCalls() {
+			return this.minimumNumberOfCalls;
+		}
+
+		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
+			this.minimumNumberOfCalls = minimumNumberOfCalls;
+		}
+
+		public Duration getWaitDurationInOpenState() {
+			return this.waitDurationInOpenState;
+		}
+
+		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
+			this.waitDurationInOpenState = waitDurationInOpenState;
+		}
+
+		public int getPermittedCallsInHalfOpenState() {
+			return this.permittedCallsInHalfOpenState;
+		}
+
+		public void setPermittedCallsInHalfOpenState(int permittedCallsInHalfOpenState) {
+			this.permittedCallsInHalfOpenState = permittedCallsInHalfOpenState;
+		}
+
+	}
+
+	/** Behaviour of non-critical routes while Redis is unavailable (error, timeout, breaker open). */
+	public static class Fallback {
+
+		/** Whether requests are limited locally ({@code local}) or simply let through ({@code allow}). */
+		private FallbackMode mode = FallbackMode.LOCAL;
+
+		/**
+		 * Expected number of gateway instances (at least 1): each instance's local limiter holds 1/instances of every
+		 * limit. Used until the instance count has been learned from Redis.
+		 */
+		private int instances = 1;
+
+		/**
+		 * Whether instances announce themselves in Redis (a heartbeat every heartbeat-interval) so that each knows
+		 * how many share the limits; the last count seen is kept while Redis is down.
+		 */
+		private boolean learnInstances = true;
+
+		/** Interval of the instance heartbeat; an instance not heard from for 3 intervals no longer counts. */
+		private Duration heartbeatInterval = Duration.ofSeconds(5);
+
+		/** Most client buckets the local limiter keeps in memory (least recently used ones are dropped first). */
+		private long maxBuckets = 100_000;
+
+		public FallbackMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(FallbackMode mode) {
+			this.mode = mode;
+		}
+
+		public int getInstances() {
+			return this.instances;
+		}
+
+		public void setInstances(int instances) {
+			this.instances = instances;
+		}
+
+		public boolean isLearnInstances() {
+			return this.learnInstances;
+		}
+
+		public void setLearnInstances(boolean learnInstances) {
+			this.learnInstances = learnInstances;
+		}
+
+		public Duration getHeartbeatInterval() {
+			return this.heartbeatInterval;
+		}
+
+		public void setHeartbeatInterval(Duration heartbeatInterval) {
+			this.heartbeatInterval = heartbeatInterval;
+		}
+
+		public long getMaxBuckets() {
+			return this.maxBuckets;
+		}
+
+		public void setMaxBuckets(long maxBuckets) {
+			this.maxBuckets = maxBuckets;
+		}
+
+	}
+
+	/** What non-critical routes do while Redis is unavailable. */
+	public enum FallbackMode {
+
+		/** Limit each client by a local in-memory token bucket holding this instance's share of each limit. */
+		LOCAL,
+
+		/** Let every request through, unlimited. */
+		ALLOW
 
 	}
 

@@ -1,6 +1,5 @@
 package io.github.ratelimit.gateway.filter;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -15,8 +14,9 @@ import io.github.ratelimit.gateway.key.ClientKeyResolver;
 import io.github.ratelimit.gateway.key.KeyBy;
 import io.github.ratelimit.gateway.limit.LimitResolver;
 import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -41,8 +41,8 @@ import org.springframework.web.server.ServerWebExchange;
  * </pre>
  *
  * Allowed requests go upstream with the rate limit header fields; denied ones get 429 with {@code Retry-After}
- * and a problem body, and consume no tokens. When the limiter cannot decide (Redis error or no answer within
- * {@code ratelimit.redis-timeout}) the request is let through and the failure logged.
+ * and a problem body, and consume no tokens. When Redis is unavailable the {@link ResilientRateLimiter failure
+ * policy} applies: critical routes answer 503 with {@code Retry-After}, others fall back to a local limiter.
  */
 public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> {
 
@@ -54,27 +54,33 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private final ClientKeyResolver clientKeyResolver;
 
-	private final ClientRateLimiter limiter;
+	private final ResilientRateLimiter limiter;
+
+	private final RateLimitMetrics metrics;
 
 	private final RateLimitHeaders headers;
 
-	private final FailureLog failureLog = new FailureLog(logger, 10_000);
+	private final long failClosedRetryAfterSeconds;
 
 	/**
 	 * Create the factory.
 	 * @param properties the validated {@code ratelimit.*} properties
 	 * @param limitResolver finds the limits of a plan in a group
 	 * @param clientKeyResolver identifies the client of a request
-	 * @param limiter checks and consumes tokens
+	 * @param limiter checks and consumes tokens, applying the failure policy
+	 * @param metrics observes decisions
 	 */
 	public RateLimitGatewayFilterFactory(RateLimitProperties properties, LimitResolver limitResolver,
-			ClientKeyResolver clientKeyResolver, ClientRateLimiter limiter) {
+			ClientKeyResolver clientKeyResolver, ResilientRateLimiter limiter, RateLimitMetrics metrics) {
 		super(Config.class);
 		this.properties = properties;
 		this.limitResolver = limitResolver;
 		this.clientKeyResolver = clientKeyResolver;
 		this.limiter = limiter;
+		this.metrics = metrics;
 		this.headers = new RateLimitHeaders(properties.getHeaderStyle());
+		this.failClosedRetryAfterSeconds = RateLimitHeaders
+			.retryAfterSeconds(properties.getCircuitBreaker().getWaitDurationInOpenState().toMillis());
 	}
 
 	@Override
@@ -128,14 +134,10 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitFilter route,
 			ClientKey client) {
 		PlanLimits limits = this.limitResolver.limitsFor(planOf(client), route.group);
-		Duration timeout = this.properties.getRedisTimeout();
-		return this.limiter.tryConsume(client, limits, route.cost)
-			.timeout(timeout)
-			.onErrorResume((ex) -> {
-				this.failureLog.failed(route.group, ex);
-				return Mono.just(RateLimitDecision.unavailable(limits));
-			})
-			.flatMap((decision) -> enforce(exchange, chain, decision));
+		return this.limiter.check(client, limits, route.cost, route.critical).flatMap((decision) -> {
+			this.metrics.record(route.group, decision);
+			return enforce(exchange, chain, decision);
+		});
 	}
 
 	private String planOf(ClientKey client) {
@@ -152,6 +154,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		this.headers.write(decision, response.getHeaders());
 		if (decision.allowed()) {
 			return chain.filter(exchange);
+		}
+		if (!decision.isDecided()) {
+			return ProblemResponses.serviceUnavailable(response, this.failClosedRetryAfterSeconds, path(exchange));
 		}
 		List<String> violated = decision.violated().stream().map((s) -> s.limit().policyName()).toList();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMillis());

@@ -51,12 +51,13 @@ public final class RateLimitHeaders {
 	}
 
 	/**
-	 * Write the fields of a decided decision; nothing is written for an undecided one.
+	 * Write the fields of a decision of the shared store; nothing is written for a local fallback decision (it
+	 * reflects one instance's share, not the client's quota) nor for an undecided one.
 	 * @param decision the decision
 	 * @param headers the response headers
 	 */
 	public void write(RateLimitDecision decision, HttpHeaders headers) {
-		if (!decision.isDecided() || this.style == HeaderStyle.NONE) {
+		if (decision.source() != RateLimitDecision.Source.SHARED || this.style == HeaderStyle.NONE) {
 			return;
 		}
 		List<LimitStatus> statuses = decision.statuses();

@@ -5,35 +5,56 @@ import java.util.List;
 import io.github.ratelimit.gateway.limit.PlanLimits;
 
 /**
- * The outcome of one rate limit check: allowed or denied overall, with the state of each limit.
+ * The outcome of one rate limit check: allowed or denied overall, with the state of each limit and where the
+ * decision came from.
  *
  * @param limits the limits that were checked
- * @param allowed whether the request may proceed (every limit was satisfied and consumed, or no decision could be
- * made and the request is let through)
- * @param statuses the state of each limit, in the order of {@code limits.limits()}; empty when the limiter was
- * unavailable
+ * @param allowed whether the request may proceed
+ * @param statuses the state of each limit, in the order of {@code limits.limits()}; empty when no limiter decided
+ * @param source where the decision came from
  */
-public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses) {
+public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses, Source source) {
 
 	public RateLimitDecision {
 		statuses = List.copyOf(statuses);
 	}
 
 	/**
-	 * A decision made without the shared state because the limiter was unavailable (Redis error or timeout).
+	 * A decision of the shared store (Redis).
+	 * @param limits the limits checked
+	 * @param allowed whether every limit allowed the request
+	 * @param statuses the state of each limit
+	 * @return the decision
+	 */
+	public static RateLimitDecision shared(PlanLimits limits, boolean allowed, List<LimitStatus> statuses) {
+		return new RateLimitDecision(limits, allowed, statuses, Source.SHARED);
+	}
+
+	/**
+	 * A request let through unchecked because the limiter was unavailable and the route fails open without a local
+	 * limiter ({@code ratelimit.fallback.mode=allow}).
 	 * @param limits the limits that would have been checked
 	 * @return an allowing decision with no limit states
 	 */
 	public static RateLimitDecision unavailable(PlanLimits limits) {
-		return new RateLimitDecision(limits, true, List.of());
+		return new RateLimitDecision(limits, true, List.of(), Source.NONE);
 	}
 
 	/**
-	 * Whether the limiter decided (as opposed to {@link #unavailable(PlanLimits)}).
+	 * A request refused because the limiter was unavailable and the route is critical (fail closed).
+	 * @param limits the limits that would have been checked
+	 * @return a refusing decision with no limit states
+	 */
+	public static RateLimitDecision failedClosed(PlanLimits limits) {
+		return new RateLimitDecision(limits, false, List.of(), Source.NONE);
+	}
+
+	/**
+	 * Whether a limiter decided (as opposed to {@link #unavailable} and {@link #failedClosed}).
 	 * @return {@code true} when limit states are known
 	 */
 	public boolean isDecided() {
-		return !this.statuses.isEmpty();
+		return this.source != Source.NONE;
 	}
 
 	/**
@@ -51,6 +72,20 @@ public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitSt
 	 */
 	public List<LimitStatus> violated() {
 		return this.statuses.stream().filter((s) -> !s.satisfied()).toList();
+	}
+
+	/** Where a decision came from. */
+	public enum Source {
+
+		/** The shared buckets in Redis, seen by every gateway instance. */
+		SHARED,
+
+		/** This instance's local fallback limiter, holding its share of each limit, while Redis is unavailable. */
+		LOCAL_FALLBACK,
+
+		/** No limiter: the request was let through unchecked or refused (fail closed). */
+		NONE
+
 	}
 
 }

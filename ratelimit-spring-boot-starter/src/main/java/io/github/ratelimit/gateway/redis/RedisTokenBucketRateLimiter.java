@@ -93,7 +93,7 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 			statuses.add(new LimitStatus(limits.limits().get(i), reply.get(at) == 1L, reply.get(at + 1),
 					reply.get(at + 2), reply.get(at + 3)));
 		}
-		return new RateLimitDecision(limits, reply.get(0) == 1L, statuses);
+		return RateLimitDecision.shared(limits, reply.get(0) == 1L, statuses);
 	}
 
 	@Override

@@ -152,7 +152,7 @@ class RateLimitRoutesIntegrationTest {
 		// another client with an empty key does not share a bucket for ""
 		clientFrom("127.0.0.3", this.port).get().uri("/b/5").header("X-API-Key", "").exchange()
 			.expectStatus().isOk();
-		List<String> keys = List.of(redis.command("KEYS", "rl:*").split("\n"));
+		List<String> keys = List.of(redis.command("KEYS", "rl:{*").split("\n"));
 		assertThat(keys).containsExactlyInAnyOrder("rl:{b|ip:127.0.0.1}:0", "rl:{b|ip:127.0.0.3}:0");
 		assertThat(keys).noneMatch((k) -> k.contains(ApiKeyHasher.hash("")) || k.contains("k:}"));
 	}
@@ -216,7 +216,7 @@ class RateLimitRoutesIntegrationTest {
 			.doOnNext((s) -> failures.add(s.value()))
 			.blockLast(Duration.ofSeconds(120));
 		assertThat(failures).isEmpty(); // 10 requests per key fit the capacity of 20
-		List<String> keys = scanAll("rl:*");
+		List<String> keys = scanAll("rl:{*");
 		assertThat(keys).hasSize(1_000);
 		long timeToFullMs = 60_000L * 10; // 10 tokens taken, 1 per minute back
 		for (String key : keys) {

@@ -22,7 +22,7 @@ class RateLimitHeadersTest {
 
 	private static final PlanLimits LIMITS = new PlanLimits("free", "api", List.of(PER_SECOND, PER_DAY));
 
-	private final RateLimitDecision denied = new RateLimitDecision(LIMITS, false,
+	private final RateLimitDecision denied = RateLimitDecision.shared(LIMITS, false,
 			List.of(new LimitStatus(PER_SECOND, false, 0, 100, 2_000), new LimitStatus(PER_DAY, true, 9_000, 0, 8_640_001)));
 
 	@Test
@@ -44,7 +44,7 @@ class RateLimitHeadersTest {
 
 	@Test
 	void legacyFieldsOfAnAllowedRequestDescribeTheLimitWithFewestTokensLeft() {
-		RateLimitDecision allowed = new RateLimitDecision(LIMITS, true, List.of(new LimitStatus(PER_SECOND, true, 19, 0, 100),
+		RateLimitDecision allowed = RateLimitDecision.shared(LIMITS, true, List.of(new LimitStatus(PER_SECOND, true, 19, 0, 100),
 				new LimitStatus(PER_DAY, true, 5, 0, 8_000_000)));
 		HttpHeaders headers = write(HeaderStyle.LEGACY, allowed);
 		assertThat(headers.getFirst("X-RateLimit-Limit")).isEqualTo("10000");
@@ -66,7 +66,7 @@ class RateLimitHeadersTest {
 	@Test
 	void policyNamesAreValidStructuredFieldStrings() {
 		BucketLimit odd = new BucketLimit("a\"b\\cé", 1, 1, Duration.ofMillis(500));
-		RateLimitDecision decision = new RateLimitDecision(new PlanLimits("p", "g", List.of(odd)), true,
+		RateLimitDecision decision = RateLimitDecision.shared(new PlanLimits("p", "g", List.of(odd)), true,
 				List.of(new LimitStatus(odd, true, 0, 0, 500)));
 		assertThat(write(HeaderStyle.IETF, decision).getFirst("RateLimit-Policy")).isEqualTo("\"a\\\"b\\\\c_\";q=1;w=1");
 	}

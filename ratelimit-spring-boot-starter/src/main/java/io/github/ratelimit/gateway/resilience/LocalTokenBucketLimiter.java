@@ -1,0 +1,145 @@
+package io.github.ratelimit.gateway.resilience;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.limiter.LimitStatus;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import reactor.core.publisher.Mono;
+
+/**
+ * The local fallback limiter: in-memory token buckets of this instance, each holding this instance's share of a
+ * limit (capacity and refill divided by the number of gateway instances), used while Redis is unavailable so that
+ * the gateway as a whole still admits about one plan's worth per client.
+ *
+ * <p>Same semantics as the Redis script (continuous refill, all limits checked and consumed all-or-nothing, a denied
+ * request consumes nothing), with time from {@link System#nanoTime()}. A share's capacity is at least the request's
+ * cost, so a request that fits the shared limit can always pass eventually. Buckets live in a Caffeine cache bounded
+ * to {@code maxBuckets} entries (least recently used dropped first) and dropped after an hour unused; a dropped
+ * bucket comes back full.
+ */
+public class LocalTokenBucketLimiter implements ClientRateLimiter {
+
+	private final Cache<String, LocalBuckets> buckets;
+
+	private final IntSupplier instances;
+
+	private final LongSupplier nanoClock;
+
+	/**
+	 * Create a local limiter.
+	 * @param maxBuckets most client buckets kept (at least 1)
+	 * @param instances the current number of gateway instances sharing the limits (at least 1)
+	 */
+	public LocalTokenBucketLimiter(long maxBuckets, IntSupplier instances) {
+		this(maxBuckets, instances, System::nanoTime);
+	}
+
+	LocalTokenBucketLimiter(long maxBuckets, IntSupplier instances, LongSupplier nanoClock) {
+		this.buckets = Caffeine.newBuilder().maximumSize(maxBuckets).expireAfterAccess(Duration.ofHours(1)).build();
+		this.instances = instances;
+		this.nanoClock = nanoClock;
+	}
+
+	@Override
+	public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		return Mono.fromSupplier(() -> consume(client, limits, cost));
+	}
+
+	/**
+	 * Check and consume synchronously.
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost tokens the request takes
+	 * @return the decision, with source {@link RateLimitDecision.Source#LOCAL_FALLBACK}
+	 */
+	public RateLimitDecision consume(ClientKey client, PlanLimits limits, long cost) {
+		int share = Math.max(1, this.instances.getAsInt());
+		String key = limits.group() + '|' + client.kind().tag() + ':' + client.id();
+		LocalBuckets local = this.buckets.asMap()
+			.compute(key, (k, existing) -> (existing != null && existing.matches(limits, share)) ? existing
+					: new LocalBuckets(limits, share, cost));
+		return local.consume(cost, this.nanoClock.getAsLong());
+	}
+
+	/**
+	 * Number of client buckets currently held.
+	 * @return the estimated number of entries
+	 */
+	public long size() {
+		this.buckets.cleanUp();
+		return this.buckets.estimatedSize();
+	}
+
+	/** One client's buckets in one endpoint group, for one (limits, share) pair. */
+	private static final class LocalBuckets {
+
+		private final PlanLimits limits;
+
+		private final int share;
+
+		private final double[] capacity;
+
+		private final double[] ratePerNano;
+
+		private final double[] tokens;
+
+		private long stamp;
+
+		LocalBuckets(PlanLimits limits, int share, long cost) {
+			this.limits = limits;
+			this.share = share;
+			int n = limits.limits().size();
+			this.capacity = new double[n];
+			this.ratePerNano = new double[n];
+			this.tokens = new double[n];
+			for (int i = 0; i < n; i++) {
+				BucketLimit limit = limits.limits().get(i);
+				this.capacity[i] = Math.max((double) limit.capacity() / share, Math.min(cost, limit.capacity()));
+				this.ratePerNano[i] = (double) limit.refillTokens() / share / limit.refillPeriod().toNanos();
+				this.tokens[i] = this.capacity[i];
+			}
+			this.stamp = Long.MIN_VALUE;
+		}
+
+		boolean matches(PlanLimits limits, int share) {
+			return this.limits.equals(limits) && this.share == share;
+		}
+
+		synchronized RateLimitDecision consume(long cost, long now) {
+			int n = this.tokens.length;
+			long elapsed = (this.stamp == Long.MIN_VALUE) ? 0 : Math.max(0, now - this.stamp);
+			this.stamp = now;
+			boolean allowed = true;
+			for (int i = 0; i < n; i++) {
+				this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + elapsed * this.ratePerNano[i]);
+				if (this.tokens[i] + 1e-9 < cost) {
+					allowed = false;
+				}
+			}
+			List<LimitStatus> statuses = new ArrayList<>(n);
+			for (int i = 0; i < n; i++) {
+				boolean satisfied = this.tokens[i] + 1e-9 >= cost;
+				long retryMs = satisfied ? 0 : (long) Math.ceil((cost - this.tokens[i]) / this.ratePerNano[i] / 1e6);
+				if (allowed) {
+					this.tokens[i] = Math.max(0, this.tokens[i] - cost);
+				}
+				long resetMs = (long) Math.ceil((this.capacity[i] - this.tokens[i]) / this.ratePerNano[i] / 1e6);
+				statuses.add(new LimitStatus(this.limits.limits().get(i), satisfied, (long) Math.floor(this.tokens[i] + 1e-9),
+						retryMs, resetMs));
+			}
+			return new RateLimitDecision(this.limits, allowed, statuses, RateLimitDecision.Source.LOCAL_FALLBACK);
+		}
+
+	}
+
+}

@@ -1,0 +1,121 @@
+package io.github.ratelimit.gateway.resilience;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.ratelimit.gateway.config.RateLimitProperties.FallbackMode;
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.reactor.circuitbreaker.operator.CircuitBreakerOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+/**
+ * The failure policy around the shared limiter. Every check runs under a timeout and a Resilience4j circuit breaker;
+ * when it fails (error, timeout, breaker open):
+ * <ul>
+ * <li>critical routes fail closed: {@link RateLimitDecision#failedClosed} (the filter answers 503);</li>
+ * <li>other routes fail open: the {@link LocalTokenBucketLimiter local fallback} decides with this instance's
+ * share of each limit, or, with {@link FallbackMode#ALLOW}, the request is let through unchecked.</li>
+ * </ul>
+ * While the breaker is open no Redis call is made and a check costs a few microseconds; after
+ * {@code wait-duration-in-open-state} trial calls go to Redis and, if they succeed, the breaker closes.
+ */
+public class ResilientRateLimiter {
+
+	private static final Logger logger = LoggerFactory.getLogger(ResilientRateLimiter.class);
+
+	private final ClientRateLimiter shared;
+
+	private final LocalTokenBucketLimiter local;
+
+	private final CircuitBreaker circuitBreaker;
+
+	private final Duration timeout;
+
+	private final FallbackMode mode;
+
+	private final AtomicLong nextLogAt = new AtomicLong(Long.MIN_VALUE);
+
+	private final AtomicLong suppressed = new AtomicLong();
+
+	/**
+	 * Create the policy.
+	 * @param shared the shared (Redis) limiter
+	 * @param local the local fallback limiter
+	 * @param circuitBreaker the breaker around the shared limiter
+	 * @param timeout longest wait for the shared limiter per check
+	 * @param mode what non-critical routes do while the shared limiter is unavailable
+	 */
+	public ResilientRateLimiter(ClientRateLimiter shared, LocalTokenBucketLimiter local, CircuitBreaker circuitBreaker,
+			Duration timeout, FallbackMode mode) {
+		this.shared = shared;
+		this.local = local;
+		this.circuitBreaker = circuitBreaker;
+		this.timeout = timeout;
+		this.mode = mode;
+	}
+
+	/**
+	 * Check and consume, applying the failure policy.
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost tokens the request takes
+	 * @param critical whether the route fails closed
+	 * @return the decision; never an error
+	 */
+	public Mono<RateLimitDecision> check(ClientKey client, PlanLimits limits, long cost, boolean critical) {
+		return this.shared.tryConsume(client, limits, cost)
+			.timeout(this.timeout)
+			.transformDeferred(CircuitBreakerOperator.of(this.circuitBreaker))
+			.onErrorResume((ex) -> {
+				logFailure(limits.group(), ex, critical);
+				if (critical) {
+					return Mono.just(RateLimitDecision.failedClosed(limits));
+				}
+				if (this.mode == FallbackMode.ALLOW) {
+					return Mono.just(RateLimitDecision.unavailable(limits));
+				}
+				return Mono.just(this.local.consume(client, limits, cost));
+			});
+	}
+
+	/**
+	 * The circuit breaker around the shared limiter.
+	 * @return the breaker
+	 */
+	public CircuitBreaker getCircuitBreaker() {
+		return this.circuitBreaker;
+	}
+
+	/**
+	 * How non-critical routes are limited while the shared limiter is unavailable.
+	 * @return the fallback mode
+	 */
+	public FallbackMode getMode() {
+		return this.mode;
+	}
+
+	/** Log at WARN at most once per 10 s, with the number of failures not logged in between. */
+	private void logFailure(String group, Throwable error, boolean critical) {
+		long now = System.nanoTime();
+		long next = this.nextLogAt.get();
+		if ((next == Long.MIN_VALUE || now - next >= 0) && this.nextLogAt.compareAndSet(next, now + 10_000_000_000L)) {
+			long skipped = this.suppressed.getAndSet(0);
+			String reason = (error instanceof CallNotPermittedException) ? "circuit breaker open" : error.toString();
+			logger.warn("Rate limiter unavailable ({}); group '{}' {}{}", reason, group,
+					critical ? "fails closed (503)" : (this.mode == FallbackMode.ALLOW) ? "lets requests through"
+							: "uses the local fallback limiter",
+					(skipped > 0) ? " (" + skipped + " similar failures not logged)" : "");
+		}
+		else {
+			this.suppressed.incrementAndGet();
+		}
+	}
+
+}
