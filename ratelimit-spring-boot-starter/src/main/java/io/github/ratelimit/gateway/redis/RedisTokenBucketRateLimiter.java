@@ -12,6 +12,7 @@ import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.limiter.LimitStatus;
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -34,6 +35,8 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 	private final BucketKeys keys;
 
 	private final Map<PlanLimits, List<String>> argumentsCache = new ConcurrentHashMap<>();
+
+	private volatile boolean connected;
 
 	/**
 	 * Create a limiter.
@@ -62,10 +65,17 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 		List<String> bucketKeys = this.keys.keysFor(client, limits);
 		List<String> arguments = new ArrayList<>(arguments(limits));
 		arguments.set(0, Long.toString(cost));
-		return this.redis.execute(this.script, bucketKeys, arguments)
+		Mono<RateLimitDecision> call = this.redis.execute(this.script, bucketKeys, arguments)
 			.next()
 			.map((reply) -> toDecision(limits, reply))
 			.switchIfEmpty(Mono.error(() -> new IllegalStateException("Empty reply from the rate limit script")));
+		if (this.connected) {
+			return call;
+		}
+		// Until a first call succeeds, the shared Lettuce connection may still have to be opened, which Spring
+		// Data Redis does synchronously on the subscribing thread: keep that off the request's event loop, so
+		// the caller's timeout bounds the wait. Once connected, Lettuce reconnects in the background.
+		return call.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((decision) -> this.connected = true);
 	}
 
 	private List<String> arguments(PlanLimits limits) {

@@ -102,9 +102,10 @@ public class InstanceCounter implements SmartLifecycle {
 		if (!this.learn || this.heartbeat != null) {
 			return;
 		}
-		this.heartbeat = Flux.interval(Duration.ZERO, this.interval, Schedulers.parallel())
+		// boundedElastic: the first heartbeat may open the Redis connection, which blocks
+		this.heartbeat = Flux.interval(Duration.ZERO, this.interval, Schedulers.boundedElastic())
 			.onBackpressureDrop()
-			.concatMap((tick) -> beat().timeout(this.interval).onErrorResume((ex) -> {
+			.concatMap((tick) -> beat().subscribeOn(Schedulers.boundedElastic()).timeout(this.interval).onErrorResume((ex) -> {
 				logger.debug("Instance heartbeat failed: {}", ex.toString());
 				return Mono.empty();
 			}), 1)
