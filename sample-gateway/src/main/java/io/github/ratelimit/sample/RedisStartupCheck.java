@@ -1,8 +1,11 @@
 package io.github.ratelimit.sample;
 
 import java.time.Duration;
-import java.util.concurrent.TimeoutException;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
 
+import io.github.ratelimit.gateway.config.RateLimitProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -19,9 +22,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.stereotype.Component;
 
 /**
- * Once the application is ready, sends one {@code PING} to Redis (without blocking start-up or a request thread)
- * and logs a clear warning when Redis does not answer within {@link #TIMEOUT}: the limiter then lets requests
- * through until Redis is back. The shared Lettuce connection it opens also spares the first request that cost.
+ * Once the application is ready, sends one {@code PING} to Redis (off the start-up and request threads) and logs a
+ * clear warning when Redis does not answer, saying what the limiter does until Redis is back. The shared Lettuce
+ * connection it opens also spares the first limited request the cost of connecting.
  */
 @Component
 class RedisStartupCheck {
@@ -33,10 +36,14 @@ class RedisStartupCheck {
 
 	private final ObjectProvider<ReactiveRedisConnectionFactory> connectionFactory;
 
+	private final ObjectProvider<RateLimitProperties> properties;
+
 	private final Environment environment;
 
-	RedisStartupCheck(ObjectProvider<ReactiveRedisConnectionFactory> connectionFactory, Environment environment) {
+	RedisStartupCheck(ObjectProvider<ReactiveRedisConnectionFactory> connectionFactory,
+			ObjectProvider<RateLimitProperties> properties, Environment environment) {
 		this.connectionFactory = connectionFactory;
+		this.properties = properties;
 		this.environment = environment;
 	}
 
@@ -46,7 +53,10 @@ class RedisStartupCheck {
 	}
 
 	/**
-	 * Ping Redis once and log the outcome.
+	 * Ping Redis once and log the outcome. Runs on a bounded-elastic thread: opening Lettuce's shared connection
+	 * blocks while it connects (bounded by {@code spring.data.redis.connect-timeout}); the {@code PING} itself must
+	 * answer within {@link #TIMEOUT}. Connecting is not counted in that timeout, so a cold JVM opening its first
+	 * connection is not mistaken for an unreachable Redis.
 	 * @return whether Redis answered; never an error
 	 */
 	Mono<Boolean> check() {
@@ -56,20 +66,52 @@ class RedisStartupCheck {
 			return Mono.just(false);
 		}
 		String address = address(factory);
-		// Opening Lettuce's shared connection blocks while it connects: do it off the caller's thread.
-		return Mono.usingWhen(Mono.fromCallable(factory::getReactiveConnection).subscribeOn(Schedulers.boundedElastic()),
-				ReactiveRedisConnection::ping, ReactiveRedisConnection::closeLater)
-			.timeout(TIMEOUT)
-			.map((pong) -> {
-				logger.info("Redis at {} answered {}: requests are limited across every gateway instance using it",
-						address, pong);
+		return Mono.fromCallable(() -> ping(factory)).subscribeOn(Schedulers.boundedElastic()).map((failure) -> {
+			if (failure.isEmpty()) {
+				logger.info("Redis at {} answered PING: requests are limited across every gateway instance using it",
+						address);
 				return true;
-			})
-			.onErrorResume((ex) -> {
-				logger.warn("Redis at {} is not reachable: requests pass unlimited until it is ({})", address,
-						reason(ex));
-				return Mono.just(false);
-			});
+			}
+			logger.warn("Redis at {} is not reachable: {} ({})", address, consequence(), failure.get());
+			return false;
+		});
+	}
+
+	/** What the limiter does while Redis is unavailable, from the fallback setting and the critical groups. */
+	String consequence() {
+		String mode = this.environment.getProperty("ratelimit.fallback.mode", "local");
+		String critical = criticalGroups();
+		if (mode.equalsIgnoreCase("allow")) {
+			return "requests pass unlimited until it is"
+					+ (critical.isEmpty() ? "" : ", except on critical groups " + critical + ", which answer 503");
+		}
+		return "until it is, each instance limits requests on its own share of every limit"
+				+ (critical.isEmpty() ? "" : ", and critical groups " + critical + " answer 503");
+	}
+
+	private String criticalGroups() {
+		RateLimitProperties settings = this.properties.getIfAvailable();
+		if (settings == null) {
+			return "";
+		}
+		TreeSet<String> names = new TreeSet<>();
+		for (Map.Entry<String, RateLimitProperties.Group> group : settings.getGroups().entrySet()) {
+			if (group.getValue().isCritical()) {
+				names.add(group.getKey());
+			}
+		}
+		return names.isEmpty() ? "" : String.join(", ", names);
+	}
+
+	/** Blocking: the reason Redis did not answer, or empty when it did. Never throws. */
+	private static Optional<String> ping(ReactiveRedisConnectionFactory factory) {
+		try (ReactiveRedisConnection connection = factory.getReactiveConnection()) {
+			connection.ping().block(TIMEOUT);
+			return Optional.empty();
+		}
+		catch (RuntimeException ex) {
+			return Optional.of(reason(ex));
+		}
 	}
 
 	private String address(ReactiveRedisConnectionFactory factory) {
@@ -81,7 +123,7 @@ class RedisStartupCheck {
 	}
 
 	private static String reason(Throwable ex) {
-		if (ex instanceof TimeoutException) {
+		if (ex instanceof IllegalStateException && ex.getMessage() != null && ex.getMessage().startsWith("Timeout")) {
 			return "no answer to PING within " + TIMEOUT.toMillis() + " ms";
 		}
 		Throwable cause = NestedExceptionUtils.getMostSpecificCause(ex);

@@ -1,0 +1,138 @@
+package io.github.ratelimit.sample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+
+import com.jayway.jsonpath.JsonPath;
+import io.github.ratelimit.test.redis.RedisExtension;
+import io.github.ratelimit.test.redis.TestRedis;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** The sample gateway as configured in application.yml, against a real Redis, over real HTTP. */
+@ExtendWith(RedisExtension.class)
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
+class SampleGatewayApplicationTest {
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> TestRedis.shared().host());
+		registry.add("spring.data.redis.port", () -> TestRedis.shared().port());
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private RedisStartupCheck redisStartupCheck;
+
+	private WebTestClient client;
+
+	@BeforeEach
+	void client() {
+		this.client = Gateways.client(this.port);
+	}
+
+	@Test
+	void demoUpstreamAnswersThroughTheGatewayWithTheRateLimitFields() {
+		EntityExchangeResult<String> result = Gateways.get(this.client, "/api/orders", "demo-free-key");
+
+		assertThat(result.getStatus()).isEqualTo(HttpStatus.OK);
+		assertThat(result.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_JSON);
+		assertThat(result.getResponseBody()).isEqualTo("{\"upstream\":\"demo\",\"method\":\"GET\",\"path\":\"/api/orders\"}");
+		// No group on the 'api' route: the route id is the group; the free plan's two default limits apply.
+		assertThat(result.getResponseHeaders().getFirst("RateLimit-Policy"))
+			.isEqualTo("\"free-api-1s\";q=20;w=2, \"free-api-1d\";q=10000;w=86400");
+		assertThat(result.getResponseHeaders().getFirst("RateLimit"))
+			.matches("\"free-api-1s\";r=19;t=\\d+, \"free-api-1d\";r=9999;t=\\d+");
+	}
+
+	@Test
+	void methodAndPathReachTheUpstreamUnchanged() {
+		EntityExchangeResult<String> result = this.client.post()
+			.uri("/api/search/x?q=a")
+			.header(Gateways.API_KEY_HEADER, "demo-pro-key")
+			.bodyValue("{\"q\":\"a\"}")
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+
+		assertThat(result.getStatus()).isEqualTo(HttpStatus.OK);
+		assertThat(result.getResponseBody())
+			.isEqualTo("{\"upstream\":\"demo\",\"method\":\"POST\",\"path\":\"/api/search/x\"}");
+		// The pro plan has no search limits: its default applies, under the search group's name.
+		assertThat(result.getResponseHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"pro-search\";q=200;w=2");
+	}
+
+	@Test
+	void unknownApiKeyIsLimitedByAddressUnderTheAnonymousPlan() {
+		EntityExchangeResult<String> result = Gateways.get(this.client, "/api/orders", "no-such-key");
+
+		assertThat(result.getStatus()).isEqualTo(HttpStatus.OK);
+		assertThat(result.getResponseHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"anonymous-api\";q=60;w=60");
+	}
+
+	@Test
+	void loginIsLimitedByAddressToFivePerQuarterHourWhateverTheApiKey() {
+		for (int i = 1; i <= 5; i++) {
+			EntityExchangeResult<String> allowed = Gateways.get(this.client, "/auth/login", "demo-pro-key");
+			assertThat(allowed.getStatus()).as("login attempt %d", i).isEqualTo(HttpStatus.OK);
+			assertThat(allowed.getResponseHeaders().getFirst("RateLimit-Policy"))
+				.isEqualTo("\"anonymous-login\";q=5;w=900");
+		}
+
+		EntityExchangeResult<String> denied = Gateways.get(this.client, "/auth/login", "demo-pro-key");
+
+		assertThat(denied.getStatus()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+		// One token comes back every 3 minutes.
+		assertThat(Long.parseLong(denied.getResponseHeaders().getFirst("Retry-After"))).isBetween(170L, 180L);
+		List<String> violated = JsonPath.read(denied.getResponseBody(), "$['violated-policies']");
+		assertThat(violated).containsExactly("anonymous-login");
+	}
+
+	@Test
+	void routeListingShowsTheReadableRateLimitFilters() {
+		EntityExchangeResult<String> result = Gateways.get(this.client, "/actuator/gateway/routes", null);
+
+		assertThat(result.getStatus()).isEqualTo(HttpStatus.OK);
+		List<String> searchFilters = JsonPath.read(result.getResponseBody(), "$[?(@.route_id == 'search')].filters[*]");
+		assertThat(searchFilters).singleElement()
+			.asString()
+			.contains("RateLimit group = 'search', keyBy = API_KEY, cost = 1, critical = false");
+		List<String> loginFilters = JsonPath.read(result.getResponseBody(), "$[?(@.route_id == 'login')].filters[*]");
+		assertThat(loginFilters).singleElement()
+			.asString()
+			.contains("RateLimit group = 'login', keyBy = IP, cost = 1, critical = true");
+		List<String> routeIds = JsonPath.read(result.getResponseBody(), "$[*].route_id");
+		assertThat(routeIds).containsExactly("search", "api", "login", "otp", "public");
+	}
+
+	@Test
+	void routeListingIsReadOnly() {
+		this.client.post()
+			.uri("/actuator/gateway/refresh")
+			.exchange()
+			.expectStatus()
+			.value((status) -> assertThat(status).isNotEqualTo(200));
+	}
+
+	@Test
+	void startupCheckReachesRedis() {
+		assertThat(this.redisStartupCheck.check().block(Duration.ofSeconds(10))).isTrue();
+	}
+
+}

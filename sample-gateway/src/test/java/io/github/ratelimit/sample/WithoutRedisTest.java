@@ -1,0 +1,103 @@
+package io.github.ratelimit.sample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/**
+ * With no Redis at all the gateway starts, says so, serves non-critical routes (let through or limited locally,
+ * never refused for the missing Redis) and refuses critical ones with 503 (fail closed).
+ */
+@ExtendWith(OutputCaptureExtension.class)
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
+class WithoutRedisTest {
+
+	private static final int CLOSED_PORT = closedPort();
+
+	@DynamicPropertySource
+	static void redisNowhere(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", () -> CLOSED_PORT);
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private RedisStartupCheck redisStartupCheck;
+
+	@Test
+	void publicRouteAnswersQuickly() {
+		WebTestClient client = Gateways.client(this.port);
+
+		long start = System.nanoTime();
+		EntityExchangeResult<String> result = Gateways.get(client, "/public/hello", null);
+		Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+		assertThat(result.getStatus()).isEqualTo(HttpStatus.OK);
+		assertThat(result.getResponseBody())
+			.isEqualTo("{\"upstream\":\"demo\",\"method\":\"GET\",\"path\":\"/public/hello\"}");
+		assertThat(took).isLessThan(Duration.ofSeconds(2));
+	}
+
+	@Test
+	void nonCriticalRouteIsNeverRefusedBecauseRedisIsDown() {
+		WebTestClient client = Gateways.client(this.port);
+		EntityExchangeResult<String> first = Gateways.get(client, "/api/search/x", "demo-free-key");
+		assertThat(first.getStatus()).isEqualTo(HttpStatus.OK);
+		for (int i = 0; i < 7; i++) { // more than the free plan's 5 searches
+			EntityExchangeResult<String> result = Gateways.get(client, "/api/search/x", "demo-free-key");
+			// Let through, or held to a limit locally; never a 5xx for the missing Redis.
+			assertThat(result.getStatus()).isIn(HttpStatus.OK, HttpStatus.TOO_MANY_REQUESTS);
+		}
+	}
+
+	@Test
+	void criticalRouteFailsClosedWith503() {
+		EntityExchangeResult<String> result = Gateways.get(Gateways.client(this.port), "/auth/login", null);
+
+		assertThat(result.getStatus()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+		assertThat(Long.parseLong(result.getResponseHeaders().getFirst("Retry-After"))).isGreaterThanOrEqualTo(1);
+		assertThat(result.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
+	}
+
+	@Test
+	void startupWarnsThatRedisIsNotReachable(CapturedOutput output) {
+		assertThat(this.redisStartupCheck.check().block(Duration.ofSeconds(10))).isFalse();
+		String warning = "Redis at 127.0.0.1:" + CLOSED_PORT + " is not reachable: "
+				+ this.redisStartupCheck.consequence();
+		assertThat(warning).contains("critical groups login, otp answer 503");
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(output.getOut()).contains(warning));
+	}
+
+	private static int closedPort() {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+}
