@@ -41,17 +41,6 @@ public class LimitResolver {
 	}
 
 	/**
-	 * Names of all endpoint groups the configuration knows: those under {@code ratelimit.groups} and those any plan
-	 * lists limits for.
-	 * @return the known group names
-	 */
-	public Set<String> knownGroups() {
-		Set<String> names = new HashSet<>(this.properties.getGroups().keySet());
-		this.properties.getPlans().values().forEach((p) -> names.addAll(p.getGroups().keySet()));
-		return names;
-	}
-
-	/**
 	 * Whether an endpoint group is configured as critical ({@code ratelimit.groups.<group>.critical}).
 	 * @param group the endpoint group name
 	 * @return whether the group fails closed
