@@ -18,7 +18,6 @@ import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
 import io.github.ratelimit.gateway.resilience.InstanceCounter;
 import io.github.ratelimit.gateway.resilience.LocalTokenBucketLimiter;
-import io.github.ratelimit.gateway.resilience.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -173,19 +172,6 @@ public final class RateLimitAutoConfiguration {
 		@ConditionalOnBean(MeterRegistry.class)
 		RateLimitMetrics rateLimitMetrics(MeterRegistry registry) {
 			return new MicrometerRateLimitMetrics(registry);
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "org.springframework.boot.health.contributor.ReactiveHealthIndicator")
-	static class HealthConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean(name = "rateLimiterHealthIndicator")
-		@ConditionalOnBean({ ResilientRateLimiter.class, InstanceCounter.class })
-		RateLimiterHealthIndicator rateLimiterHealthIndicator(ResilientRateLimiter limiter, InstanceCounter counter) {
-			return new RateLimiterHealthIndicator(limiter, counter);
 		}
 
 	}

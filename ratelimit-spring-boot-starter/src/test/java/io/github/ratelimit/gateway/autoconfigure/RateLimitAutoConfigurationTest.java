@@ -12,6 +12,9 @@ import io.github.ratelimit.gateway.key.StaticPlanResolver;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
 import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
+import io.github.ratelimit.gateway.resilience.RateLimiterHealthIndicator;
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -44,7 +47,8 @@ class RateLimitAutoConfigurationTest {
 				.filter((l) -> !l.isEmpty() && !l.startsWith("#"))
 				.toList();
 		}
-		assertThat(names).containsExactly(RateLimitAutoConfiguration.class.getName());
+		assertThat(names).containsExactly(RateLimitAutoConfiguration.class.getName(),
+				RateLimitHealthAutoConfiguration.class.getName());
 		for (String name : names) {
 			assertThat(Class.forName(name)).hasAnnotation(AutoConfiguration.class);
 		}
@@ -80,6 +84,29 @@ class RateLimitAutoConfigurationTest {
 			assertThat(context.getBean(PlanResolver.class)).isSameAs(UserBeans.PLANS);
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
 		});
+	}
+
+	@Test
+	void reusesTheApplicationsCircuitBreakerRegistry() {
+		CircuitBreakerRegistry registry = CircuitBreakerRegistry.ofDefaults();
+		this.runner.withBean(CircuitBreakerRegistry.class, () -> registry).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(registry.find(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME)).isPresent();
+			assertThat(context.getBean(ResilientRateLimiter.class).getCircuitBreaker())
+				.isSameAs(registry.circuitBreaker(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME));
+		});
+	}
+
+	@Test
+	void registersTheHealthComponent() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+					DataRedisReactiveAutoConfiguration.class, RateLimitAutoConfiguration.class,
+					RateLimitHealthAutoConfiguration.class))
+			.withPropertyValues("ratelimit.plans.anonymous.default[0].capacity=60",
+					"ratelimit.plans.anonymous.default[0].refill-tokens=60",
+					"ratelimit.plans.anonymous.default[0].refill-period=1m")
+			.run((context) -> assertThat(context).hasSingleBean(RateLimiterHealthIndicator.class));
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,6 +1,8 @@
 package io.github.ratelimit.gateway.filter;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.test.redis.RedisServer;
@@ -60,22 +62,35 @@ class RedisFailureIntegrationTest {
 	}
 
 	@Test
-	void pausedRedisTimesOutIntoTheFallbackAndRecovers() {
+	void pausedRedisTimesOutIntoTheFallbackThenTheBreakerOpensAndItRecovers() {
+		// SIGSTOP: connections stay open and hang, the nastier case
+		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.22", this.port);
+		List<Long> millis = new ArrayList<>();
 		redis.pause();
+		long resumed;
 		try {
-			for (int i = 0; i < 2; i++) {
+			for (int i = 0; i < 12; i++) {
 				long start = System.nanoTime();
-				EntityExchangeResult<byte[]> result = get("/b/" + i);
-				long millis = (System.nanoTime() - start) / 1_000_000;
-				assertThat(result.getStatus().value()).isEqualTo(200);
+				EntityExchangeResult<byte[]> result = get(fresh, "/multi/" + i);
+				millis.add((System.nanoTime() - start) / 1_000_000);
+				assertThat(result.getStatus().value()).isIn(200, 429);
 				assertThat(result.getResponseHeaders().getFirst("RateLimit")).isNull();
-				assertThat(millis).as("request %d took %d ms", i, millis).isLessThan(1_500);
 			}
 		}
 		finally {
 			redis.resume();
+			resumed = System.nanoTime();
 		}
-		awaitDecisionsFromRedis();
+		System.out.println("Redis paused (SIGSTOP), redis-timeout 200 ms, 12 sequential requests, ms each: " + millis);
+		assertThat(millis.subList(0, 5)).allSatisfy((ms) -> assertThat(ms).isLessThan(1_000));
+		List<Long> afterOpen = new ArrayList<>(millis.subList(6, 12));
+		afterOpen.sort(null);
+		assertThat(afterOpen.get(3)).as("median once the breaker is open, of %s", millis).isLessThan(50);
+		// within the breaker's wait (1 s) plus a second, decisions come from Redis again
+		await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(50))
+			.untilAsserted(() -> assertThat(get("/b/probe").getResponseHeaders().getFirst("RateLimit")).isNotNull());
+		System.out.println("Decisions from Redis again " + (System.nanoTime() - resumed) / 1_000_000
+				+ " ms after SIGCONT (breaker wait 1 s)");
 	}
 
 	@Test
@@ -97,17 +112,22 @@ class RedisFailureIntegrationTest {
 			.expectBody().jsonPath("$.type").isEqualTo(ProblemResponses.TEMPORARY_REDUCED_CAPACITY);
 		redis.restart(); // empty: no buckets, no cached script (EVALSHA answers NOSCRIPT, EVAL follows)
 		awaitDecisionsFromRedis();
-		// a fresh shared bucket: anonymous capacity 2, the awaited request took 1
-		assertThat(get("/b/x").getResponseHeaders().getFirst("RateLimit")).isEqualTo("\"anonymous-b\";r=0;t=120");
-		assertThat(get("/b/y").getStatus().value()).isEqualTo(429);
+		// a fresh shared bucket: anonymous capacity 2
+		assertThat(get("/b/x").getResponseHeaders().getFirst("RateLimit")).isEqualTo("\"anonymous-b\";r=1;t=60");
+		assertThat(get("/b/y").getStatus().value()).isEqualTo(200);
+		assertThat(get("/b/z").getStatus().value()).isEqualTo(429);
 		this.client.get().uri("/auth/login").exchange().expectStatus().isOk();
 	}
 
+	/** Until the breaker has closed again (through half-open) and a decision came from Redis. */
 	private void awaitDecisionsFromRedis() {
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			redis.flushAll();
 			assertThat(get("/b/probe").getResponseHeaders().getFirst("RateLimit")).isNotNull();
+			this.client.get().uri("/actuator/health").exchange().expectBody()
+				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
 		});
+		redis.flushAll();
 	}
 
 	private EntityExchangeResult<byte[]> get(String path) {

@@ -1,0 +1,29 @@
+package io.github.ratelimit.gateway.autoconfigure;
+
+import io.github.ratelimit.gateway.resilience.InstanceCounter;
+import io.github.ratelimit.gateway.resilience.RateLimiterHealthIndicator;
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Registers the {@code rateLimiter} health component ({@link RateLimiterHealthIndicator}) when Spring Boot's health
+ * support is present and the limiter is configured.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnClass(ReactiveHealthIndicator.class)
+@ConditionalOnBean({ ResilientRateLimiter.class, InstanceCounter.class })
+public final class RateLimitHealthAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(name = "rateLimiterHealthIndicator")
+	RateLimiterHealthIndicator rateLimiterHealthIndicator(ResilientRateLimiter limiter, InstanceCounter counter) {
+		return new RateLimiterHealthIndicator(limiter, counter);
+	}
+
+}

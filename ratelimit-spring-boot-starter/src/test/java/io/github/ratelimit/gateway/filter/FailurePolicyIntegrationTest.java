@@ -1,0 +1,180 @@
+package io.github.ratelimit.gateway.filter;
+
+import java.io.File;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
+import io.github.ratelimit.test.redis.RedisServer;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The failure policy with a real redis-server killed while the gateway serves: normal routes fall back to the
+ * local limiter holding this instance's share (2 instances configured, so half of each limit), critical routes
+ * answer 503, the health component stays UP and says where decisions come from, and metrics count it all.
+ */
+@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.profiles.active=gateway-it", "ratelimit.redis-timeout=100ms",
+				"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "ratelimit.fallback.instances=2",
+				"ratelimit.fallback.learn-instances=false" })
+class FailurePolicyIntegrationTest {
+
+	private static final RedisServer redis = RedisServer.start();
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	MeterRegistry meters;
+
+	WebTestClient client;
+
+	@DynamicPropertySource
+	static void redisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", redis::host);
+		registry.add("spring.data.redis.port", redis::port);
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	@BeforeEach
+	void setUp() {
+		this.client = GatewayTestSupport.clientFrom("127.0.0.1", this.port);
+		try {
+			redis.command("PING");
+		}
+		catch (RuntimeException ex) {
+			redis.restart();
+		}
+		// until the breaker has closed again (through half-open) and a decision came from Redis
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+			redis.flushAll();
+			assertThat(get("/b/probe", "key-two").getResponseHeaders().getFirst("RateLimit")).isNotNull();
+			this.client.get().uri("/actuator/health").exchange().expectBody()
+				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
+		});
+	}
+
+	@Test
+	void stoppedRedisFallsBackToTheLocalShareAndCriticalRoutesFailClosed() {
+		double allowedBefore = count("fallback_allowed");
+		double deniedBefore = count("fallback_denied");
+		double closedBefore = count("failed_closed");
+		redis.kill();
+		// free default: capacity 20 shared by 2 instances -> 10 here; no 429 while the client stays within it
+		for (int i = 0; i < 10; i++) {
+			EntityExchangeResult<byte[]> result = get("/b/" + i, "key-one");
+			assertThat(result.getStatus().value()).as("request %d", i).isEqualTo(200);
+			assertThat(result.getResponseHeaders().getFirst("RateLimit")).isNull();
+		}
+		EntityExchangeResult<byte[]> over = get("/b/11", "key-one");
+		assertThat(over.getStatus().value()).isEqualTo(429);
+		assertThat(over.getResponseHeaders().getFirst("Retry-After")).isEqualTo("120"); // 0.5 token/min here
+		for (int i = 0; i < 3; i++) {
+			this.client.get().uri("/auth/login").exchange().expectStatus().isEqualTo(503)
+				.expectHeader().valueEquals("Retry-After", "1");
+		}
+		assertThat(count("fallback_allowed") - allowedBefore).isEqualTo(10);
+		assertThat(count("fallback_denied") - deniedBefore).isEqualTo(1);
+		assertThat(count("failed_closed") - closedBefore).isEqualTo(3);
+		this.client.get().uri("/actuator/health").exchange().expectBody()
+			.jsonPath("$.components.rateLimiter.status").isEqualTo("UP")
+			.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("OPEN")
+			.jsonPath("$.components.rateLimiter.details.decisions").isEqualTo("local-fallback")
+			.jsonPath("$.components.rateLimiter.details.instances").isEqualTo(2);
+	}
+
+	@Test
+	void stoppedRedisAt10RequestsPerSecondKeepsLatencyThreadsAndSocketsFlat() {
+		// Case: Redis stopped, 100 requests at 10 per second
+		get("/b/warm", "key-two");
+		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+		int descriptorsBefore = openFileDescriptors();
+		redis.kill();
+		List<Long> millis = Flux.interval(Duration.ofMillis(100), Schedulers.boundedElastic())
+			.take(100)
+			.map((i) -> {
+				long start = System.nanoTime();
+				int status = get("/b/" + i, "load-" + i).getStatus().value();
+				assertThat(status).isEqualTo(200);
+				return (System.nanoTime() - start) / 1_000_000;
+			})
+			.collectList()
+			.block(Duration.ofSeconds(60));
+		List<Long> sorted = new ArrayList<>(millis);
+		sorted.sort(null);
+		System.out.println("Redis stopped, 100 requests at 10/s, ms: p50 " + sorted.get(49) + ", p99 " + sorted.get(98)
+				+ ", max " + sorted.get(99) + "; first 10 " + millis.subList(0, 10) + ", last 10 " + millis.subList(90, 100));
+		assertThat(sorted.get(98)).isLessThan(600); // about the 100 ms timeout at worst
+		List<Long> late = new ArrayList<>(millis.subList(50, 100));
+		late.sort(null);
+		assertThat(late.get(25)).as("median of the last 50 (breaker open)").isLessThan(30);
+		int threadsAfter = ManagementFactory.getThreadMXBean().getThreadCount();
+		int descriptorsAfter = openFileDescriptors();
+		System.out.println("Threads " + threadsBefore + " -> " + threadsAfter + ", open files " + descriptorsBefore
+				+ " -> " + descriptorsAfter);
+		assertThat(threadsAfter - threadsBefore).isLessThanOrEqualTo(10);
+		assertThat(descriptorsAfter - descriptorsBefore).isLessThanOrEqualTo(20);
+	}
+
+	@Test
+	void redisKilledMidTrafficNeverAnswers5xxOnNormalRoutes() {
+		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
+		AtomicInteger done = new AtomicInteger();
+		Flux.range(0, 600)
+			.flatMap((i) -> web.get().uri("/b/" + i).header("X-API-Key", "load-" + (i % 50))
+				.exchangeToMono((r) -> r.releaseBody().thenReturn(r.statusCode().value())), 8)
+			.doOnNext((status) -> {
+				statuses.computeIfAbsent(status, (s) -> new AtomicInteger()).incrementAndGet();
+				if (done.incrementAndGet() == 150) {
+					Schedulers.boundedElastic().schedule(redis::kill);
+				}
+			})
+			.blockLast(Duration.ofSeconds(60));
+		System.out.println("Redis killed after 150 of 600 responses; statuses: " + statuses);
+		assertThat(statuses.keySet()).allSatisfy((status) -> assertThat(status).isIn(200, 429));
+		assertThat(statuses.get(200).get()).isGreaterThan(400); // 50 keys x 20 capacity, halved locally
+	}
+
+	private double count(String outcome) {
+		Counter counter = this.meters.find(MicrometerRateLimitMetrics.DECISIONS).tag("outcome", outcome).counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	private static int openFileDescriptors() {
+		String[] entries = new File("/proc/self/fd").list();
+		return (entries != null) ? entries.length : 0;
+	}
+
+	private EntityExchangeResult<byte[]> get(String path, String apiKey) {
+		return this.client.get().uri(path).header("X-API-Key", apiKey).exchange().expectBody().returnResult();
+	}
+
+}

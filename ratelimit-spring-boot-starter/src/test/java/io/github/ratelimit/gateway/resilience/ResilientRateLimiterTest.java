@@ -1,0 +1,108 @@
+package io.github.ratelimit.gateway.resilience;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.ratelimit.gateway.config.RateLimitProperties.FallbackMode;
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.limiter.LimitStatus;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The failure policy, with the shared limiter replaced by stubs (pure logic; Redis itself is tested elsewhere). */
+class ResilientRateLimiterTest {
+
+	private static final ClientKey CLIENT = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "anonymous");
+
+	private static final BucketLimit LIMIT = new BucketLimit("anonymous-api", 10, 10, Duration.ofSeconds(1));
+
+	private static final PlanLimits LIMITS = new PlanLimits("anonymous", "api", List.of(LIMIT));
+
+	private final AtomicInteger calls = new AtomicInteger();
+
+	private final CircuitBreaker breaker = CircuitBreaker.of("test", CircuitBreakerConfig.custom()
+		.slidingWindowSize(4)
+		.minimumNumberOfCalls(2)
+		.failureRateThreshold(50)
+		.waitDurationInOpenState(Duration.ofMinutes(1))
+		.build());
+
+	@Test
+	void sharedDecisionPassesThrough() {
+		ResilientRateLimiter limiter = limiter(counting(Mono.just(RateLimitDecision.shared(LIMITS, true,
+				List.of(new LimitStatus(LIMIT, true, 9, 0, 100))))), FallbackMode.LOCAL);
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
+			.assertNext((d) -> assertThat(d.source()).isEqualTo(RateLimitDecision.Source.SHARED))
+			.verifyComplete();
+	}
+
+	@Test
+	void errorFallsBackLocallyOrFailsClosedOnCriticalRoutes() {
+		ResilientRateLimiter limiter = limiter(counting(Mono.error(new IllegalStateException("down"))),
+				FallbackMode.LOCAL);
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
+			.assertNext((d) -> {
+				assertThat(d.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK);
+				assertThat(d.allowed()).isTrue();
+			})
+			.verifyComplete();
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, true))
+			.assertNext((d) -> {
+				assertThat(d.source()).isEqualTo(RateLimitDecision.Source.NONE);
+				assertThat(d.allowed()).isFalse();
+			})
+			.verifyComplete();
+	}
+
+	@Test
+	void allowModeLetsRequestsThroughUnchecked() {
+		ResilientRateLimiter limiter = limiter(counting(Mono.error(new IllegalStateException("down"))),
+				FallbackMode.ALLOW);
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
+			.assertNext((d) -> assertThat(d).isEqualTo(RateLimitDecision.unavailable(LIMITS)))
+			.verifyComplete();
+	}
+
+	@Test
+	void timeoutCountsAsFailure() {
+		ResilientRateLimiter limiter = limiter(counting(Mono.never()), FallbackMode.LOCAL);
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
+			.assertNext((d) -> assertThat(d.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK))
+			.verifyComplete();
+		assertThat(this.breaker.getMetrics().getNumberOfFailedCalls()).isEqualTo(1);
+	}
+
+	@Test
+	void openBreakerMakesNoCallToTheSharedLimiter() {
+		ResilientRateLimiter limiter = limiter(counting(Mono.error(new IllegalStateException("down"))),
+				FallbackMode.LOCAL);
+		for (int i = 0; i < 10; i++) {
+			limiter.check(CLIENT, LIMITS, 1, false).block();
+		}
+		assertThat(this.breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(this.calls.get()).isEqualTo(2);
+	}
+
+	private ClientRateLimiter counting(Mono<RateLimitDecision> result) {
+		return (client, limits, cost) -> Mono.defer(() -> {
+			this.calls.incrementAndGet();
+			return result;
+		});
+	}
+
+	private ResilientRateLimiter limiter(ClientRateLimiter shared, FallbackMode mode) {
+		return new ResilientRateLimiter(shared, new LocalTokenBucketLimiter(100, () -> 1), this.breaker,
+				Duration.ofMillis(50), mode);
+	}
+
+}
