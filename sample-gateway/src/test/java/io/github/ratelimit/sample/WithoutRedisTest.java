@@ -83,6 +83,17 @@ class WithoutRedisTest {
 	}
 
 	@Test
+	void healthStaysUpAndReportsTheLimiter() {
+		Gateways.client(this.port).get().uri("/actuator/health").exchange()
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.status").isEqualTo("UP")
+			.jsonPath("$.components.rateLimiter.status").isEqualTo("UP")
+			.jsonPath("$.components.rateLimiter.details.circuitBreaker").exists()
+			.jsonPath("$.components.redis").doesNotExist();
+	}
+
+	@Test
 	void startupWarnsThatRedisIsNotReachable(CapturedOutput output) {
 		assertThat(this.redisStartupCheck.check().block(Duration.ofSeconds(10))).isFalse();
 		String warning = "Redis at 127.0.0.1:" + CLOSED_PORT + " is not reachable: "
