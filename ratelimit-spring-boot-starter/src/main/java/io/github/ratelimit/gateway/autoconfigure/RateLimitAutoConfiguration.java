@@ -23,9 +23,12 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.lettuce.core.ClientOptions;
+import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -113,10 +116,10 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
+	@ConditionalOnMissingBean(name = "rateLimitCircuitBreaker")
 	@ConditionalOnBean(ClientRateLimiter.class)
-	ResilientRateLimiter rateLimitResilientRateLimiter(ClientRateLimiter limiter, RateLimitProperties properties,
-			ObjectProvider<CircuitBreakerRegistry> registry, ObjectProvider<InstanceCounter> instanceCounter) {
+	CircuitBreaker rateLimitCircuitBreaker(RateLimitProperties properties,
+			ObjectProvider<CircuitBreakerRegistry> registry) {
 		RateLimitProperties.CircuitBreaker settings = properties.getCircuitBreaker();
 		CircuitBreakerConfig config = CircuitBreakerConfig.custom()
 			.failureRateThreshold(settings.getFailureRateThreshold())
@@ -127,15 +130,26 @@ public final class RateLimitAutoConfiguration {
 			.permittedNumberOfCallsInHalfOpenState(settings.getPermittedCallsInHalfOpenState())
 			.automaticTransitionFromOpenToHalfOpenEnabled(false)
 			.build();
-		CircuitBreakerRegistry breakers = registry.getIfAvailable(CircuitBreakerRegistry::ofDefaults);
-		CircuitBreaker breaker = breakers.find(CIRCUIT_BREAKER_NAME)
-			.orElseGet(() -> breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, config));
+		CircuitBreakerRegistry applicationRegistry = registry.getIfAvailable();
+		if (applicationRegistry == null) {
+			return CircuitBreaker.of(CIRCUIT_BREAKER_NAME, config);
+		}
+		return applicationRegistry.find(CIRCUIT_BREAKER_NAME)
+			.orElseGet(() -> applicationRegistry.circuitBreaker(CIRCUIT_BREAKER_NAME, config));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(ClientRateLimiter.class)
+	ResilientRateLimiter rateLimitResilientRateLimiter(ClientRateLimiter limiter, RateLimitProperties properties,
+			@Qualifier("rateLimitCircuitBreaker") CircuitBreaker rateLimitCircuitBreaker,
+			ObjectProvider<InstanceCounter> instanceCounter, ObjectProvider<RateLimitMetrics> metrics) {
 		InstanceCounter counter = instanceCounter.getIfAvailable();
 		int configured = properties.getFallback().getInstances();
 		LocalTokenBucketLimiter local = new LocalTokenBucketLimiter(properties.getFallback().getMaxBuckets(),
 				(counter != null) ? counter::instances : () -> configured);
-		return new ResilientRateLimiter(limiter, local, breaker, properties.getRedisTimeout(),
-				properties.getFallback().getMode());
+		return new ResilientRateLimiter(limiter, local, rateLimitCircuitBreaker, properties.getRedisTimeout(),
+				properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
 
 	@Bean
@@ -172,6 +186,26 @@ public final class RateLimitAutoConfiguration {
 		@ConditionalOnBean(MeterRegistry.class)
 		RateLimitMetrics rateLimitMetrics(MeterRegistry registry) {
 			return new MicrometerRateLimitMetrics(registry);
+		}
+
+		/**
+		 * The breaker's state and calls as {@code resilience4j.circuitbreaker.*} meters, unless the application's own
+		 * {@code CircuitBreakerRegistry} (whose metrics its integration binds) holds the breaker.
+		 */
+		@Bean
+		@ConditionalOnClass(name = "io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics")
+		MeterBinder rateLimitCircuitBreakerMetrics(ObjectProvider<CircuitBreaker> rateLimitCircuitBreaker,
+				ObjectProvider<CircuitBreakerRegistry> registry) {
+			return (meters) -> {
+				CircuitBreaker breaker = rateLimitCircuitBreaker.getIfAvailable();
+				if (breaker != null && registry.getIfAvailable() == null) {
+					// Resilience4j binds meters per registry: hold the breaker in a registry of its own
+					CircuitBreakerRegistry own = CircuitBreakerRegistry.ofDefaults();
+					own.circuitBreaker(breaker.getName());
+					own.replace(breaker.getName(), breaker);
+					TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(own).bindTo(meters);
+				}
+			};
 		}
 
 	}

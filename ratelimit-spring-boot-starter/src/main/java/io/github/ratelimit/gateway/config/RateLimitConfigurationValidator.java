@@ -121,6 +121,10 @@ public final class RateLimitConfigurationValidator {
 					"must be letters, digits, '-', '_', ':' or '.', was '" + p.getKeyPrefix() + "'.",
 					"use a short prefix such as rl."));
 		}
+		if (p.getDenialLogLevel() == null) {
+			v.add(new ConfigurationViolation(prefix + "denial-log-level", "must be set.",
+					"use one of off, error, warn, info, debug, trace."));
+		}
 		if (p.getHeaderStyle() == null) {
 			v.add(new ConfigurationViolation(prefix + "header-style", "must be set.",
 					"use one of ietf, legacy, both, none."));
@@ -238,6 +242,7 @@ public final class RateLimitConfigurationValidator {
 		String keyBy = null;
 		String cost = null;
 		String critical = null;
+		String shadow = null;
 		for (Map.Entry<String, String> arg : args.entrySet()) {
 			String name = arg.getKey().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
 			if (arg.getKey().equals(NameUtils.generateName(0)) || name.equals("group")) {
@@ -252,9 +257,12 @@ public final class RateLimitConfigurationValidator {
 			else if (name.equals("critical")) {
 				critical = arg.getValue();
 			}
+			else if (name.equals("shadow")) {
+				shadow = arg.getValue();
+			}
 			else {
 				v.add(new ConfigurationViolation(property + ".args." + arg.getKey(), "is not an argument of RateLimit.",
-						"use group, key-by, cost or critical."));
+						"use group, key-by, cost, critical or shadow."));
 			}
 		}
 		KeyBy parsedKeyBy = KeyBy.API_KEY;
@@ -279,6 +287,10 @@ public final class RateLimitConfigurationValidator {
 		if (critical != null && !critical.equalsIgnoreCase("true") && !critical.equalsIgnoreCase("false")) {
 			v.add(new ConfigurationViolation(property + ".args.critical", "must be true or false, was '" + critical + "'.",
 					"use critical: true for routes that must fail closed."));
+		}
+		if (shadow != null && !shadow.equalsIgnoreCase("true") && !shadow.equalsIgnoreCase("false")) {
+			v.add(new ConfigurationViolation(property + ".args.shadow", "must be true or false, was '" + shadow + "'.",
+					"use shadow: true to observe the route's limits without enforcing them."));
 		}
 		v.addAll(validateRoute(p, property, group, parsedKeyBy, parsedCost));
 	}

@@ -68,6 +68,19 @@ public class RateLimitProperties {
 	/** What non-critical routes do while Redis is unavailable. */
 	private final Fallback fallback = new Fallback();
 
+	/**
+	 * Whether every route runs in shadow mode: decisions are computed, counted and logged but never enforced (a
+	 * request over its limit goes through), to measure new limits before switching them on. Groups and routes can
+	 * also be put in shadow mode one by one.
+	 */
+	private boolean shadowMode;
+
+	/** Whether responses in shadow mode carry the rate limit header fields (off: clients see nothing). */
+	private boolean shadowHeaders;
+
+	/** Level of the log line written for every denied request (off, error, warn, info, debug, trace). */
+	private DenialLogLevel denialLogLevel = DenialLogLevel.INFO;
+
 	/** Prefix of every Redis key the limiter writes (letters, digits, '-', '_', ':' and '.'). */
 	private String keyPrefix = "rl";
 
@@ -133,6 +146,30 @@ public class RateLimitProperties {
 
 	public void setRedisTimeout(Duration redisTimeout) {
 		this.redisTimeout = redisTimeout;
+	}
+
+	public boolean isShadowMode() {
+		return this.shadowMode;
+	}
+
+	public void setShadowMode(boolean shadowMode) {
+		this.shadowMode = shadowMode;
+	}
+
+	public boolean isShadowHeaders() {
+		return this.shadowHeaders;
+	}
+
+	public void setShadowHeaders(boolean shadowHeaders) {
+		this.shadowHeaders = shadowHeaders;
+	}
+
+	public DenialLogLevel getDenialLogLevel() {
+		return this.denialLogLevel;
+	}
+
+	public void setDenialLogLevel(DenialLogLevel denialLogLevel) {
+		this.denialLogLevel = denialLogLevel;
 	}
 
 	public CircuitBreaker getCircuitBreaker() {
@@ -267,12 +304,23 @@ public class RateLimitProperties {
 		 */
 		private boolean critical;
 
+		/** Whether the group's limits run in shadow mode: computed, counted and logged, never enforced. */
+		private boolean shadow;
+
 		public boolean isCritical() {
 			return this.critical;
 		}
 
 		public void setCritical(boolean critical) {
 			this.critical = critical;
+		}
+
+		public boolean isShadow() {
+			return this.shadow;
+		}
+
+		public void setShadow(boolean shadow) {
+			this.shadow = shadow;
 		}
 
 	}
@@ -404,6 +452,29 @@ public class RateLimitProperties {
 		public void setMaxBuckets(long maxBuckets) {
 			this.maxBuckets = maxBuckets;
 		}
+
+	}
+
+	/** Log level of the denial log line. */
+	public enum DenialLogLevel {
+
+		/** No denial log line. */
+		OFF,
+
+		/** ERROR. */
+		ERROR,
+
+		/** WARN. */
+		WARN,
+
+		/** INFO. */
+		INFO,
+
+		/** DEBUG. */
+		DEBUG,
+
+		/** TRACE. */
+		TRACE
 
 	}
 

@@ -1,6 +1,8 @@
 package io.github.ratelimit.gateway.filter;
 
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Optional;
 
 import io.github.ratelimit.gateway.config.RateLimitConfigurationException;
@@ -62,6 +64,10 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private final long failClosedRetryAfterSeconds;
 
+	private final DenialLog denialLog;
+
+	private final Map<String, RouteLimitSettings> routes = new ConcurrentHashMap<>();
+
 	/**
 	 * Create the factory.
 	 * @param properties the validated {@code ratelimit.*} properties
@@ -81,6 +87,15 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		this.headers = new RateLimitHeaders(properties.getHeaderStyle());
 		this.failClosedRetryAfterSeconds = RateLimitHeaders
 			.retryAfterSeconds(properties.getCircuitBreaker().getWaitDurationInOpenState().toMillis());
+		this.denialLog = new DenialLog(properties.getDenialLogLevel());
+	}
+
+	/**
+	 * The resolved settings of every route this factory built a filter for, by route id.
+	 * @return an unmodifiable snapshot
+	 */
+	public Map<String, RouteLimitSettings> routeSettings() {
+		return Map.copyOf(this.routes);
 	}
 
 	@Override
@@ -120,11 +135,15 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		}
 		boolean critical = (config.getCritical() != null) ? config.getCritical()
 				: this.limitResolver.isCriticalGroup(group);
-		return new RateLimitFilter(group, keyBy, cost, critical);
+		boolean shadow = (config.getShadow() != null) ? config.getShadow() : this.limitResolver.isShadowGroup(group);
+		String routeId = (config.getRouteId() != null) ? config.getRouteId() : group;
+		RouteLimitSettings settings = new RouteLimitSettings(routeId, group, keyBy, cost, critical, shadow);
+		this.routes.put(routeId, settings);
+		return new RateLimitFilter(settings);
 	}
 
 	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitFilter route) {
-		return this.clientKeyResolver.resolve(exchange, route.keyBy)
+		return this.clientKeyResolver.resolve(exchange, route.settings.keyBy())
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((client) -> client.isPresent() ? check(exchange, chain, route, client.get())
@@ -133,11 +152,16 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitFilter route,
 			ClientKey client) {
-		PlanLimits limits = this.limitResolver.limitsFor(planOf(client), route.group);
-		return this.limiter.check(client, limits, route.cost, route.critical).flatMap((decision) -> {
-			this.metrics.record(route.group, decision);
-			return enforce(exchange, chain, decision);
-		});
+		RouteLimitSettings settings = route.settings;
+		PlanLimits limits = this.limitResolver.limitsFor(planOf(client), settings.group());
+		return this.limiter.check(client, limits, settings.cost(), settings.critical() && !settings.shadow())
+			.flatMap((decision) -> {
+				this.metrics.recordDecision(settings.routeId(), settings.group(), decision, settings.shadow());
+				if (!decision.allowed()) {
+					this.denialLog.denied(client, settings.routeId(), settings.group(), decision, settings.shadow());
+				}
+				return enforce(exchange, chain, decision, settings.shadow());
+			});
 	}
 
 	private String planOf(ClientKey client) {
@@ -149,8 +173,15 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		return this.properties.getAnonymousPlan();
 	}
 
-	private Mono<Void> enforce(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitDecision decision) {
+	private Mono<Void> enforce(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitDecision decision,
+			boolean shadow) {
 		ServerHttpResponse response = exchange.getResponse();
+		if (shadow) {
+			if (this.properties.isShadowHeaders()) {
+				this.headers.write(decision, response.getHeaders());
+			}
+			return chain.filter(exchange);
+		}
 		this.headers.write(decision, response.getHeaders());
 		if (decision.allowed()) {
 			return chain.filter(exchange);
@@ -167,22 +198,27 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		return exchange.getRequest().getPath().value();
 	}
 
+	/**
+	 * The resolved rate limit settings of one route.
+	 *
+	 * @param routeId the route id
+	 * @param group the endpoint group (the route id when the route names none)
+	 * @param keyBy what identifies the client
+	 * @param cost tokens per request
+	 * @param critical whether the route fails closed when the limiter is unavailable
+	 * @param shadow whether decisions are only observed, never enforced
+	 */
+	public record RouteLimitSettings(String routeId, String group, KeyBy keyBy, long cost, boolean critical,
+			boolean shadow) {
+	}
+
 	/** The filter of one route, with its resolved settings. */
 	private final class RateLimitFilter implements GatewayFilter {
 
-		private final String group;
+		private final RouteLimitSettings settings;
 
-		private final KeyBy keyBy;
-
-		private final long cost;
-
-		private final boolean critical;
-
-		RateLimitFilter(String group, KeyBy keyBy, long cost, boolean critical) {
-			this.group = group;
-			this.keyBy = keyBy;
-			this.cost = cost;
-			this.critical = critical;
+		RateLimitFilter(RouteLimitSettings settings) {
+			this.settings = settings;
 		}
 
 		@Override
@@ -193,10 +229,11 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		@Override
 		public String toString() {
 			return GatewayToStringStyler.filterToStringCreator(RateLimitGatewayFilterFactory.this)
-				.append("group", this.group)
-				.append("keyBy", this.keyBy)
-				.append("cost", this.cost)
-				.append("critical", this.critical)
+				.append("group", this.settings.group())
+				.append("keyBy", this.settings.keyBy())
+				.append("cost", this.settings.cost())
+				.append("critical", this.settings.critical())
+				.append("shadow", this.settings.shadow())
 				.toString();
 		}
 
@@ -212,6 +249,8 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		private Long cost;
 
 		private Boolean critical;
+
+		private Boolean shadow;
 
 		private String routeId;
 
@@ -284,6 +323,24 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		 */
 		public Config setCritical(Boolean critical) {
 			this.critical = critical;
+			return this;
+		}
+
+		/**
+		 * Whether the route's decisions are only observed, never enforced; {@code null} takes the group's setting.
+		 * @return the shadow flag or {@code null}
+		 */
+		public Boolean getShadow() {
+			return this.shadow;
+		}
+
+		/**
+		 * Set whether the route runs in shadow mode.
+		 * @param shadow the flag
+		 * @return this config
+		 */
+		public Config setShadow(Boolean shadow) {
+			this.shadow = shadow;
 			return this;
 		}
 

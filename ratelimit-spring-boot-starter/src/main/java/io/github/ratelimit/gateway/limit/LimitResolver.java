@@ -50,6 +50,17 @@ public class LimitResolver {
 		return settings != null && settings.isCritical();
 	}
 
+	/**
+	 * Whether an endpoint group runs in shadow mode ({@code ratelimit.shadow-mode} or
+	 * {@code ratelimit.groups.<group>.shadow}).
+	 * @param group the endpoint group name
+	 * @return whether decisions are only observed
+	 */
+	public boolean isShadowGroup(String group) {
+		RateLimitProperties.Group settings = this.properties.getGroups().get(group);
+		return this.properties.isShadowMode() || (settings != null && settings.isShadow());
+	}
+
 	private PlanLimits resolve(String plan, String group) {
 		RateLimitProperties.Plan settings = this.properties.getPlans().get(plan);
 		if (settings == null) {

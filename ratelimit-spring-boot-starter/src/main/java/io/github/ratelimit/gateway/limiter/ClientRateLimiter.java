@@ -18,10 +18,22 @@ public interface ClientRateLimiter {
 	 * Check and consume.
 	 * @param client who is limited
 	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens this request takes (1 to the smallest capacity)
+	 * @param cost tokens this request takes (1 to the smallest capacity); 0 reads the buckets without consuming
+	 * (used by the {@code ratelimits} actuator endpoint)
 	 * @return the decision; errors (Redis unreachable, timeout) are signalled as {@code Mono.error} and turned into
 	 * a failure policy by the caller
 	 */
 	Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost);
+
+	/**
+	 * Reset a client's buckets in an endpoint group to full (operator action).
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @return the number of buckets that existed and were removed; an {@link UnsupportedOperationException} error
+	 * when the limiter cannot reset
+	 */
+	default Mono<Long> reset(ClientKey client, PlanLimits limits) {
+		return Mono.error(new UnsupportedOperationException(getClass().getName() + " cannot reset buckets"));
+	}
 
 }

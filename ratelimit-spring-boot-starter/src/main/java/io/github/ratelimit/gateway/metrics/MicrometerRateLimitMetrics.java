@@ -1,46 +1,91 @@
 package io.github.ratelimit.gateway.metrics;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 
 /**
- * Counts decisions in the Micrometer counter {@value #DECISIONS}, tagged {@code group}, {@code plan} and
- * {@code outcome} (see {@link RateLimitMetrics#outcome}). Tags come from the configuration only (never the client
- * key), so cardinality stays at groups × plans × 6.
+ * Publishes the limiter's Micrometer meters. Every tag value comes from the configuration or a fixed set, never from
+ * the client, so the number of series stays at routes × plans × outcomes whatever the number of clients.
+ *
+ * <ul>
+ * <li>{@value #DECISIONS} (counter; tags {@code route}, {@code group}, {@code plan}, {@code outcome}): decisions,
+ * outcome one of {@code allowed}, {@code denied}, {@code fallback-allowed}, {@code fallback-denied},
+ * {@code unchecked}, {@code failed-closed}, {@code shadow-denied}.</li>
+ * <li>{@value #CHECKS} (timer with percentile histogram; tag {@code source}: {@code redis},
+ * {@code local-fallback}, {@code none}): time from asking the limiter to having a decision, including a failed
+ * Redis attempt before a fallback.</li>
+ * <li>{@value #REDIS_ERRORS} (counter; tag {@code kind}: {@code timeout}, {@code circuit-open}, {@code connection},
+ * {@code script}, {@code other}): failed calls to Redis.</li>
+ * </ul>
+ * The circuit breaker's own meters ({@code resilience4j.circuitbreaker.*}, tag {@code name=ratelimit-redis}) come from
+ * Resilience4j's Micrometer binding.
  */
 public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 
 	/** Name of the decision counter. */
 	public static final String DECISIONS = "ratelimit.decisions";
 
+	/** Name of the check duration timer. */
+	public static final String CHECKS = "ratelimit.check.duration";
+
+	/** Name of the Redis error counter. */
+	public static final String REDIS_ERRORS = "ratelimit.redis.errors";
+
 	private final MeterRegistry registry;
 
-	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+	private final Map<String, Counter> decisions = new ConcurrentHashMap<>();
+
+	private final Map<RateLimitDecision.Source, Timer> checks = new ConcurrentHashMap<>();
+
+	private final Map<String, Counter> errors = new ConcurrentHashMap<>();
 
 	/**
 	 * Create the metrics.
-	 * @param registry where the counters are registered
+	 * @param registry where the meters are registered
 	 */
 	public MicrometerRateLimitMetrics(MeterRegistry registry) {
 		this.registry = registry;
 	}
 
 	@Override
-	public void record(String group, RateLimitDecision decision) {
+	public void recordDecision(String route, String group, RateLimitDecision decision, boolean shadow) {
 		String plan = decision.limits().plan();
-		String outcome = RateLimitMetrics.outcome(decision);
-		this.counters.computeIfAbsent(group + '\u0000' + plan + '\u0000' + outcome,
+		String outcome = RateLimitMetrics.outcome(decision, shadow);
+		this.decisions.computeIfAbsent(route + '\u0000' + group + '\u0000' + plan + '\u0000' + outcome,
 				(k) -> Counter.builder(DECISIONS)
 					.description("Rate limit decisions")
+					.tag("route", route)
 					.tag("group", group)
 					.tag("plan", plan)
 					.tag("outcome", outcome)
 					.register(this.registry))
 			.increment();
+	}
+
+	@Override
+	public void recordCheck(RateLimitDecision.Source source, long nanos) {
+		this.checks.computeIfAbsent(source, (s) -> Timer.builder(CHECKS)
+			.description("Time to decide one rate limit check")
+			.tag("source", RateLimitMetrics.source(s))
+			.publishPercentileHistogram()
+			.minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(1))
+			.register(this.registry)).record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	@Override
+	public void recordRedisError(Throwable error) {
+		String kind = RateLimitMetrics.errorKind(error);
+		this.errors.computeIfAbsent(kind, (k) -> Counter.builder(REDIS_ERRORS)
+			.description("Failed rate limit calls to Redis")
+			.tag("kind", k)
+			.register(this.registry)).increment();
 	}
 
 }

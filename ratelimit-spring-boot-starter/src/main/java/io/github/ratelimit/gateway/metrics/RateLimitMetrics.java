@@ -1,37 +1,101 @@
 package io.github.ratelimit.gateway.metrics;
 
+import java.util.concurrent.TimeoutException;
+
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 
 /**
- * Observes decisions. The default implementation counts them with Micrometer when a {@code MeterRegistry} exists
- * ({@link MicrometerRateLimitMetrics}); otherwise decisions are not recorded.
+ * Observes the limiter. The default implementation publishes Micrometer meters when a {@code MeterRegistry} exists
+ * ({@link MicrometerRateLimitMetrics}, names and tags documented there); otherwise nothing is recorded.
  */
-@FunctionalInterface
 public interface RateLimitMetrics {
 
 	/** Records nothing. */
-	RateLimitMetrics NONE = (group, decision) -> {
+	RateLimitMetrics NONE = new RateLimitMetrics() {
 	};
 
 	/**
-	 * Record one decision.
+	 * Record one decision as enforced (or, in shadow mode, observed).
+	 * @param route the route id
 	 * @param group the endpoint group
 	 * @param decision the decision
+	 * @param shadow whether the route runs in shadow mode (a refusal is then let through)
 	 */
-	void record(String group, RateLimitDecision decision);
+	default void recordDecision(String route, String group, RateLimitDecision decision, boolean shadow) {
+	}
 
 	/**
-	 * The outcome label of a decision: {@code allowed}, {@code denied}, {@code fallback_allowed},
-	 * {@code fallback_denied}, {@code unchecked} (let through, no limiter available) or {@code failed_closed}.
+	 * Record the duration of one check, from asking the limiter to having a decision.
+	 * @param source where the decision came from
+	 * @param nanos the duration in nanoseconds
+	 */
+	default void recordCheck(RateLimitDecision.Source source, long nanos) {
+	}
+
+	/**
+	 * Record one failed call to the shared store.
+	 * @param error the failure
+	 */
+	default void recordRedisError(Throwable error) {
+	}
+
+	/**
+	 * The outcome label of a decision: {@code allowed}, {@code denied}, {@code fallback-allowed},
+	 * {@code fallback-denied}, {@code unchecked} (let through, no limiter available), {@code failed-closed}, and in
+	 * shadow mode {@code shadow-denied} for any refusal that was let through.
 	 * @param decision the decision
+	 * @param shadow whether the route runs in shadow mode
 	 * @return the outcome label
 	 */
-	static String outcome(RateLimitDecision decision) {
+	static String outcome(RateLimitDecision decision, boolean shadow) {
+		if (shadow && !decision.allowed()) {
+			return "shadow-denied";
+		}
 		return switch (decision.source()) {
 			case SHARED -> decision.allowed() ? "allowed" : "denied";
-			case LOCAL_FALLBACK -> decision.allowed() ? "fallback_allowed" : "fallback_denied";
-			case NONE -> decision.allowed() ? "unchecked" : "failed_closed";
+			case LOCAL_FALLBACK -> decision.allowed() ? "fallback-allowed" : "fallback-denied";
+			case NONE -> decision.allowed() ? "unchecked" : "failed-closed";
 		};
+	}
+
+	/**
+	 * The source label of a decision: {@code redis}, {@code local-fallback} or {@code none}.
+	 * @param source the source
+	 * @return the label
+	 */
+	static String source(RateLimitDecision.Source source) {
+		return switch (source) {
+			case SHARED -> "redis";
+			case LOCAL_FALLBACK -> "local-fallback";
+			case NONE -> "none";
+		};
+	}
+
+	/**
+	 * The kind label of a failed store call: {@code timeout}, {@code circuit-open}, {@code connection},
+	 * {@code script} (Redis answered with an error) or {@code other}.
+	 * @param error the failure
+	 * @return the label
+	 */
+	static String errorKind(Throwable error) {
+		if (error instanceof TimeoutException) {
+			return "timeout";
+		}
+		if (error instanceof CallNotPermittedException) {
+			return "circuit-open";
+		}
+		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+			String name = cause.getClass().getName();
+			if (name.endsWith("ConnectionException") || name.endsWith("ConnectionFailureException")
+					|| cause instanceof java.net.ConnectException || cause instanceof java.io.IOException) {
+				return "connection";
+			}
+			if (name.equals("io.lettuce.core.RedisCommandExecutionException")) {
+				return "script";
+			}
+		}
+		return "other";
 	}
 
 }

@@ -78,6 +78,12 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 		return call.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((decision) -> this.connected = true);
 	}
 
+	@Override
+	public Mono<Long> reset(ClientKey client, PlanLimits limits) {
+		// all of one client's keys in a group share a hash tag, so one DEL works on a Redis Cluster too
+		return this.redis.delete(this.keys.keysFor(client, limits).toArray(String[]::new));
+	}
+
 	private List<String> arguments(PlanLimits limits) {
 		return this.argumentsCache.computeIfAbsent(limits, (l) -> {
 			List<String> args = new ArrayList<>(2 + 3 * l.limits().size());

@@ -8,6 +8,7 @@ import io.github.ratelimit.gateway.key.ClientKey;
 import io.github.ratelimit.gateway.limit.PlanLimits;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.reactor.circuitbreaker.operator.CircuitBreakerOperator;
@@ -40,6 +41,8 @@ public class ResilientRateLimiter {
 
 	private final FallbackMode mode;
 
+	private final RateLimitMetrics metrics;
+
 	private final AtomicLong nextLogAt = new AtomicLong(Long.MIN_VALUE);
 
 	private final AtomicLong suppressed = new AtomicLong();
@@ -51,14 +54,16 @@ public class ResilientRateLimiter {
 	 * @param circuitBreaker the breaker around the shared limiter
 	 * @param timeout longest wait for the shared limiter per check
 	 * @param mode what non-critical routes do while the shared limiter is unavailable
+	 * @param metrics records check durations and store failures
 	 */
 	public ResilientRateLimiter(ClientRateLimiter shared, LocalTokenBucketLimiter local, CircuitBreaker circuitBreaker,
-			Duration timeout, FallbackMode mode) {
+			Duration timeout, FallbackMode mode, RateLimitMetrics metrics) {
 		this.shared = shared;
 		this.local = local;
 		this.circuitBreaker = circuitBreaker;
 		this.timeout = timeout;
 		this.mode = mode;
+		this.metrics = metrics;
 	}
 
 	/**
@@ -70,10 +75,19 @@ public class ResilientRateLimiter {
 	 * @return the decision; never an error
 	 */
 	public Mono<RateLimitDecision> check(ClientKey client, PlanLimits limits, long cost, boolean critical) {
+		return Mono.defer(() -> {
+			long start = System.nanoTime();
+			return decide(client, limits, cost, critical)
+				.doOnNext((decision) -> this.metrics.recordCheck(decision.source(), System.nanoTime() - start));
+		});
+	}
+
+	private Mono<RateLimitDecision> decide(ClientKey client, PlanLimits limits, long cost, boolean critical) {
 		return this.shared.tryConsume(client, limits, cost)
 			.timeout(this.timeout)
 			.transformDeferred(CircuitBreakerOperator.of(this.circuitBreaker))
 			.onErrorResume((ex) -> {
+				this.metrics.recordRedisError(ex);
 				logFailure(limits.group(), ex, critical);
 				if (critical) {
 					return Mono.just(RateLimitDecision.failedClosed(limits));

@@ -47,8 +47,8 @@ class RateLimitAutoConfigurationTest {
 				.filter((l) -> !l.isEmpty() && !l.startsWith("#"))
 				.toList();
 		}
-		assertThat(names).containsExactly(RateLimitAutoConfiguration.class.getName(),
-				RateLimitHealthAutoConfiguration.class.getName());
+		assertThat(names).contains(RateLimitAutoConfiguration.class.getName(),
+				RateLimitHealthAutoConfiguration.class.getName(), RateLimitEndpointAutoConfiguration.class.getName());
 		for (String name : names) {
 			assertThat(Class.forName(name)).hasAnnotation(AutoConfiguration.class);
 		}

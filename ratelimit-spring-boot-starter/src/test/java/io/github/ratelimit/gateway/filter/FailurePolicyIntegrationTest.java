@@ -83,9 +83,9 @@ class FailurePolicyIntegrationTest {
 
 	@Test
 	void stoppedRedisFallsBackToTheLocalShareAndCriticalRoutesFailClosed() {
-		double allowedBefore = count("fallback_allowed");
-		double deniedBefore = count("fallback_denied");
-		double closedBefore = count("failed_closed");
+		double allowedBefore = count("fallback-allowed");
+		double deniedBefore = count("fallback-denied");
+		double closedBefore = count("failed-closed");
 		redis.kill();
 		// free default: capacity 20 shared by 2 instances -> 10 here; no 429 while the client stays within it
 		for (int i = 0; i < 10; i++) {
@@ -100,9 +100,9 @@ class FailurePolicyIntegrationTest {
 			this.client.get().uri("/auth/login").exchange().expectStatus().isEqualTo(503)
 				.expectHeader().valueEquals("Retry-After", "1");
 		}
-		assertThat(count("fallback_allowed") - allowedBefore).isEqualTo(10);
-		assertThat(count("fallback_denied") - deniedBefore).isEqualTo(1);
-		assertThat(count("failed_closed") - closedBefore).isEqualTo(3);
+		assertThat(count("fallback-allowed") - allowedBefore).isEqualTo(10);
+		assertThat(count("fallback-denied") - deniedBefore).isEqualTo(1);
+		assertThat(count("failed-closed") - closedBefore).isEqualTo(3);
 		this.client.get().uri("/actuator/health").exchange().expectBody()
 			.jsonPath("$.components.rateLimiter.status").isEqualTo("UP")
 			.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("OPEN")

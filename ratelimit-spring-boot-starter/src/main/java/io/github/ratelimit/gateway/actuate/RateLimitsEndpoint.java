@@ -1,0 +1,200 @@
+package io.github.ratelimit.gateway.actuate;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.key.ApiKeyHasher;
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.key.PlanResolver;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.LimitResolver;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.limiter.LimitStatus;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+
+/**
+ * The {@code ratelimits} actuator endpoint, for the people who run the gateway.
+ *
+ * <ul>
+ * <li>{@code GET /actuator/ratelimits}: the effective plans, groups, routes and settings (API keys are only
+ * counted, never listed).</li>
+ * <li>{@code GET /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: one client's buckets in a group:
+ * tokens now and milliseconds until full, read from Redis without consuming.</li>
+ * <li>{@code DELETE /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: reset that client's buckets to
+ * full (a write operation: only with {@code management.endpoint.ratelimits.access=unrestricted}).</li>
+ * </ul>
+ * Like every actuator endpoint it is exposed over HTTP only when listed in
+ * {@code management.endpoints.web.exposure.include}; its default access is read-only. Answers name a client by its
+ * hashed id ({@code k:<hash>} or {@code ip:<address>}), never by the raw API key.
+ */
+@Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
+public class RateLimitsEndpoint {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(2);
+
+	private final RateLimitProperties properties;
+
+	private final LimitResolver limits;
+
+	private final PlanResolver plans;
+
+	private final ClientRateLimiter limiter;
+
+	private final RateLimitGatewayFilterFactory filters;
+
+	/**
+	 * Create the endpoint.
+	 * @param properties the rate limit properties
+	 * @param limits finds the limits of a plan in a group
+	 * @param plans finds the plan of an API key
+	 * @param limiter the shared limiter (read with cost 0, reset)
+	 * @param filters knows the routes' settings
+	 */
+	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
+			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters) {
+		this.properties = properties;
+		this.limits = limits;
+		this.plans = plans;
+		this.limiter = limiter;
+		this.filters = filters;
+	}
+
+	/**
+	 * The effective configuration.
+	 * @return plans (with their limits), groups, routes and settings
+	 */
+	@ReadOperation
+	public Map<String, Object> configuration() {
+		Map<String, Object> plans = new LinkedHashMap<>();
+		this.properties.getPlans().forEach((name, plan) -> {
+			Map<String, Object> groups = new LinkedHashMap<>();
+			plan.getGroups().keySet().forEach((group) -> groups.put(group, describe(this.limits.limitsFor(name, group))));
+			Map<String, Object> entry = new LinkedHashMap<>();
+			entry.put("default", describe(this.limits.limitsFor(name, "default")));
+			entry.put("groups", groups);
+			plans.put(name, entry);
+		});
+		Map<String, Object> groups = new LinkedHashMap<>();
+		this.properties.getGroups().forEach((name, group) -> groups.put(name,
+				Map.of("critical", group.isCritical(), "shadow", this.limits.isShadowGroup(name))));
+		Map<String, Object> result = new LinkedHashMap<>();
+		result.put("anonymousPlan", this.properties.getAnonymousPlan());
+		result.put("apiKeyHeader", this.properties.getApiKeyHeader());
+		result.put("trustedProxies", this.properties.getTrustedProxies());
+		result.put("headerStyle", this.properties.getHeaderStyle());
+		result.put("shadowMode", this.properties.isShadowMode());
+		result.put("fallbackMode", this.properties.getFallback().getMode());
+		result.put("staticApiKeys", this.properties.getApiKeys().size());
+		result.put("plans", plans);
+		result.put("groups", groups);
+		result.put("routes", this.filters.routeSettings());
+		return result;
+	}
+
+	/**
+	 * One client's buckets in an endpoint group, read without consuming.
+	 * @param group the endpoint group
+	 * @param apiKey the client's API key (never echoed back), or {@code null}
+	 * @param ip the client's IP address, or {@code null}
+	 * @return the client's hashed id, plan and per-limit state: {@code tokens} (whole tokens now),
+	 * {@code timeUntilFullMs}
+	 */
+	@ReadOperation
+	public Mono<Map<String, Object>> buckets(@Selector String group, @Nullable String apiKey, @Nullable String ip) {
+		return client(apiKey, ip).flatMap((client) -> {
+			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
+			return this.limiter.tryConsume(client, planLimits, 0).timeout(TIMEOUT).map((decision) -> {
+				List<Map<String, Object>> buckets = decision.statuses().stream().map(RateLimitsEndpoint::bucket).toList();
+				Map<String, Object> result = header(client, group);
+				result.put("buckets", buckets);
+				return result;
+			});
+		}).onErrorResume(RateLimitsEndpoint::error);
+	}
+
+	/**
+	 * Reset one client's buckets in an endpoint group to full.
+	 * @param group the endpoint group
+	 * @param apiKey the client's API key (never echoed back), or {@code null}
+	 * @param ip the client's IP address, or {@code null}
+	 * @return the client's hashed id and how many buckets were removed
+	 */
+	@DeleteOperation
+	public Mono<Map<String, Object>> reset(@Selector String group, @Nullable String apiKey, @Nullable String ip) {
+		return client(apiKey, ip).flatMap((client) -> this.limiter
+			.reset(client, this.limits.limitsFor(client.plan(), group))
+			.timeout(TIMEOUT)
+			.map((removed) -> {
+				Map<String, Object> result = header(client, group);
+				result.put("bucketsReset", removed);
+				return result;
+			})).onErrorResume(RateLimitsEndpoint::error);
+	}
+
+	private Mono<ClientKey> client(@Nullable String apiKey, @Nullable String ip) {
+		boolean byKey = apiKey != null && !apiKey.isBlank();
+		boolean byIp = ip != null && !ip.isBlank();
+		if (byKey == byIp) {
+			return Mono.error(new IllegalArgumentException("give exactly one of apiKey or ip"));
+		}
+		if (byIp) {
+			return Mono.just(new ClientKey(ClientKey.Kind.IP, ip.strip(), this.properties.getAnonymousPlan()));
+		}
+		String key = apiKey.strip();
+		return this.plans.resolvePlan(key)
+			.map((plan) -> new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(key), plan))
+			.switchIfEmpty(Mono.error(() -> new IllegalArgumentException(
+					"unknown API key (sha256:" + ApiKeyHasher.hash(key) + "); such clients are limited by IP")));
+	}
+
+	private static Map<String, Object> header(ClientKey client, String group) {
+		Map<String, Object> result = new LinkedHashMap<>();
+		result.put("client", client.kind().tag() + ":" + client.id());
+		result.put("plan", client.plan());
+		result.put("group", group);
+		return result;
+	}
+
+	private static Map<String, Object> bucket(LimitStatus status) {
+		BucketLimit limit = status.limit();
+		Map<String, Object> bucket = new LinkedHashMap<>();
+		bucket.put("policy", limit.policyName());
+		bucket.put("capacity", limit.capacity());
+		bucket.put("refillTokens", limit.refillTokens());
+		bucket.put("refillPeriod", limit.refillPeriod().toString());
+		bucket.put("tokens", status.remaining());
+		bucket.put("timeUntilFullMs", status.resetMillis());
+		return bucket;
+	}
+
+	private static List<Map<String, Object>> describe(PlanLimits planLimits) {
+		return planLimits.limits().stream().map((limit) -> {
+			Map<String, Object> entry = new LinkedHashMap<>();
+			entry.put("policy", limit.policyName());
+			entry.put("capacity", limit.capacity());
+			entry.put("refillTokens", limit.refillTokens());
+			entry.put("refillPeriod", limit.refillPeriod().toString());
+			return (Map<String, Object>) entry;
+		}).toList();
+	}
+
+	private static Mono<Map<String, Object>> error(Throwable ex) {
+		Map<String, Object> result = new LinkedHashMap<>();
+		result.put("error", Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName()));
+		return Mono.just(result);
+	}
+
+}

@@ -1,0 +1,35 @@
+package io.github.ratelimit.gateway.autoconfigure;
+
+import io.github.ratelimit.gateway.actuate.RateLimitsEndpoint;
+import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.key.PlanResolver;
+import io.github.ratelimit.gateway.limit.LimitResolver;
+import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Registers the {@code ratelimits} actuator endpoint ({@link RateLimitsEndpoint}) when Spring Boot Actuator is
+ * present, the limiter is configured and the endpoint is available (access not {@code none}, and exposed).
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnBean(RateLimitGatewayFilterFactory.class)
+public final class RateLimitEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint
+	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
+			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters) {
+		return new RateLimitsEndpoint(properties, limits, plans, limiter, filters);
+	}
+
+}
