@@ -2,7 +2,7 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.util.List;
 
-import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
+import io.github.ratelimit.gateway.config.RateLimitConfigurationCheck;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.key.ClientAddressResolver;
@@ -62,11 +62,17 @@ public final class RateLimitAutoConfiguration {
 	/** Name of the circuit breaker around Redis calls. */
 	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
+	/** Not replaceable: the configuration is checked whichever beans the application defines. */
+	@Bean
+	RateLimitConfigurationCheck rateLimitConfigurationCheck(RateLimitProperties properties,
+			ObjectProvider<GatewayProperties> gatewayProperties) {
+		return new RateLimitConfigurationCheck(properties, gatewayProperties.getIfAvailable());
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	LimitResolver rateLimitLimitResolver(RateLimitProperties properties,
-			ObjectProvider<GatewayProperties> gatewayProperties) {
-		RateLimitConfigurationValidator.validate(properties, gatewayProperties.getIfAvailable());
+			RateLimitConfigurationCheck rateLimitConfigurationCheck) {
 		return new LimitResolver(properties);
 	}
 

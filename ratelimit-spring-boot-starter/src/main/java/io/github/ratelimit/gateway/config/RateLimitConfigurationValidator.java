@@ -223,21 +223,25 @@ public final class RateLimitConfigurationValidator {
 			List<FilterDefinition> filters = routes.get(r).getFilters();
 			for (int f = 0; f < filters.size(); f++) {
 				if (FILTER_NAME.equals(filters.get(f).getName())) {
-					validateFilterArgs(p, ROUTES + "[" + r + "].filters[" + f + "]", filters.get(f).getArgs(), v);
+					validateFilterArgs(p, ROUTES + "[" + r + "].filters[" + f + "]", routes.get(r).getId(),
+							filters.get(f).getArgs(), v);
 				}
 			}
 		}
 		List<FilterDefinition> defaults = gateway.getDefaultFilters();
 		for (int f = 0; f < defaults.size(); f++) {
 			if (FILTER_NAME.equals(defaults.get(f).getName())) {
-				validateFilterArgs(p, DEFAULT_FILTERS + "[" + f + "]", defaults.get(f).getArgs(), v);
+				for (RouteDefinition route : routes) {
+					validateFilterArgs(p, DEFAULT_FILTERS + "[" + f + "] (route " + route.getId() + ")", route.getId(),
+							defaults.get(f).getArgs(), v);
+				}
 			}
 		}
 		return v;
 	}
 
-	private static void validateFilterArgs(RateLimitProperties p, String property, Map<String, String> args,
-			List<ConfigurationViolation> v) {
+	private static void validateFilterArgs(RateLimitProperties p, String property, String routeId,
+			Map<String, String> args, List<ConfigurationViolation> v) {
 		String group = null;
 		String keyBy = null;
 		String cost = null;
@@ -292,7 +296,7 @@ public final class RateLimitConfigurationValidator {
 			v.add(new ConfigurationViolation(property + ".args.shadow", "must be true or false, was '" + shadow + "'.",
 					"use shadow: true to observe the route's limits without enforcing them."));
 		}
-		v.addAll(validateRoute(p, property, group, parsedKeyBy, parsedCost));
+		v.addAll(validateRoute(p, property, group, routeId, parsedKeyBy, parsedCost));
 	}
 
 	/**
@@ -301,12 +305,13 @@ public final class RateLimitConfigurationValidator {
 	 * @param p the (valid) rate limit properties
 	 * @param property the name to report problems under
 	 * @param explicitGroup the group the route names, or {@code null} when it uses its route id
+	 * @param routeId the route id (the group when none is named), or {@code null}
 	 * @param keyBy what the route limits by
 	 * @param cost tokens per request, or {@code null} if already reported invalid
 	 * @return the problems found
 	 */
 	public static List<ConfigurationViolation> validateRoute(RateLimitProperties p, String property,
-			String explicitGroup, KeyBy keyBy, Long cost) {
+			String explicitGroup, String routeId, KeyBy keyBy, Long cost) {
 		List<ConfigurationViolation> v = new ArrayList<>();
 		Set<String> known = knownGroups(p);
 		if (explicitGroup != null && !known.contains(explicitGroup)) {
@@ -317,7 +322,7 @@ public final class RateLimitConfigurationValidator {
 							+ new TreeSet<>(known) + "), or drop group to use the route id."));
 		}
 		if (cost != null) {
-			String group = explicitGroup;
+			String group = (explicitGroup != null) ? explicitGroup : routeId;
 			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
 				if (keyBy == KeyBy.IP && !plan.getKey().equals(p.getAnonymousPlan())) {
 					continue;

@@ -125,7 +125,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		KeyBy keyBy = (config.getKeyBy() != null) ? config.getKeyBy() : KeyBy.API_KEY;
 		long cost = (config.getCost() != null) ? config.getCost() : 1L;
 		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateRoute(this.properties,
-				"route '" + config.getRouteId() + "' RateLimit", config.getGroup(), keyBy, cost);
+				"route '" + config.getRouteId() + "' RateLimit", config.getGroup(), config.getRouteId(), keyBy, cost);
 		if (cost < 1) {
 			violations = List.of(new ConfigurationViolation("route '" + config.getRouteId() + "' RateLimit.cost",
 					"must be at least 1, was " + cost + ".", "use a cost of 1 or more."));

@@ -36,14 +36,13 @@ public final class ApiKeyHasher {
 	}
 
 	/**
-	 * A masked form of an API key for messages shown to operators: at most its first 4 characters, then an
-	 * ellipsis and the start of its hash, e.g. {@code demo…(sha256:Xk3v9Q)}.
+	 * A form of an API key for messages shown to operators: {@code sha256:} and its hash (as in Redis key names),
+	 * nothing of the key itself.
 	 * @param apiKey the raw key
 	 * @return the masked form
 	 */
 	public static String mask(String apiKey) {
-		String head = apiKey.length() > 8 ? apiKey.substring(0, 4) : "";
-		return head + "…(sha256:" + hash(apiKey).substring(0, 6) + ")";
+		return "sha256:" + hash(apiKey);
 	}
 
 }

@@ -67,6 +67,23 @@ class RateLimitConfigurationValidationTest {
 	}
 
 	@Test
+	void costAboveCapacityIsRefusedWhenTheRouteIdIsTheGroup() {
+		// route id 'search' is the group when the filter names none: its capacity 5 applies
+		this.runner
+			.withPropertyValues("spring.cloud.gateway.server.webflux.routes[0].filters[1].name=RateLimit",
+					"spring.cloud.gateway.server.webflux.routes[0].filters[1].args.cost=6")
+			.run((context) -> assertThat(failure(context))
+				.contains("routes[0].filters[1].args.cost: is 6 tokens, more than the capacity 5 of a limit of plan 'free'"));
+	}
+
+	@Test
+	void replacingTheLimitResolverDoesNotSkipTheChecks() {
+		this.runner.withBean(LimitResolver.class, () -> new LimitResolver(new RateLimitProperties()))
+			.withPropertyValues("ratelimit.plans.free.default[0].capacity=0")
+			.run((context) -> assertThat(failure(context)).contains("ratelimit.plans.free.default[0].capacity"));
+	}
+
+	@Test
 	void zeroOrNegativePeriodIsRefused() {
 		this.runner.withPropertyValues("ratelimit.plans.free.default[0].refill-period=0s",
 				"ratelimit.plans.free.groups.search[0].refill-period=-1s")
@@ -116,7 +133,7 @@ class RateLimitConfigurationValidationTest {
 	void apiKeyMappedToUnknownPlanIsRefusedWithoutEchoingTheKey() {
 		this.runner.withPropertyValues("ratelimit.api-keys.s3cr3t-key-0123456789=gold")
 			.run((context) -> assertThat(failure(context)).contains("maps an API key to plan 'gold', which is not defined.")
-				.contains("ratelimit.api-keys[s3cr…(sha256:")
+				.contains("ratelimit.api-keys[sha256:")
 				.doesNotContain("s3cr3t-key-0123456789"));
 	}
 

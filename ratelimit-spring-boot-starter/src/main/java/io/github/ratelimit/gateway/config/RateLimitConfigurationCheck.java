@@ -1,0 +1,31 @@
+package io.github.ratelimit.gateway.config;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.cloud.gateway.config.GatewayProperties;
+
+/**
+ * Validates the configuration when the application context starts, independently of which beans the application
+ * replaces: a bad value stops start-up with a {@link RateLimitConfigurationException} naming each property.
+ */
+public class RateLimitConfigurationCheck implements InitializingBean {
+
+	private final RateLimitProperties properties;
+
+	private final GatewayProperties gateway;
+
+	/**
+	 * Create the check.
+	 * @param properties the bound {@code ratelimit.*} properties
+	 * @param gateway the gateway's route definitions, or {@code null}
+	 */
+	public RateLimitConfigurationCheck(RateLimitProperties properties, GatewayProperties gateway) {
+		this.properties = properties;
+		this.gateway = gateway;
+	}
+
+	@Override
+	public void afterPropertiesSet() {
+		RateLimitConfigurationValidator.validate(this.properties, this.gateway);
+	}
+
+}
