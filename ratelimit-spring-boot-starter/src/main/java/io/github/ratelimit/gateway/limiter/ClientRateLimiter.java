@@ -26,6 +26,18 @@ public interface ClientRateLimiter {
 	Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost);
 
 	/**
+	 * Give back the tokens an allowed check took, when the caller abandoned that check (it timed out and the
+	 * request was decided without this limiter). Implementations that cannot do it ignore the call.
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost the tokens the abandoned check took from each limit
+	 * @return completion; errors are logged by the caller and otherwise ignored
+	 */
+	default Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+		return Mono.empty();
+	}
+
+	/**
 	 * Reset a client's buckets in an endpoint group to full (operator action).
 	 * @param client the client
 	 * @param limits the plan's limits in the endpoint group

@@ -28,6 +28,9 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 	/** Class path location of the token bucket script. */
 	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/token_bucket.lua";
 
+	private static final RedisScript<Long> REFUND_SCRIPT = RedisScript
+		.of(new ClassPathResource("META-INF/ratelimit/token_bucket_refund.lua"), Long.class);
+
 	private final ReactiveStringRedisTemplate redis;
 
 	private final RedisScript<List<Long>> script;
@@ -76,6 +79,13 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 		// Data Redis does synchronously on the subscribing thread: keep that off the request's event loop, so
 		// the caller's timeout bounds the wait. Once connected, Lettuce reconnects in the background.
 		return call.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((decision) -> this.connected = true);
+	}
+
+	@Override
+	public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+		List<String> arguments = new ArrayList<>(arguments(limits));
+		arguments.set(0, Long.toString(cost));
+		return this.redis.execute(REFUND_SCRIPT, this.keys.keysFor(client, limits), arguments).then();
 	}
 
 	@Override

@@ -1,6 +1,8 @@
 package io.github.ratelimit.gateway.resilience;
 
 import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.gateway.config.RateLimitProperties.FallbackMode;
@@ -14,6 +16,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.reactor.circuitbreaker.operator.CircuitBreakerOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -42,6 +45,12 @@ public class ResilientRateLimiter {
 	private final FallbackMode mode;
 
 	private final RateLimitMetrics metrics;
+
+	private static final int PENDING = 0;
+
+	private static final int ANSWERED = 1;
+
+	private static final int ABANDONED = 2;
 
 	private final AtomicLong nextLogAt = new AtomicLong(Long.MIN_VALUE);
 
@@ -83,8 +92,7 @@ public class ResilientRateLimiter {
 	}
 
 	private Mono<RateLimitDecision> decide(ClientKey client, PlanLimits limits, long cost, boolean critical) {
-		return this.shared.tryConsume(client, limits, cost)
-			.timeout(this.timeout)
+		return Mono.defer(() -> withTimeout(client, limits, cost))
 			.transformDeferred(CircuitBreakerOperator.of(this.circuitBreaker))
 			.onErrorResume((ex) -> {
 				this.metrics.recordRedisError(ex);
@@ -97,6 +105,41 @@ public class ResilientRateLimiter {
 				}
 				return Mono.just(this.local.consume(client, limits, cost));
 			});
+	}
+
+	/**
+	 * Ask the shared limiter, giving up after the timeout. Unlike {@link Mono#timeout}, giving up does not cancel
+	 * the call: the command may already be in Redis, and if it later comes back having allowed (and so consumed)
+	 * the request, its tokens are refunded, so a request decided without Redis consumes nothing there.
+	 */
+	private Mono<RateLimitDecision> withTimeout(ClientKey client, PlanLimits limits, long cost) {
+		return Mono.create((sink) -> {
+			AtomicInteger state = new AtomicInteger(PENDING);
+			Disposable timer = Mono.delay(this.timeout).subscribe((tick) -> {
+				if (state.compareAndSet(PENDING, ABANDONED)) {
+					sink.error(new TimeoutException("No answer from the shared limiter within " + this.timeout));
+				}
+			});
+			sink.onCancel(() -> state.compareAndSet(PENDING, ABANDONED));
+			sink.onDispose(timer);
+			this.shared.tryConsume(client, limits, cost).subscribe((decision) -> {
+				if (state.compareAndSet(PENDING, ANSWERED)) {
+					sink.success(decision);
+				}
+				else if (decision.allowed() && cost > 0) {
+					this.shared.refund(client, limits, cost)
+						.subscribe(null, (ex) -> logger.debug("Refund of an abandoned check failed: {}", ex.toString()));
+				}
+			}, (ex) -> {
+				if (state.compareAndSet(PENDING, ANSWERED)) {
+					sink.error(ex);
+				}
+			}, () -> {
+				if (state.compareAndSet(PENDING, ANSWERED)) {
+					sink.error(new IllegalStateException("The shared limiter answered nothing"));
+				}
+			});
+		});
 	}
 
 	/**

@@ -94,6 +94,28 @@ class RedisFailureIntegrationTest {
 	}
 
 	@Test
+	void checksAbandonedWhileRedisHungAreRefundedWhenItAnswers() {
+		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.23", this.port);
+		String bucket = "rl:{a|k:" + io.github.ratelimit.gateway.key.ApiKeyHasher.hash("key-two") + "}:0";
+		redis.pause();
+		try {
+			for (int i = 0; i < 2; i++) {
+				assertThat(fresh.get().uri("/a/" + i).header("X-API-Key", "key-two").exchange().expectBody()
+					.returnResult().getStatus().value()).isEqualTo(200); // decided by the local fallback
+			}
+		}
+		finally {
+			redis.resume();
+		}
+		// Redis now runs the two queued checks (each takes a token) and the gateway gives both back
+		await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+			String tokens = redis.command("HGET", bucket, "tk");
+			assertThat(tokens).isNotNull();
+			assertThat(Double.parseDouble(tokens)).isGreaterThan(1.9);
+		});
+	}
+
+	@Test
 	void killedRedisFallsBackLocallyAndCriticalRoutesFailClosed() {
 		redis.kill();
 		// normal route: the local fallback holds this instance's share (1 instance: the whole anonymous capacity 2);

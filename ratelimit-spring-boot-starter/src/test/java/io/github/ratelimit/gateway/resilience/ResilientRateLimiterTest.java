@@ -18,6 +18,7 @@ import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** The failure policy, with the shared limiter replaced by stubs (pure logic; Redis itself is tested elsewhere). */
 class ResilientRateLimiterTest {
@@ -91,6 +92,33 @@ class ResilientRateLimiterTest {
 		}
 		assertThat(this.breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
 		assertThat(this.calls.get()).isEqualTo(2);
+	}
+
+	@Test
+	void anAbandonedCheckThatLaterAllowedIsRefunded() {
+		AtomicInteger refunds = new AtomicInteger();
+		RateLimitDecision allowed = RateLimitDecision.shared(LIMITS, true, List.of(new LimitStatus(LIMIT, true, 9, 0, 100)));
+		RateLimitDecision denied = RateLimitDecision.shared(LIMITS, false, List.of(new LimitStatus(LIMIT, false, 0, 100, 1000)));
+		ClientRateLimiter slow = new ClientRateLimiter() {
+			@Override
+			public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+				return Mono.delay(Duration.ofMillis(200)).thenReturn((cost == 1) ? allowed : denied);
+			}
+
+			@Override
+			public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+				return Mono.fromRunnable(refunds::incrementAndGet);
+			}
+		};
+		ResilientRateLimiter limiter = limiter(slow, FallbackMode.LOCAL);
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
+			.assertNext((d) -> assertThat(d.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK))
+			.verifyComplete();
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(refunds.get()).isEqualTo(1));
+		// a late denial consumed nothing: nothing to refund
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 2, false)).expectNextCount(1).verifyComplete();
+		StepVerifier.create(Mono.delay(Duration.ofMillis(400))).expectNextCount(1).verifyComplete();
+		assertThat(refunds.get()).isEqualTo(1);
 	}
 
 	private ClientRateLimiter counting(Mono<RateLimitDecision> result) {

@@ -1,0 +1,89 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.time.Duration;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
+import org.springframework.core.Ordered;
+
+/**
+ * Turns on Lettuce's Redis Cluster topology refresh where the application left it off, so that failover,
+ * resharding and MOVED/ASK redirections are followed without a restart. Spring Boot leaves both refresh kinds off
+ * unless {@code spring.data.redis.lettuce.cluster.refresh.period} / {@code .adaptive} are set; without them a
+ * client keeps sending a failed master's slots to the dead node, and every check of those clients falls back until
+ * the gateway restarts.
+ *
+ * <p>Only touches cluster clients ({@link ClusterClientOptions.Builder}); settings the application made explicitly
+ * are kept: a configured period is used as is, and an explicit {@code adaptive} (true or false) wins. It runs
+ * first among the customizers, so an application's own {@link LettuceClientOptionsBuilderCustomizer} that sets
+ * topology refresh options has the last word.
+ */
+public class ClusterTopologyRefreshCustomizer implements LettuceClientOptionsBuilderCustomizer, Ordered {
+
+	/** Periodic refresh used when the application sets no period. */
+	public static final Duration DEFAULT_PERIOD = Duration.ofSeconds(30);
+
+	/**
+	 * Least time between two refreshes triggered by events (MOVED, ASK, persistent reconnects, uncovered slot,
+	 * unknown node); Lettuce's own default is 30 s, which would leave a failed master's clients on the local
+	 * fallback for up to that long after the cluster has promoted a replica.
+	 */
+	public static final Duration DEFAULT_ADAPTIVE_TIMEOUT = Duration.ofSeconds(5);
+
+	private final Duration period;
+
+	private final boolean adaptive;
+
+	private final boolean dynamicRefreshSources;
+
+	/**
+	 * Create a customizer.
+	 * @param period periodic refresh interval, {@code null} for none
+	 * @param adaptive whether event-triggered (adaptive) refresh is on
+	 * @param dynamicRefreshSources whether every known node is asked for the topology (not only the seed nodes)
+	 */
+	public ClusterTopologyRefreshCustomizer(Duration period, boolean adaptive, boolean dynamicRefreshSources) {
+		this.period = period;
+		this.adaptive = adaptive;
+		this.dynamicRefreshSources = dynamicRefreshSources;
+	}
+
+	@Override
+	public void customize(ClientOptions.Builder builder) {
+		if (builder instanceof ClusterClientOptions.Builder cluster) {
+			cluster.topologyRefreshOptions(refreshOptions());
+		}
+	}
+
+	/**
+	 * The refresh options set on cluster clients.
+	 * @return the options
+	 */
+	public ClusterTopologyRefreshOptions refreshOptions() {
+		ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder()
+			.dynamicRefreshSources(this.dynamicRefreshSources);
+		if (this.period != null) {
+			refresh.enablePeriodicRefresh(this.period);
+		}
+		if (this.adaptive) {
+			refresh.enableAllAdaptiveRefreshTriggers().adaptiveRefreshTriggersTimeout(DEFAULT_ADAPTIVE_TIMEOUT);
+		}
+		return refresh.build();
+	}
+
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE;
+	}
+
+	@Override
+	public String toString() {
+		return "ClusterTopologyRefreshCustomizer[period " + this.period + ", adaptive " + this.adaptive
+				+ ((this.adaptive) ? " (at most every " + DEFAULT_ADAPTIVE_TIMEOUT + ")" : "") + ", dynamic sources "
+				+ this.dynamicRefreshSources + "]";
+	}
+
+}

@@ -1,0 +1,70 @@
+package io.github.ratelimit.gateway.redis;
+
+import io.github.ratelimit.gateway.key.PlanStore;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+/**
+ * {@link PlanStore} in Redis: one string key per API key, {@code <prefix><hash>} holding the plan name, where
+ * {@code hash} is {@link PlanStore#keyHash(String)} of the key (e.g. {@code rl:plan:n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg}
+ * → {@code pro}). The keys carry no hash tag, so on a Redis Cluster they spread over every master. The layout is
+ * documented for the provisioning side in {@code src/docs/plan-store.md}.
+ */
+public class RedisPlanStore implements PlanStore {
+
+	/** Default key prefix when {@code ratelimit.key-prefix} is {@code rl}. */
+	public static final String DEFAULT_KEY_PREFIX = "rl:plan:";
+
+	private final ReactiveStringRedisTemplate redis;
+
+	private final String keyPrefix;
+
+	private volatile boolean connected;
+
+	/**
+	 * Create a store.
+	 * @param redis the template used for look-ups
+	 * @param keyPrefix prefix of the plan keys, e.g. {@value #DEFAULT_KEY_PREFIX}
+	 */
+	public RedisPlanStore(ReactiveStringRedisTemplate redis, String keyPrefix) {
+		this.redis = redis;
+		this.keyPrefix = keyPrefix;
+	}
+
+	/**
+	 * The Redis key holding the plan of an API key.
+	 * @param keyPrefix the prefix, e.g. {@value #DEFAULT_KEY_PREFIX}
+	 * @param apiKey the raw API key
+	 * @return the key, e.g. {@code rl:plan:n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg}
+	 */
+	public static String planKey(String keyPrefix, String apiKey) {
+		return keyPrefix + PlanStore.keyHash(apiKey);
+	}
+
+	@Override
+	public Mono<String> findPlan(String keyHash) {
+		Mono<String> get = this.redis.opsForValue().get(this.keyPrefix + keyHash);
+		if (this.connected) {
+			return get;
+		}
+		// As in RedisTokenBucketRateLimiter: until a first call succeeds, opening the shared connection happens
+		// synchronously on the subscribing thread; keep it off the event loop so the caller's timeout bounds it.
+		return get.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((plan) -> this.connected = true);
+	}
+
+	/**
+	 * The prefix of the plan keys.
+	 * @return the prefix
+	 */
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	@Override
+	public String toString() {
+		return "RedisPlanStore[" + this.keyPrefix + "<sha256>]";
+	}
+
+}
