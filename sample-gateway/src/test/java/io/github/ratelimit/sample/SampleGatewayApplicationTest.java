@@ -48,6 +48,29 @@ class SampleGatewayApplicationTest {
 	}
 
 	@Test
+	void ratelimitsEndpointIsExposedReadOnly() {
+		this.client.get().uri("/actuator/ratelimits").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.routes.search.group").isEqualTo("search");
+		this.client.get().uri("/actuator/ratelimits/search?apiKey=demo-free-key").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.buckets[0].policy").isEqualTo("free-search");
+		// resetting is a write operation: not available unless management.endpoint.ratelimits.access=unrestricted
+		this.client.delete().uri("/actuator/ratelimits/search?apiKey=demo-free-key").exchange()
+			.expectStatus().is4xxClientError();
+	}
+
+	@Test
+	void prometheusScrapeHasTheDecisionMeters() {
+		Gateways.get(this.client, "/api/orders", "demo-free-key");
+		this.client.get().uri("/actuator/prometheus").exchange()
+			.expectStatus().isOk()
+			.expectBody(String.class)
+			.value((body) -> org.assertj.core.api.Assertions.assertThat(body)
+				.contains("ratelimit_decisions_total{group=\"api\",outcome=\"allowed\",plan=\"free\",route=\"api\"}"));
+	}
+
+	@Test
 	void demoUpstreamAnswersThroughTheGatewayWithTheRateLimitFields() {
 		EntityExchangeResult<String> result = Gateways.get(this.client, "/api/orders", "demo-free-key");
 

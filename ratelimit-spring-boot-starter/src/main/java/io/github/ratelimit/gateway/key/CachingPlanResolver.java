@@ -22,14 +22,15 @@ import reactor.core.publisher.Mono;
  * costs a store look-up only for keys this instance has not seen recently.
  *
  * <ul>
- * <li>Known keys are cached for {@link Settings#ttl()}; the first request after it still gets the cached plan
- * while the key is looked up again in the background. If that look-up fails (store unreachable), the cached plan
+ * <li>Known keys are cached for {@link Settings#ttl()}; the first request after it triggers a new look-up and does
+ * not wait for it (it gets the cached plan unless the answer is immediate). If that look-up fails (store
+ * unreachable), the cached plan
  * keeps being used for up to {@link Settings#maxStale()} more, so clients keep their plan through an outage.</li>
  * <li>Unknown keys are cached too (negative caching), for the shorter {@link Settings#negativeTtl()}: a client
  * repeating a fake key costs one look-up per negative TTL, not one per request.</li>
  * <li>Look-ups of keys not in the cache are bounded per second ({@link Settings#maxLookupsPerSecond()}): beyond
- * the bound a key is treated as unknown for that request, without a look-up and without being cached, so a client
- * rotating random fake keys costs the store a bounded load.</li>
+ * the bound a key is treated as unknown for that request, without a look-up and without touching the cache, so a
+ * client rotating random fake keys costs the store a bounded load and cannot push real keys out of the cache.</li>
  * <li>Concurrent requests for the same uncached key share one look-up. Failed or timed-out look-ups are not cached
  * and the request is limited by IP (the key counts as unknown). A store answer naming a plan the configuration
  * does not define counts as unknown (and is logged).</li>
@@ -92,7 +93,18 @@ public class CachingPlanResolver implements PlanResolver {
 
 	@Override
 	public Mono<String> resolvePlan(String apiKey) {
-		CompletableFuture<Lookup> lookup = this.cache.get(PlanStore.keyHash(apiKey));
+		String keyHash = PlanStore.keyHash(apiKey);
+		CompletableFuture<Lookup> lookup = this.cache.getIfPresent(keyHash);
+		if (lookup == null) {
+			if (this.budget != null && !this.budget.tryAcquire()) {
+				// neither looked up nor cached: a flood of random keys must not push real ones out of the cache
+				this.budgetWarning.log(() -> logger.warn("More than {} plan look-ups per second of keys not in the "
+						+ "cache; further unknown keys are limited by IP without a look-up (a client sending random "
+						+ "keys?){}", this.settings.maxLookupsPerSecond(), this.budgetWarning.suppressedNote()));
+				return Mono.empty();
+			}
+			lookup = this.cache.get(keyHash);
+		}
 		if (lookup.isDone()) {
 			return lookup.join().plan();
 		}
@@ -206,7 +218,7 @@ public class CachingPlanResolver implements PlanResolver {
 
 			KNOWN, UNKNOWN,
 
-			/** Failed, timed out or skipped (look-up budget spent): not cached. */
+			/** Failed or timed out: not cached. */
 			NOT_LOOKED_UP
 
 		}
@@ -217,14 +229,6 @@ public class CachingPlanResolver implements PlanResolver {
 
 		@Override
 		public CompletableFuture<Lookup> asyncLoad(String keyHash, Executor executor) {
-			LookupBudget budget = CachingPlanResolver.this.budget;
-			if (budget != null && !budget.tryAcquire()) {
-				Warning warning = CachingPlanResolver.this.budgetWarning;
-				warning.log(() -> logger.warn("More than {} plan look-ups per second of keys not in the cache; "
-						+ "further unknown keys are limited by IP without a look-up (a client sending random keys?){}",
-						CachingPlanResolver.this.settings.maxLookupsPerSecond(), warning.suppressedNote()));
-				return CompletableFuture.completedFuture(Lookup.FAILED);
-			}
 			return lookUp(keyHash).toFuture();
 		}
 

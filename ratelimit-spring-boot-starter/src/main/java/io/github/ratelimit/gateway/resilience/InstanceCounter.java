@@ -118,6 +118,8 @@ public class InstanceCounter implements SmartLifecycle {
 		this.heartbeat = null;
 		if (running != null) {
 			running.dispose();
+		}
+		if (running != null && isLearned()) { // never reached Redis: nothing to withdraw
 			this.redis.opsForZSet().remove(this.key, this.instanceId)
 				.timeout(Duration.ofSeconds(1))
 				.onErrorResume((ex) -> Mono.empty())

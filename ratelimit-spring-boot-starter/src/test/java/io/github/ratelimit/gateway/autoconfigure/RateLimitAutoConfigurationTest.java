@@ -48,7 +48,10 @@ class RateLimitAutoConfigurationTest {
 				.toList();
 		}
 		assertThat(names).contains(RateLimitAutoConfiguration.class.getName(),
-				RateLimitHealthAutoConfiguration.class.getName(), RateLimitEndpointAutoConfiguration.class.getName());
+				RateLimitHealthAutoConfiguration.class.getName(), RateLimitEndpointAutoConfiguration.class.getName(),
+				RateLimitPlanStoreAutoConfiguration.class.getName(),
+				RateLimitClientAddressAutoConfiguration.class.getName(),
+				RateLimitRedisClusterAutoConfiguration.class.getName());
 		for (String name : names) {
 			assertThat(Class.forName(name)).hasAnnotation(AutoConfiguration.class);
 		}

@@ -226,6 +226,12 @@ class RateLimitRoutesIntegrationTest {
 	}
 
 	@Test
+	void ratelimitsEndpointIsNotExposedUnlessTheApplicationOptsIn() {
+		this.client.get().uri("/actuator/ratelimits").exchange().expectStatus().isNotFound();
+		this.client.get().uri("/actuator/health").exchange().expectStatus().isOk();
+	}
+
+	@Test
 	void apiKeysAppearInRedisOnlyHashed() {
 		get("/a/1", "key-one").expectStatus().isOk();
 		String keys = redis.command("KEYS", "*");
