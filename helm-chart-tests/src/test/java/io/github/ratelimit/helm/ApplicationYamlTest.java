@@ -1,0 +1,191 @@
+package io.github.ratelimit.helm;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+
+import io.github.ratelimit.gateway.config.ConfigurationViolation;
+import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
+import io.github.ratelimit.gateway.config.RateLimitProperties;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointProperties;
+import org.springframework.boot.actuate.autoconfigure.web.server.ManagementServerProperties;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
+import org.springframework.boot.web.server.autoconfigure.ServerProperties;
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.route.RouteDefinition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The ConfigMap's application.yml, bound the way Spring Boot binds it: into the starter's {@link RateLimitProperties}
+ * (then checked by the starter's own start-up validator), Gateway's routes, Boot's Redis, server and management
+ * properties. Binding is strict: a key the target class does not have fails the test (Spring would ignore it).
+ */
+class ApplicationYamlTest {
+
+	@Test
+	void defaultValuesBindIntoTheStarterAndValidate() {
+		RenderedConfig config = RenderedConfig.of(HelmChart.render(HelmChart.template()));
+
+		RateLimitProperties properties = bindAndValidate(config);
+
+		assertThat(properties.getPlans()).containsOnlyKeys("anonymous", "free", "pro");
+		assertThat(properties.getPlans().get("free").getDefault()).hasSize(2);
+		RateLimitProperties.Limit daily = properties.getPlans().get("free").getDefault().get(1);
+		assertThat(daily.getCapacity()).isEqualTo(10_000);
+		assertThat(daily.getRefillPeriod()).isEqualTo(Duration.ofDays(1));
+		assertThat(properties.getPlans().get("anonymous").getGroups().get("login").get(0).getRefillPeriod())
+			.isEqualTo(Duration.ofMinutes(15));
+		assertThat(properties.getGroups().get("login").isCritical()).isTrue();
+		assertThat(properties.getGroups().get("search").isCritical()).isFalse();
+		assertThat(properties.getTrustedProxies()).isZero();
+		assertThat(properties.getRedisTimeout()).isEqualTo(Duration.ofMillis(20));
+		assertThat(properties.getFallback().getMode()).isEqualTo(RateLimitProperties.FallbackMode.LOCAL);
+		assertThat(properties.getFallback().getInstances()).isEqualTo(2);
+		assertThat(properties.getFallback().isLearnInstances()).isTrue();
+		assertThat(properties.getApiKeys()).as("no static keys by default, and none from the image").isEmpty();
+
+		GatewayProperties gateway = bindRoutesAndValidate(config, properties);
+		assertThat(gateway.getRoutes()).extracting(RouteDefinition::getId)
+			.containsExactly("search", "api", "login", "otp", "public");
+		// Empty upstreamUri: the demo upstream the sample starts inside the pod.
+		assertThat(gateway.getRoutes()).extracting(RouteDefinition::getUri)
+			.containsOnly(URI.create(RenderedConfig.DEMO_UPSTREAM));
+		FilterDefinition login = gateway.getRoutes().get(2).getFilters().get(0);
+		assertThat(login.getName()).isEqualTo("RateLimit");
+		assertThat(login.getArgs()).containsEntry("group", "login").containsEntry("key-by", "ip");
+		assertThat(gateway.getRoutes().get(1).getFilters()).singleElement()
+			.satisfies((filter) -> assertThat(filter.getArgs()).as("group = route id").isEmpty());
+
+		DataRedisProperties redis = config.bindStrictly("spring.data.redis", new DataRedisProperties());
+		assertThat(redis.getHost()).isEqualTo("redis-master");
+		assertThat(redis.getPort()).isEqualTo(6379);
+		assertThat(redis.getPassword()).isNull();
+		assertThat(redis.getTimeout()).isEqualTo(Duration.ofSeconds(1));
+		assertThat(redis.getCluster()).isNull();
+		ServerProperties server = config.bindStrictly("server", new ServerProperties());
+		assertThat(server.getPort()).isEqualTo(8080);
+		assertThat(server.getShutdown()).hasToString("GRACEFUL");
+		assertThat(config.bindStrictly("management.server", new ManagementServerProperties()).getPort())
+			.isEqualTo(8081);
+		assertThat(config.bindStrictly("management.endpoints.web", new WebEndpointProperties()).getExposure()
+			.getInclude()).containsExactly("health", "info", "gateway");
+	}
+
+	@Test
+	void productionExampleBindsIntoTheStarterAndValidates() {
+		RenderedConfig config = RenderedConfig
+			.of(HelmChart.render(HelmChart.template().withValuesFile(HelmChart.productionValues())));
+
+		RateLimitProperties properties = bindAndValidate(config);
+
+		assertThat(properties.getPlans()).containsOnlyKeys("anonymous", "free", "pro");
+		assertThat(properties.getPlans().get("pro").getGroups().get("search").get(0).getCapacity()).isEqualTo(50);
+		assertThat(properties.getTrustedProxies()).isEqualTo(1);
+		assertThat(properties.getFallback().getInstances()).as("one twentieth each while Redis is down")
+			.isEqualTo(20);
+
+		GatewayProperties gateway = bindRoutesAndValidate(config, properties);
+		assertThat(gateway.getRoutes()).extracting(RouteDefinition::getUri)
+			.containsOnly(URI.create("http://api-backend.apis.svc.cluster.local:8080"));
+		assertThat(config.get("sample.upstream-uri", String.class))
+			.as("the demo upstream is not started").isEqualTo("http://api-backend.apis.svc.cluster.local:8080");
+
+		DataRedisProperties redis = config.bindStrictly("spring.data.redis", new DataRedisProperties());
+		assertThat(redis.getCluster().getNodes()).hasSize(3)
+			.allMatch((node) -> node.endsWith(".redis-cluster-headless.redis.svc.cluster.local:6379"));
+		assertThat(redis.getCluster().getMaxRedirects()).isEqualTo(3);
+		assertThat(redis.getLettuce().getCluster().getRefresh().isAdaptive()).isTrue();
+		assertThat(redis.getLettuce().getCluster().getRefresh().getPeriod()).isEqualTo(Duration.ofSeconds(10));
+		assertThat(redis.getPassword()).as("from SPRING_DATA_REDIS_PASSWORD, never the ConfigMap").isNull();
+		// The existing API key Secret is imported from its mount.
+		assertThat(config.get("spring.config.import", String.class))
+			.isEqualTo("file:/etc/ratelimit-gateway/secrets/api-keys.yml");
+	}
+
+	@Test
+	void fallbackInstancesFollowTheReplicaCount() {
+		assertThat(fallbackInstances(HelmChart.template().set("replicaCount", 7))).isEqualTo(7);
+		// Scaled to zero on purpose: the starter still needs at least 1.
+		assertThat(fallbackInstances(HelmChart.template().set("replicaCount", 0))).isEqualTo(1);
+	}
+
+	@Test
+	void fallbackInstancesFollowTheAutoscalerMaximum() {
+		assertThat(fallbackInstances(HelmChart.template()
+			.set("autoscaling.enabled", true)
+			.set("autoscaling.minReplicas", 3)
+			.set("autoscaling.maxReplicas", 12))).isEqualTo(12);
+	}
+
+	@Test
+	void explicitFallbackInstancesWin() {
+		assertThat(fallbackInstances(HelmChart.template()
+			.set("autoscaling.enabled", true)
+			.set("rateLimit.fallback.instances", 5))).isEqualTo(5);
+	}
+
+	@Test
+	void extraConfigOverridesTheRenderedConfiguration() {
+		RenderedConfig config = RenderedConfig.of(HelmChart.render(HelmChart.template()
+			.set("extraConfig.ratelimit.redis-timeout", "50ms")
+			.set("extraConfig.logging.level.io\\.github\\.ratelimit", "DEBUG")));
+
+		assertThat(bindAndValidate(config).getRedisTimeout()).isEqualTo(Duration.ofMillis(50));
+		assertThat(config.get("logging.level.io.github.ratelimit", String.class)).isEqualTo("DEBUG");
+	}
+
+	@Test
+	void routeOptionsRenderAsGatewayDefinitions() {
+		RenderedConfig config = RenderedConfig.of(HelmChart.render(HelmChart.template()
+			.set("upstreamUri", "http://backend:8080")
+			.set("routes[0].id", "reports")
+			.set("routes[0].uri", "http://reports:9000")
+			.set("routes[0].order", -1)
+			.set("routes[0].predicates[0]", "Path=/reports/**")
+			.set("routes[0].predicates[1].name", "Method")
+			.set("routes[0].predicates[1].args.methods", "GET")
+			.set("routes[0].rateLimit.group", "search")
+			.set("routes[0].rateLimit.cost", 5)
+			.set("routes[0].rateLimit.critical", true)
+			.set("routes[0].filters[0]", "StripPrefix=1")
+			.set("routes[1].id", "health")
+			.set("routes[1].predicates[0]", "Path=/status")));
+
+		GatewayProperties gateway = bindRoutesAndValidate(config, bindAndValidate(config));
+
+		RouteDefinition reports = gateway.getRoutes().get(0);
+		assertThat(reports.getUri()).isEqualTo(URI.create("http://reports:9000"));
+		assertThat(reports.getOrder()).isEqualTo(-1);
+		assertThat(reports.getPredicates()).extracting((p) -> p.getName()).containsExactly("Path", "Method");
+		assertThat(reports.getFilters()).extracting(FilterDefinition::getName).containsExactly("RateLimit", "StripPrefix");
+		assertThat(reports.getFilters().get(0).getArgs()).containsEntry("group", "search")
+			.containsEntry("cost", "5")
+			.containsEntry("critical", "true");
+		RouteDefinition health = gateway.getRoutes().get(1);
+		assertThat(health.getUri()).isEqualTo(URI.create("http://backend:8080"));
+		assertThat(health.getFilters()).as("no rateLimit: not limited").isEmpty();
+	}
+
+	private static int fallbackInstances(com.marcnuri.helm.TemplateCommand command) {
+		return bindAndValidate(RenderedConfig.of(HelmChart.render(command))).getFallback().getInstances();
+	}
+
+	static RateLimitProperties bindAndValidate(RenderedConfig config) {
+		RateLimitProperties properties = config.bindStrictly(RateLimitProperties.PREFIX, new RateLimitProperties());
+		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateProperties(properties);
+		assertThat(violations).as("the starter's start-up validation").isEmpty();
+		return properties;
+	}
+
+	static GatewayProperties bindRoutesAndValidate(RenderedConfig config, RateLimitProperties properties) {
+		GatewayProperties gateway = config.bindStrictly(GatewayProperties.PREFIX, new GatewayProperties());
+		assertThat(RateLimitConfigurationValidator.validateRoutes(properties, gateway))
+			.as("the starter's validation of the routes' RateLimit filters").isEmpty();
+		return gateway;
+	}
+
+}

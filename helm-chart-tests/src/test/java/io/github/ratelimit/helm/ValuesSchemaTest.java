@@ -1,0 +1,84 @@
+package io.github.ratelimit.helm;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import com.marcnuri.helm.TemplateCommand;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * values.schema.json rejects wrong types, out-of-range numbers, unknown keys and malformed durations, naming the
+ * value. Each case is a values file (a --set on a list element would replace the whole list).
+ */
+class ValuesSchemaTest {
+
+	static Stream<Arguments> badValues() {
+		return Stream.of(
+				Arguments.of("replicaCount: -1", "at '/replicaCount': minimum: got -1, want 0"),
+				Arguments.of("replicas: 3", "additional properties 'replicas' not allowed"),
+				Arguments.of("rateLimit: { fallback: { instance: 3 } }",
+						"at '/rateLimit/fallback': additional properties 'instance' not allowed"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { capacity: 20, refillTokens: 10, refillPeriod: 1 minute } ]
+						""", "at '/rateLimit/plans/free/default/0/refillPeriod': '1 minute' does not match"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { capacity: 0, refillTokens: 10, refillPeriod: 1s } ]
+						""", "at '/rateLimit/plans/free/default/0/capacity': minimum: got 0, want 1"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { capacity: 20, refill-tokens: 10, refillPeriod: 1s } ]
+						""", "additional properties 'refill-tokens' not allowed"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    Free_Plan:
+						      default: [ { capacity: 20, refillTokens: 10, refillPeriod: 1s } ]
+						""", "invalid propertyName 'Free_Plan'"),
+				Arguments.of("rateLimit: { trustedProxies: 33 }", "at '/rateLimit/trustedProxies': maximum: got 33"),
+				Arguments.of("rateLimit: { headerStyle: x-ratelimit }", "at '/rateLimit/headerStyle': value must be one of"),
+				Arguments.of("rateLimit: { fallback: { mode: deny } }", "at '/rateLimit/fallback/mode': value must be one of"),
+				Arguments.of("rateLimit: { redisTimeout: 20 ms }", "at '/rateLimit/redisTimeout': '20 ms' does not match"),
+				Arguments.of("""
+						routes:
+						  - { id: login, predicates: [ "Path=/auth/login" ], rateLimit: { group: login, keyBy: header } }
+						""", "at '/routes/0/rateLimit/keyBy': value must be one of 'api-key', 'ip'"),
+				Arguments.of("""
+						routes:
+						  - { id: login, rateLimit: { group: login } }
+						""", "at '/routes/0': missing property 'predicates'"),
+				Arguments.of("redis: { mode: sentinel }", "at '/redis/mode': value must be one of 'standalone', 'cluster'"),
+				Arguments.of("redis: { mode: cluster, cluster: { nodes: [ redis-0 ] } }",
+						"at '/redis/cluster/nodes/0': 'redis-0' does not match"),
+				Arguments.of("image: { digest: latest }", "at '/image/digest': 'latest' does not match"),
+				Arguments.of("tests: { image: { tag: latest } }", "at '/tests/image/tag'"),
+				Arguments.of("management: { port: 70000 }", "at '/management/port': maximum"),
+				Arguments.of("apiKeys: { keys: { k1: Gold Plan } }", "at '/apiKeys/keys/k1': 'Gold Plan' does not match"));
+	}
+
+	@ParameterizedTest(name = "{1}")
+	@MethodSource("badValues")
+	void rejects(String values, String message, @TempDir Path dir) throws IOException {
+		TemplateCommand command = HelmChart.template()
+			.withValuesFile(Files.writeString(dir.resolve("values.yaml"), values));
+
+		assertThatIllegalStateException().isThrownBy(command::call)
+			.withMessageContaining("values don't meet the specifications of the schema")
+			.withMessageContaining(message);
+	}
+
+}
