@@ -100,6 +100,10 @@ class FailurePolicyIntegrationTest {
 			this.client.get().uri("/auth/login").exchange().expectStatus().isEqualTo(503)
 				.expectHeader().valueEquals("Retry-After", "1");
 		}
+		assertThat(this.meters.find(MicrometerRateLimitMetrics.REDIS_ERRORS).counters().stream()
+			.mapToDouble(Counter::count).sum()).isGreaterThanOrEqualTo(14);
+		assertThat(this.meters.find(MicrometerRateLimitMetrics.CHECKS).tag("source", "local-fallback").timer().count())
+			.isGreaterThanOrEqualTo(11);
 		assertThat(count("fallback-allowed") - allowedBefore).isEqualTo(10);
 		assertThat(count("fallback-denied") - deniedBefore).isEqualTo(1);
 		assertThat(count("failed-closed") - closedBefore).isEqualTo(3);
@@ -150,14 +154,17 @@ class FailurePolicyIntegrationTest {
 		AtomicInteger done = new AtomicInteger();
 		Flux.range(0, 600)
 			.flatMap((i) -> web.get().uri("/b/" + i).header("X-API-Key", "load-" + (i % 50))
-				.exchangeToMono((r) -> r.releaseBody().thenReturn(r.statusCode().value())), 8)
+				.exchangeToMono((r) -> r.releaseBody().thenReturn(r.statusCode().value()))
+				// a request without an answer is reported as status -1, not as a stalled test
+				.timeout(Duration.ofSeconds(15))
+				.onErrorReturn(-1), 8)
 			.doOnNext((status) -> {
 				statuses.computeIfAbsent(status, (s) -> new AtomicInteger()).incrementAndGet();
 				if (done.incrementAndGet() == 150) {
 					Schedulers.boundedElastic().schedule(redis::kill);
 				}
 			})
-			.blockLast(Duration.ofSeconds(60));
+			.blockLast(Duration.ofSeconds(180));
 		System.out.println("Redis killed after 150 of 600 responses; statuses: " + statuses);
 		assertThat(statuses.keySet()).allSatisfy((status) -> assertThat(status).isIn(200, 429));
 		assertThat(statuses.get(200).get()).isGreaterThan(400); // 50 keys x 20 capacity, halved locally
