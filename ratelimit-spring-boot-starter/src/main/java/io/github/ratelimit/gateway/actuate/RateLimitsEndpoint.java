@@ -16,6 +16,7 @@ import io.github.ratelimit.gateway.limit.LimitResolver;
 import io.github.ratelimit.gateway.limit.PlanLimits;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.limiter.LimitStatus;
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -34,7 +35,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * <li>{@code GET /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: one client's buckets in a group:
  * tokens now and milliseconds until full, read from Redis without consuming.</li>
  * <li>{@code DELETE /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: reset that client's buckets to
- * full (a write operation: only with {@code management.endpoint.ratelimits.access=unrestricted}).</li>
+ * full (a write operation: only with {@code management.endpoint.ratelimits.access=unrestricted}). Other
+ * instances may keep denying the client locally until the Retry-After they last gave it (over-limit cache).</li>
  * </ul>
  * Like every actuator endpoint it is exposed over HTTP only when listed in
  * {@code management.endpoints.web.exposure.include}; its default access is read-only. Answers name a client by its
@@ -55,6 +57,8 @@ public class RateLimitsEndpoint {
 
 	private final RateLimitGatewayFilterFactory filters;
 
+	private final ResilientRateLimiter resilient;
+
 	/**
 	 * Create the endpoint.
 	 * @param properties the rate limit properties
@@ -62,14 +66,16 @@ public class RateLimitsEndpoint {
 	 * @param plans finds the plan of an API key
 	 * @param limiter the shared limiter (read with cost 0, reset)
 	 * @param filters knows the routes' settings
+	 * @param resilient the failure policy, whose over-limit cache forgets a reset client; may be {@code null}
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters) {
+			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters, @Nullable ResilientRateLimiter resilient) {
 		this.properties = properties;
 		this.limits = limits;
 		this.plans = plans;
 		this.limiter = limiter;
 		this.filters = filters;
+		this.resilient = resilient;
 	}
 
 	/**
@@ -137,6 +143,11 @@ public class RateLimitsEndpoint {
 		return client(apiKey, ip).flatMap((client) -> this.limiter
 			.reset(client, this.limits.limitsFor(client.plan(), group))
 			.timeout(TIMEOUT)
+			.doOnSuccess((removed) -> {
+				if (this.resilient != null) {
+					this.resilient.forget(client, this.limits.limitsFor(client.plan(), group));
+				}
+			})
 			.map((removed) -> {
 				Map<String, Object> result = header(client, group);
 				result.put("bucketsReset", removed);

@@ -18,6 +18,7 @@ import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
 import io.github.ratelimit.gateway.resilience.InstanceCounter;
 import io.github.ratelimit.gateway.resilience.LocalTokenBucketLimiter;
+import io.github.ratelimit.gateway.resilience.OverLimitCache;
 import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -154,8 +155,10 @@ public final class RateLimitAutoConfiguration {
 		int configured = properties.getFallback().getInstances();
 		LocalTokenBucketLimiter local = new LocalTokenBucketLimiter(properties.getFallback().getMaxBuckets(),
 				(counter != null) ? counter::instances : () -> configured);
+		RateLimitProperties.OverLimitCache cache = properties.getOverLimitCache();
 		return new ResilientRateLimiter(limiter, local, rateLimitCircuitBreaker, properties.getRedisTimeout(),
-				properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+				properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE),
+				cache.isEnabled() ? new OverLimitCache(cache.getMaxEntries()) : null);
 	}
 
 	@Bean

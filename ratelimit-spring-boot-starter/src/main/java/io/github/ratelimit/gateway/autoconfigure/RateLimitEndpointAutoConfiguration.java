@@ -6,7 +6,9 @@ import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.key.PlanResolver;
 import io.github.ratelimit.gateway.limit.LimitResolver;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -28,8 +30,9 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters) {
-		return new RateLimitsEndpoint(properties, limits, plans, limiter, filters);
+			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters,
+			ObjectProvider<ResilientRateLimiter> resilient) {
+		return new RateLimitsEndpoint(properties, limits, plans, limiter, filters, resilient.getIfAvailable());
 	}
 
 }

@@ -112,6 +112,11 @@ public final class RateLimitConfigurationValidator {
 			v.add(new ConfigurationViolation(prefix + "fallback.heartbeat-interval",
 					"must be at least 100ms, was " + fallback.getHeartbeatInterval() + ".", "use e.g. 5s."));
 		}
+		if (p.getOverLimitCache().getMaxEntries() < 1) {
+			v.add(new ConfigurationViolation(prefix + "over-limit-cache.max-entries",
+					"must be at least 1, was " + p.getOverLimitCache().getMaxEntries() + ".",
+					"use e.g. 100000, or set over-limit-cache.enabled=false."));
+		}
 		if (fallback.getMaxBuckets() < 1) {
 			v.add(new ConfigurationViolation(prefix + "fallback.max-buckets",
 					"must be at least 1, was " + fallback.getMaxBuckets() + ".", "use e.g. 100000."));

@@ -68,6 +68,9 @@ public class RateLimitProperties {
 	/** What non-critical routes do while Redis is unavailable. */
 	private final Fallback fallback = new Fallback();
 
+	/** Local memory of denials, so clients far over their limit cost no Redis call per request. */
+	private final OverLimitCache overLimitCache = new OverLimitCache();
+
 	/**
 	 * Whether every route runs in shadow mode: decisions are computed, counted and logged but never enforced (a
 	 * request over its limit goes through), to measure new limits before switching them on. Groups and routes can
@@ -178,6 +181,10 @@ public class RateLimitProperties {
 
 	public Fallback getFallback() {
 		return this.fallback;
+	}
+
+	public OverLimitCache getOverLimitCache() {
+		return this.overLimitCache;
 	}
 
 	public String getKeyPrefix() {
@@ -475,6 +482,37 @@ public class RateLimitProperties {
 
 		/** TRACE. */
 		TRACE
+
+	}
+
+	/**
+	 * The over-limit cache: each instance remembers a denial until its Retry-After and denies the same client's
+	 * requests (same group, same cost) locally meanwhile. Exact for token buckets: see
+	 * {@code io.github.ratelimit.gateway.resilience.OverLimitCache}.
+	 */
+	public static class OverLimitCache {
+
+		/** Whether denials are remembered until their Retry-After. */
+		private boolean enabled = true;
+
+		/** Most denials remembered per instance (at least 1). */
+		private long maxEntries = 100_000;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public long getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(long maxEntries) {
+			this.maxEntries = maxEntries;
+		}
 
 	}
 

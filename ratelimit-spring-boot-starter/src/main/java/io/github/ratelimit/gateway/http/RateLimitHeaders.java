@@ -51,13 +51,16 @@ public final class RateLimitHeaders {
 	}
 
 	/**
-	 * Write the fields of a decision of the shared store; nothing is written for a local fallback decision (it
+	 * Write the fields of a decision of the shared store (or a denial of it remembered until its Retry-After);
+	 * nothing is written for a local fallback decision (it
 	 * reflects one instance's share, not the client's quota) nor for an undecided one.
 	 * @param decision the decision
 	 * @param headers the response headers
 	 */
 	public void write(RateLimitDecision decision, HttpHeaders headers) {
-		if (decision.source() != RateLimitDecision.Source.SHARED || this.style == HeaderStyle.NONE) {
+		RateLimitDecision.Source source = decision.source();
+		if ((source != RateLimitDecision.Source.SHARED && source != RateLimitDecision.Source.CACHED)
+				|| this.style == HeaderStyle.NONE) {
 			return;
 		}
 		List<LimitStatus> statuses = decision.statuses();

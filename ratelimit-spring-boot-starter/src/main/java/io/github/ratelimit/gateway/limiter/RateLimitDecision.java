@@ -80,6 +80,12 @@ public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitSt
 		/** The shared buckets in Redis, seen by every gateway instance. */
 		SHARED,
 
+		/**
+		 * A denial of the shared store remembered by this instance until its Retry-After (the over-limit cache):
+		 * the same answer Redis would give, without asking it.
+		 */
+		CACHED,
+
 		/** This instance's local fallback limiter, holding its share of each limit, while Redis is unavailable. */
 		LOCAL_FALLBACK,
 

@@ -53,20 +53,22 @@ public interface RateLimitMetrics {
 			return "shadow-denied";
 		}
 		return switch (decision.source()) {
-			case SHARED -> decision.allowed() ? "allowed" : "denied";
+			case SHARED, CACHED -> decision.allowed() ? "allowed" : "denied";
 			case LOCAL_FALLBACK -> decision.allowed() ? "fallback-allowed" : "fallback-denied";
 			case NONE -> decision.allowed() ? "unchecked" : "failed-closed";
 		};
 	}
 
 	/**
-	 * The source label of a decision: {@code redis}, {@code local-fallback} or {@code none}.
+	 * The source label of a decision: {@code redis}, {@code over-limit-cache}, {@code local-fallback} or
+	 * {@code none}.
 	 * @param source the source
 	 * @return the label
 	 */
 	static String source(RateLimitDecision.Source source) {
 		return switch (source) {
 			case SHARED -> "redis";
+			case CACHED -> "over-limit-cache";
 			case LOCAL_FALLBACK -> "local-fallback";
 			case NONE -> "none";
 		};

@@ -46,6 +46,8 @@ public class ResilientRateLimiter {
 
 	private final RateLimitMetrics metrics;
 
+	private final OverLimitCache overLimit;
+
 	private static final int PENDING = 0;
 
 	private static final int ANSWERED = 1;
@@ -64,15 +66,17 @@ public class ResilientRateLimiter {
 	 * @param timeout longest wait for the shared limiter per check
 	 * @param mode what non-critical routes do while the shared limiter is unavailable
 	 * @param metrics records check durations and store failures
+	 * @param overLimit remembers denials until their Retry-After, or {@code null} to ask Redis every time
 	 */
 	public ResilientRateLimiter(ClientRateLimiter shared, LocalTokenBucketLimiter local, CircuitBreaker circuitBreaker,
-			Duration timeout, FallbackMode mode, RateLimitMetrics metrics) {
+			Duration timeout, FallbackMode mode, RateLimitMetrics metrics, OverLimitCache overLimit) {
 		this.shared = shared;
 		this.local = local;
 		this.circuitBreaker = circuitBreaker;
 		this.timeout = timeout;
 		this.mode = mode;
 		this.metrics = metrics;
+		this.overLimit = overLimit;
 	}
 
 	/**
@@ -86,9 +90,30 @@ public class ResilientRateLimiter {
 	public Mono<RateLimitDecision> check(ClientKey client, PlanLimits limits, long cost, boolean critical) {
 		return Mono.defer(() -> {
 			long start = System.nanoTime();
-			return decide(client, limits, cost, critical)
-				.doOnNext((decision) -> this.metrics.recordCheck(decision.source(), System.nanoTime() - start));
+			RateLimitDecision remembered = (this.overLimit != null) ? this.overLimit.lookup(client, limits, cost, start)
+					: null;
+			if (remembered != null) {
+				this.metrics.recordCheck(remembered.source(), System.nanoTime() - start);
+				return Mono.just(remembered);
+			}
+			return decide(client, limits, cost, critical).doOnNext((decision) -> {
+				this.metrics.recordCheck(decision.source(), System.nanoTime() - start);
+				if (this.overLimit != null && !decision.allowed()) {
+					this.overLimit.remember(client, limits, cost, start, decision);
+				}
+			});
 		});
+	}
+
+	/**
+	 * Forget what this instance remembers about a client in a group (after its buckets were reset).
+	 * @param client the client
+	 * @param limits the plan's limits in the group
+	 */
+	public void forget(ClientKey client, PlanLimits limits) {
+		if (this.overLimit != null) {
+			this.overLimit.forget(client, limits);
+		}
 	}
 
 	private Mono<RateLimitDecision> decide(ClientKey client, PlanLimits limits, long cost, boolean critical) {
@@ -140,6 +165,15 @@ public class ResilientRateLimiter {
 				}
 			});
 		});
+	}
+
+	/**
+	 * Forget every denial this instance remembers (after buckets were reset in bulk, e.g. a flushed Redis).
+	 */
+	public void forgetAll() {
+		if (this.overLimit != null) {
+			this.overLimit.clear();
+		}
 	}
 
 	/**

@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
 import io.github.ratelimit.gateway.filter.GatewayTestApplication;
 import io.github.ratelimit.gateway.key.ApiKeyHasher;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
@@ -53,6 +54,9 @@ class ObservabilityIntegrationTest {
 	int port;
 
 	@Autowired
+	ResilientRateLimiter resilient;
+
+	@Autowired
 	MeterRegistry meters;
 
 	WebTestClient client;
@@ -66,6 +70,7 @@ class ObservabilityIntegrationTest {
 	@BeforeEach
 	void setUp() {
 		redis.flushAll();
+		this.resilient.forgetAll(); // the buckets are gone: so are the denials this instance remembers
 		this.client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port)
 			.responseTimeout(Duration.ofSeconds(10)).build();
 	}

@@ -47,6 +47,9 @@ class FailurePolicyIntegrationTest {
 	@LocalServerPort
 	int port;
 
+	@org.springframework.beans.factory.annotation.Autowired
+	io.github.ratelimit.gateway.resilience.ResilientRateLimiter resilient;
+
 	@Autowired
 	MeterRegistry meters;
 
@@ -75,6 +78,7 @@ class FailurePolicyIntegrationTest {
 		// until the breaker has closed again (through half-open) and a decision came from Redis
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			redis.flushAll();
+			this.resilient.forgetAll();
 			assertThat(get("/b/probe", "key-two").getResponseHeaders().getFirst("RateLimit")).isNotNull();
 			this.client.get().uri("/actuator/health").exchange().expectBody()
 				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.gateway.key.ApiKeyHasher;
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,9 @@ class RateLimitRoutesIntegrationTest {
 	int port;
 
 	@Autowired
+	ResilientRateLimiter resilient;
+
+	@Autowired
 	RouteLocator routeLocator;
 
 	WebTestClient client;
@@ -58,6 +62,7 @@ class RateLimitRoutesIntegrationTest {
 	@BeforeEach
 	void setUp() {
 		redis.flushAll();
+		this.resilient.forgetAll(); // the buckets are gone: so are the denials this instance remembers
 		this.client = clientFrom("127.0.0.1", this.port);
 	}
 
@@ -226,6 +231,25 @@ class RateLimitRoutesIntegrationTest {
 	}
 
 	@Test
+	void aHotClientFarOverItsLimitCostsAlmostNoRedisCalls() {
+		get("/a/1", "key-one").expectStatus().isOk();
+		get("/a/2", "key-one").expectStatus().isOk();
+		long before = scriptCalls();
+		int denied = 0;
+		for (int i = 0; i < 300; i++) {
+			EntityExchangeResult<byte[]> result = this.client.get().uri("/a/x" + i).header("X-API-Key", "key-one")
+				.exchange().expectBody().returnResult();
+			assertThat(result.getStatus().value()).isEqualTo(429);
+			assertThat(result.getResponseHeaders().getFirst("Retry-After")).isNotNull();
+			assertThat(result.getResponseHeaders().getFirst("RateLimit")).startsWith("\"free-a\";r=0;t=");
+			denied++;
+		}
+		double perDenial = (double) (scriptCalls() - before) / denied;
+		System.out.println("Redis script calls per denied request: " + perDenial);
+		assertThat(perDenial).isLessThanOrEqualTo(0.02);
+	}
+
+	@Test
 	void ratelimitsEndpointIsNotExposedUnlessTheApplicationOptsIn() {
 		this.client.get().uri("/actuator/ratelimits").exchange().expectStatus().isNotFound();
 		this.client.get().uri("/actuator/health").exchange().expectStatus().isOk();
@@ -256,6 +280,18 @@ class RateLimitRoutesIntegrationTest {
 
 	private WebTestClient.ResponseSpec get(String path, String apiKey) {
 		return this.client.get().uri(path).header("X-API-Key", apiKey).exchange();
+	}
+
+	/** EVALSHA + EVAL calls Redis has served, from INFO commandstats. */
+	private static long scriptCalls() {
+		long calls = 0;
+		for (String line : redis.command("INFO", "commandstats").split("\r?\n")) {
+			if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+				String value = line.substring(line.indexOf("calls=") + 6);
+				calls += Long.parseLong(value.substring(0, value.indexOf(',')));
+			}
+		}
+		return calls;
 	}
 
 	private static List<String> scanAll(String pattern) {

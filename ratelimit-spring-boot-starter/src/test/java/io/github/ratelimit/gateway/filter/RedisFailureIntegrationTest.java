@@ -36,6 +36,9 @@ class RedisFailureIntegrationTest {
 	@LocalServerPort
 	int port;
 
+	@org.springframework.beans.factory.annotation.Autowired
+	io.github.ratelimit.gateway.resilience.ResilientRateLimiter resilient;
+
 	WebTestClient client;
 
 	@DynamicPropertySource
@@ -145,11 +148,13 @@ class RedisFailureIntegrationTest {
 	private void awaitDecisionsFromRedis() {
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			redis.flushAll();
+			this.resilient.forgetAll();
 			assertThat(get("/b/probe").getResponseHeaders().getFirst("RateLimit")).isNotNull();
 			this.client.get().uri("/actuator/health").exchange().expectBody()
 				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
 		});
 		redis.flushAll();
+			this.resilient.forgetAll();
 	}
 
 	private EntityExchangeResult<byte[]> get(String path) {

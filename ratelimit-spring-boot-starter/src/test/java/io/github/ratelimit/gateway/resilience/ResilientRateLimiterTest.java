@@ -130,7 +130,7 @@ class ResilientRateLimiterTest {
 
 	private ResilientRateLimiter limiter(ClientRateLimiter shared, FallbackMode mode) {
 		return new ResilientRateLimiter(shared, new LocalTokenBucketLimiter(100, () -> 1), this.breaker,
-				Duration.ofMillis(50), mode, io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE);
+				Duration.ofMillis(50), mode, io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE, null);
 	}
 
 }
