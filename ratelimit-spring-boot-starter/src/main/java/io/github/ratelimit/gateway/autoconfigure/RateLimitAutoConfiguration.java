@@ -198,6 +198,23 @@ public final class RateLimitAutoConfiguration {
 		}
 
 		/**
+		 * Counts the breaker's state transitions: {@code ratelimit.circuitbreaker.transitions{from,to}}.
+		 */
+		@Bean
+		MeterBinder rateLimitCircuitBreakerTransitions(ObjectProvider<CircuitBreaker> rateLimitCircuitBreaker) {
+			return (meters) -> {
+				CircuitBreaker breaker = rateLimitCircuitBreaker.getIfAvailable();
+				if (breaker != null) {
+					breaker.getEventPublisher().onStateTransition((event) -> meters
+						.counter(MicrometerRateLimitMetrics.TRANSITIONS, "from",
+								event.getStateTransition().getFromState().name().toLowerCase(java.util.Locale.ROOT), "to",
+								event.getStateTransition().getToState().name().toLowerCase(java.util.Locale.ROOT))
+						.increment());
+				}
+			};
+		}
+
+		/**
 		 * The breaker's state and calls as {@code resilience4j.circuitbreaker.*} meters, unless the application's own
 		 * {@code CircuitBreakerRegistry} (whose metrics its integration binds) holds the breaker.
 		 */

@@ -25,7 +25,8 @@ import io.micrometer.core.instrument.Timer;
  * {@code script}, {@code other}): failed calls to Redis.</li>
  * </ul>
  * The circuit breaker's own meters ({@code resilience4j.circuitbreaker.*}, tag {@code name=ratelimit-redis}) come from
- * Resilience4j's Micrometer binding.
+ * Resilience4j's Micrometer binding; {@value #TRANSITIONS} (counter; tags {@code from}, {@code to}: {@code closed},
+ * {@code open}, {@code half_open}, ...) counts its state transitions.
  */
 public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 
@@ -37,6 +38,9 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 
 	/** Name of the Redis error counter. */
 	public static final String REDIS_ERRORS = "ratelimit.redis.errors";
+
+	/** Name of the circuit breaker transition counter. */
+	public static final String TRANSITIONS = "ratelimit.circuitbreaker.transitions";
 
 	private final MeterRegistry registry;
 

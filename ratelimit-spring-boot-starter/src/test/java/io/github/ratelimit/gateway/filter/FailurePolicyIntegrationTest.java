@@ -108,6 +108,8 @@ class FailurePolicyIntegrationTest {
 			.mapToDouble(Counter::count).sum()).isGreaterThanOrEqualTo(14);
 		assertThat(this.meters.find(MicrometerRateLimitMetrics.CHECKS).tag("source", "local-fallback").timer().count())
 			.isGreaterThanOrEqualTo(11);
+		assertThat(this.meters.find(MicrometerRateLimitMetrics.TRANSITIONS).tag("from", "closed").tag("to", "open")
+			.counter().count()).isGreaterThanOrEqualTo(1);
 		assertThat(count("fallback-allowed") - allowedBefore).isEqualTo(10);
 		assertThat(count("fallback-denied") - deniedBefore).isEqualTo(1);
 		assertThat(count("failed-closed") - closedBefore).isEqualTo(3);
