@@ -25,7 +25,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 
 /** The sample gateway as configured in application.yml, against a real Redis, over real HTTP. */
 @ExtendWith(RedisExtension.class)
-@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
+// A generous Redis timeout: these tests check decisions from Redis, also on a loaded machine
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = "ratelimit.redis-timeout=2s")
 class SampleGatewayApplicationTest {
 
 	@DynamicPropertySource

@@ -38,7 +38,13 @@ class TwoGatewayInstancesShareOneLimitTest {
 	static void startTwoInstances(TestRedis redis) {
 		// A generous Redis timeout: this test is about sharing, so a slow first call on a busy machine must not let
 		// a request through undecided.
-		String[] settings = { "--ratelimit.api-keys[" + API_KEY + "]=free", "--ratelimit.redis-timeout=5s" };
+		// The search limit refills 1 token per second; a loaded machine can take more than a second for the burst, so
+		// the test slows the refill to keep "exactly one plan's worth" exact (the whole list is given: Spring Boot
+		// replaces lists from a higher-priority source as a whole).
+		String[] settings = { "--ratelimit.api-keys[" + API_KEY + "]=free", "--ratelimit.redis-timeout=5s",
+				"--ratelimit.plans.free.groups.search[0].capacity=5",
+				"--ratelimit.plans.free.groups.search[0].refill-tokens=1",
+				"--ratelimit.plans.free.groups.search[0].refill-period=1h" };
 		instanceA = Gateways.start(redis, settings);
 		instanceB = Gateways.start(redis, settings);
 	}
@@ -76,7 +82,7 @@ class TwoGatewayInstancesShareOneLimitTest {
 		assertThat(statuses).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
 		for (EntityExchangeResult<String> allowed : results.subList(0, 5)) {
 			assertThat(allowed.getResponseBody()).contains("\"path\":\"/api/search/x\"");
-			assertThat(allowed.getResponseHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"free-search\";q=5;w=5");
+			assertThat(allowed.getResponseHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"free-search\";q=5;w=18000");
 		}
 		assertThat(results.get(4).getResponseHeaders().getFirst("RateLimit")).startsWith("\"free-search\";r=0;");
 		for (EntityExchangeResult<String> denied : results.subList(5, 12)) {
