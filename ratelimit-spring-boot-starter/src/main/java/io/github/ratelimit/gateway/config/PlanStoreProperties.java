@@ -105,7 +105,7 @@ public class PlanStoreProperties {
 		if (this.cache.maxSize < 1) {
 			violations.add(new ConfigurationViolation(PREFIX + ".cache.max-size",
 					"must be at least 1, was " + this.cache.maxSize + ".",
-					"set the most API keys cached per instance, e.g. 100000 (about 25 MB)."));
+					"set the most API keys cached per instance, e.g. 100000 (about 36 MB)."));
 		}
 		if (this.cache.ttl == null || this.cache.ttl.isZero() || this.cache.ttl.isNegative()) {
 			violations.add(new ConfigurationViolation(PREFIX + ".cache.ttl", "must be positive, was "
@@ -140,7 +140,8 @@ public class PlanStoreProperties {
 	public static class Cache {
 
 		/**
-		 * Most API keys (known and unknown) cached per instance. Entries take about 250 bytes each. When full,
+		 * Most API keys (known and unknown) cached per instance. Entries take about 360 bytes of heap each
+		 * (measured: 72 MB for 200,000 keys), so the default holds about 36 MB at most. When full,
 		 * keys seen rarely are evicted first (Caffeine's frequency-based admission), so a flood of one-off fake keys
 		 * does not push out the keys of active clients.
 		 */

@@ -1,0 +1,123 @@
+package io.github.ratelimit.benchmarks;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Fast checks of the harness' own logic; the benchmarks themselves run only from src/benchmarks/run. */
+class HarnessTest {
+
+	@Test
+	void medianOfOddAndEvenCounts() {
+		assertThat(Stats.median(List.of(3.0, 1.0, 2.0))).isEqualTo(2.0);
+		assertThat(Stats.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
+		assertThat(Stats.median(List.of())).isNaN();
+	}
+
+	@Test
+	void commandStatsCountScriptsAndAllButInfo() {
+		String info = "# Commandstats\r\ncmdstat_evalsha:calls=120,usec=5,usec_per_call=0.1,rejected_calls=0,failed_calls=0\r\n"
+				+ "cmdstat_eval:calls=3,usec=5\r\ncmdstat_hmget:calls=123,usec=1\r\ncmdstat_info:calls=7,usec=1\r\n";
+		Map<String, Long> calls = CommandStats.parse(info);
+		assertThat(CommandStats.scriptCalls(calls)).isEqualTo(123);
+		assertThat(CommandStats.allCalls(calls)).isEqualTo(246);
+	}
+
+	@Test
+	void monitorLineIsSplitIntoItsQuotedWords() {
+		List<String> words = ScriptCapture.wordsForTest(
+				"1700000000.123456 [0 127.0.0.1:5555] \"EVALSHA\" \"abc\" \"1\" \"rl:{g|k:x}:0\" \"1\" \"tb\"");
+		assertThat(words).containsExactly("EVALSHA", "abc", "1", "rl:{g|k:x}:0", "1", "tb");
+	}
+
+	@Test
+	void closedLoopKeepsTheConcurrencyAndSurvivesSynchronousAnswers() throws Exception {
+		AtomicInteger inFlight = new AtomicInteger();
+		AtomicInteger most = new AtomicInteger();
+		Contender synchronous = new Contender() {
+			@Override
+			public String name() {
+				return "sync";
+			}
+
+			@Override
+			public void check(int key, Sink sink) {
+				most.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+				inFlight.decrementAndGet();
+				sink.done(key % 2 == 0, "SHARED");
+			}
+		};
+		LoopResult result = ClosedLoop.run(synchronous, 4, 10, 50_000_000L, 100_000);
+		assertThat(result.completed.sum()).isGreaterThan(0).isLessThanOrEqualTo(100_000);
+		assertThat(result.allowedPercent()).isBetween(40.0, 60.0);
+		assertThat(most.get()).isLessThanOrEqualTo(4);
+		assertThat(result.undecided()).isZero();
+	}
+
+	@Test
+	void openLoopMeasuresFromTheIntendedTime() throws Exception {
+		Contender slow = new Contender() {
+			@Override
+			public String name() {
+				return "slow";
+			}
+
+			@Override
+			public void check(int key, Sink sink) {
+				if (key == 0) {
+					sleep(20); // a 20 ms stall of the first check delays the sender: later checks count it too
+				}
+				sink.done(true, "SHARED");
+			}
+		};
+		OpenLoop.Result result = OpenLoop.run(slow, 100, 1000, 100_000_000L);
+		assertThat(result.sent).isEqualTo(100);
+		// with coordinated omission only one check would see the stall; from the intended times, about 20 do
+		long delayed = result.checks.latency.getCountBetweenValues(1_000_000L, result.checks.latency.getMaxValue());
+		assertThat(delayed).isGreaterThanOrEqualTo(10);
+	}
+
+	@Test
+	void reportAndChartFromResultFiles(@TempDir Path dir) throws Exception {
+		Files.writeString(dir.resolve("machine.properties"), "date=2026-01-01 00:00 UTC\nnproc=2\nredis_version=7.0.15\n");
+		Files.writeString(dir.resolve("ceiling.tsv"),
+				"mode\tround\tclients\tpipeline\trequests\trps\tavg_ms\tp50_ms\tp99_ms\n"
+						+ "unpipelined\t1\t50\t1\t1000\t40000\t1\t1\t2\npipelined\t1\t50\t16\t1000\t100000\t1\t1\t2\n");
+		for (String contender : ReportWriter.CONTENDERS) {
+			for (int c : new int[] { 1, 16, 256 }) {
+				Tsv.append(dir.resolve("checks.tsv"), BenchmarkMain.CHECK_HEADER, List.of("allowed", c, 1, contender,
+						1000 * c, 100, 200, 300, 400, 500, 10, 0, 0, 100, "SHARED=10"));
+			}
+			Tsv.append(dir.resolve("openloop.tsv"), BenchmarkMain.OPEN_HEADER,
+					List.of(contender, 1, 10000, 10000, 100, 200, 300, 400, 500, 50, 25, 10, 0, 0, 100, "SHARED=10"));
+		}
+		Tsv.append(dir.resolve("hotkey.tsv"), BenchmarkMain.HOT_HEADER,
+				List.of("library", "starter", 2000, 8, 16000, 16000, 0, 2, 6, "0.0001", "0.0004", "CACHED=16000"));
+		Files.writeString(dir.resolve("e2e.tsv"),
+				"route\tround\treq_per_s\tp50_us\tp90_us\tp99_us\trequests\tnon2xx\tsocket_errors\tcpu_us_per_req\toutcomes\n"
+						+ "with-filter\t1\t9000\t1\t2\t3\t9\t0\t0\t50\tallowed=9\nwithout-filter\t1\t10000\t1\t2\t3\t9\t0\t0\t40\t-\n");
+		Path md = dir.resolve("report.md");
+		Path png = dir.resolve("chart.png");
+		ReportWriter.write(dir, md, png);
+		String text = Files.readString(md);
+		assertThat(text).contains("## Targets of issue 6").contains("0.90×").contains("**met**");
+		assertThat(Files.size(png)).isGreaterThan(1000);
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}
