@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
 
 import io.github.ratelimit.gateway.key.ApiKeyHasher;
 import io.github.ratelimit.gateway.key.KeyBy;
+import io.github.ratelimit.gateway.limit.Algorithm;
 import io.github.ratelimit.gateway.limit.BucketLimit;
 
 import org.springframework.cloud.gateway.config.GatewayProperties;
@@ -191,12 +192,38 @@ public final class RateLimitConfigurationValidator {
 		for (int i = 0; i < limits.size(); i++) {
 			String at = property + "[" + i + "]";
 			RateLimitProperties.Limit limit = limits.get(i);
+			Algorithm algorithm = limit.getAlgorithm();
+			if (algorithm == null) {
+				v.add(new ConfigurationViolation(at + ".algorithm", "must be set.",
+						"use token-bucket (the default), sliding-window-log, sliding-window-counter or fixed-window."));
+				algorithm = Algorithm.TOKEN_BUCKET;
+			}
 			if (limit.getCapacity() < 1 || limit.getCapacity() > BucketLimit.MAX_TOKENS) {
 				v.add(new ConfigurationViolation(at + ".capacity",
 						"must be between 1 and 2^53 tokens, was " + limit.getCapacity() + ".",
-						"set the largest burst the client may send, at least 1 (0 would refuse every request)."));
+						algorithm.isWindow()
+								? "set how many tokens (requests) a client may spend per refill-period window, at least 1."
+								: "set the largest burst the client may send, at least 1 (0 would refuse every request)."));
 			}
-			if (limit.getRefillTokens() < 1 || limit.getRefillTokens() > BucketLimit.MAX_TOKENS) {
+			else if (algorithm == Algorithm.SLIDING_WINDOW_LOG && limit.getCapacity() > BucketLimit.MAX_LOG_CAPACITY) {
+				v.add(new ConfigurationViolation(at + ".capacity",
+						"must be at most 1,000,000 tokens with sliding-window-log (it keeps one Redis entry per "
+								+ "admitted token for a whole window), was " + limit.getCapacity() + ".",
+						"use algorithm: sliding-window-counter (two counters per client, approximate) or token-bucket "
+								+ "for limits this large."));
+			}
+			if (algorithm.isWindow()) {
+				// a window admits capacity tokens per window: refill-tokens is implied (0 = left out) or must agree
+				if (limit.getRefillTokens() != 0 && limit.getRefillTokens() != limit.getCapacity()) {
+					v.add(new ConfigurationViolation(at + ".refill-tokens",
+							"must equal capacity (" + limit.getCapacity() + ") or be left out with algorithm "
+									+ algorithm.configName() + ", which admits capacity tokens per refill-period "
+									+ "window; was " + limit.getRefillTokens() + ".",
+							"remove refill-tokens (or set it to " + limit.getCapacity() + "); for a burst larger "
+									+ "than the rate, use algorithm: token-bucket."));
+				}
+			}
+			else if (limit.getRefillTokens() < 1 || limit.getRefillTokens() > BucketLimit.MAX_TOKENS) {
 				v.add(new ConfigurationViolation(at + ".refill-tokens",
 						"must be between 1 and 2^53 tokens, was " + limit.getRefillTokens() + ".",
 						"set how many tokens the bucket regains per refill-period, at least 1 "

@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.ratelimit.gateway.limit.Algorithm;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -251,22 +253,42 @@ public class RateLimitProperties {
 	}
 
 	/**
-	 * One token bucket limit: a bucket of {@code capacity} tokens that gains {@code refill-tokens} tokens per
-	 * {@code refill-period}, continuously (a fraction of a token per fraction of the period).
+	 * One limit. With the default token bucket: a bucket of {@code capacity} tokens that gains {@code refill-tokens}
+	 * tokens per {@code refill-period}, continuously (a fraction of a token per fraction of the period). With a window
+	 * algorithm: at most {@code capacity} tokens per {@code refill-period} window.
 	 */
 	public static class Limit {
 
-		/** Most tokens the bucket holds, i.e. the largest burst (1 to 2^53). */
+		/**
+		 * Most tokens the bucket holds, i.e. the largest burst (1 to 2^53); for window algorithms, tokens per window
+		 * (sliding-window-log: 1 to 1,000,000).
+		 */
 		private long capacity;
 
-		/** Tokens added per refill period (1 to 2^53). */
+		/**
+		 * Tokens added per refill period (1 to 2^53). Window algorithms: leave it out (it is then the capacity) or set
+		 * it equal to capacity.
+		 */
 		private long refillTokens;
 
-		/** Period over which refill-tokens are added, e.g. 1s, 1m, 15m, 1d (1 ms to 3650 days). */
+		/**
+		 * Period over which refill-tokens are added, e.g. 1s, 1m, 15m, 1d (1 ms to 3650 days); for window algorithms,
+		 * the window.
+		 */
 		private Duration refillPeriod;
 
 		/** Policy name shown to clients in the rate limit header fields; derived from plan and group when unset. */
 		private String name;
+
+		/**
+		 * How the limit is enforced: {@code token-bucket} (continuous refill, bursts up to capacity),
+		 * {@code sliding-window-log} (at most capacity tokens in any refill-period long window, exact; one Redis
+		 * entry per admitted token, so capacity is at most 1,000,000), {@code sliding-window-counter} (the same,
+		 * approximated from two counters) or {@code fixed-window} (at most capacity tokens per refill-period window
+		 * aligned to the epoch; up to twice that across a window edge). Window algorithms take capacity tokens per
+		 * refill-period: leave refill-tokens out or set it equal to capacity.
+		 */
+		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
 
 		public long getCapacity() {
 			return this.capacity;
@@ -298,6 +320,14 @@ public class RateLimitProperties {
 
 		public void setName(String name) {
 			this.name = name;
+		}
+
+		public Algorithm getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(Algorithm algorithm) {
+			this.algorithm = algorithm;
 		}
 
 	}

@@ -74,9 +74,24 @@ public class LimitResolver {
 		for (RateLimitProperties.Limit limit : configured) {
 			String name = (limit.getName() != null && !limit.getName().isBlank()) ? limit.getName()
 					: defaultPolicyName(plan, group, limit, configured.size());
-			limits.add(new BucketLimit(name, limit.getCapacity(), limit.getRefillTokens(), limit.getRefillPeriod()));
+			limits.add(toBucketLimit(name, limit));
 		}
 		return new PlanLimits(plan, group, dedupeNames(limits));
+	}
+
+	/**
+	 * The enforced form of a configured limit: window algorithms take {@code capacity} tokens per window, so their
+	 * refill count is the capacity (whether {@code refill-tokens} was left out or set equal to it).
+	 * @param name the policy name
+	 * @param limit the validated configured limit
+	 * @return the limit
+	 */
+	static BucketLimit toBucketLimit(String name, RateLimitProperties.Limit limit) {
+		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
+		if (algorithm.isWindow()) {
+			return BucketLimit.window(name, algorithm, limit.getCapacity(), limit.getRefillPeriod());
+		}
+		return new BucketLimit(name, limit.getCapacity(), limit.getRefillTokens(), limit.getRefillPeriod());
 	}
 
 	private static String defaultPolicyName(String plan, String group, RateLimitProperties.Limit limit, int count) {
@@ -94,7 +109,7 @@ public class LimitResolver {
 				name = name + "-" + (i + 1);
 				seen.add(name);
 			}
-			result.add(new BucketLimit(name, limit.capacity(), limit.refillTokens(), limit.refillPeriod()));
+			result.add(limit.withPolicyName(name));
 		}
 		return result;
 	}

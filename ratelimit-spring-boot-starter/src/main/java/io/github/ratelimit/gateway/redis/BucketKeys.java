@@ -4,13 +4,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.Algorithm;
 import io.github.ratelimit.gateway.limit.PlanLimits;
 
 /**
  * Names the Redis keys of a client's buckets: {@code <prefix>:{<group>|<kind>:<id>}:<i>} where {@code i} is the
- * limit's position in its list. The part in braces is a Redis Cluster hash tag: every bucket of one client in one
- * endpoint group hashes to the same slot, so one script can update them atomically. The id of an API-key client is
- * its hash, never the raw key. Braces in group names are replaced so they cannot end the hash tag early.
+ * limit's position in its list, followed by the limit's {@linkplain Algorithm#keySuffix() algorithm suffix} for window
+ * algorithms ({@code :swl}, {@code :swc}, {@code :fw}; token buckets have none), so that a limit whose algorithm
+ * changes starts from fresh state instead of reading another algorithm's. The part in braces is a Redis Cluster hash
+ * tag: every bucket of one client in one endpoint group hashes to the same slot, so one script can update them
+ * atomically. The id of an API-key client is its hash, never the raw key. Braces in group names are replaced so they
+ * cannot end the hash tag early.
  */
 public final class BucketKeys {
 
@@ -36,7 +40,7 @@ public final class BucketKeys {
 		int count = limits.limits().size();
 		List<String> keys = new ArrayList<>(count);
 		for (int i = 0; i < count; i++) {
-			keys.add(base + i);
+			keys.add(base + i + limits.limits().get(i).algorithm().keySuffix());
 		}
 		return keys;
 	}

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.Algorithm;
 import io.github.ratelimit.gateway.limit.BucketLimit;
 import io.github.ratelimit.gateway.limit.PlanLimits;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
@@ -19,17 +20,26 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * {@link ClientRateLimiter} keeping token buckets in Redis, updated by one atomic Lua script
- * ({@value #SCRIPT_LOCATION}) per request. The script runs with EVALSHA and falls back to EVAL when Redis answers
- * NOSCRIPT (e.g. after a restart), through Spring Data Redis.
+ * {@link ClientRateLimiter} keeping every limit's state in Redis (token bucket, sliding window log, sliding window
+ * counter or fixed window, per {@link BucketLimit#algorithm()}), checked and updated by one atomic Lua script
+ * ({@value #SCRIPT_LOCATION}) per request, whatever mix of algorithms the request's limits use. The script runs with
+ * EVALSHA and falls back to EVAL when Redis answers NOSCRIPT (e.g. after a restart), through Spring Data Redis.
+ *
+ * <p>Script arguments (see the script's header): {@code KEYS} = one key per limit ({@link BucketKeys});
+ * {@code ARGV} = cost, limit count n, then capacity, refill tokens and refill period (microseconds) per limit, then
+ * the {@linkplain Algorithm#scriptCode() algorithm code} of each limit. The refund script
+ * ({@value #REFUND_SCRIPT_LOCATION}) takes the same arguments.
  */
 public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 
-	/** Class path location of the token bucket script. */
-	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/token_bucket.lua";
+	/** Class path location of the rate limit script (every algorithm). */
+	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit.lua";
+
+	/** Class path location of the script giving back the tokens of an abandoned check. */
+	public static final String REFUND_SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit_refund.lua";
 
 	private static final RedisScript<Long> REFUND_SCRIPT = RedisScript
-		.of(new ClassPathResource("META-INF/ratelimit/token_bucket_refund.lua"), Long.class);
+		.of(new ClassPathResource(REFUND_SCRIPT_LOCATION), Long.class);
 
 	private final ReactiveStringRedisTemplate redis;
 
@@ -44,7 +54,7 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 	/**
 	 * Create a limiter.
 	 * @param redis the template used to run the script
-	 * @param script the token bucket script, see {@link #tokenBucketScript()}
+	 * @param script the rate limit script, see {@link #tokenBucketScript()}
 	 * @param keys names the bucket keys
 	 */
 	public RedisTokenBucketRateLimiter(ReactiveStringRedisTemplate redis, RedisScript<List<Long>> script,
@@ -55,7 +65,8 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 	}
 
 	/**
-	 * Load the token bucket script from the class path.
+	 * Load the rate limit script from the class path. (The name predates the window algorithms: the script runs
+	 * every {@link Algorithm}.)
 	 * @return the script, returning a flat list of integers
 	 */
 	@SuppressWarnings({ "unchecked", "rawtypes" })
@@ -95,17 +106,29 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 	}
 
 	private List<String> arguments(PlanLimits limits) {
-		return this.argumentsCache.computeIfAbsent(limits, (l) -> {
-			List<String> args = new ArrayList<>(2 + 3 * l.limits().size());
-			args.add("1");
-			args.add(Integer.toString(l.limits().size()));
-			for (BucketLimit limit : l.limits()) {
-				args.add(Long.toString(limit.capacity()));
-				args.add(Long.toString(limit.refillTokens()));
-				args.add(Long.toString(limit.refillPeriodMicros()));
-			}
-			return List.copyOf(args);
-		});
+		return this.argumentsCache.computeIfAbsent(limits, RedisTokenBucketRateLimiter::scriptArguments);
+	}
+
+	/**
+	 * The script's {@code ARGV} for some limits, at cost 1: cost, limit count n, capacity, refill tokens and refill
+	 * period in microseconds per limit, then each limit's algorithm code.
+	 * @param limits the limits
+	 * @return the arguments, in order
+	 */
+	public static List<String> scriptArguments(PlanLimits limits) {
+		List<BucketLimit> list = limits.limits();
+		List<String> args = new ArrayList<>(2 + 4 * list.size());
+		args.add("1");
+		args.add(Integer.toString(list.size()));
+		for (BucketLimit limit : list) {
+			args.add(Long.toString(limit.capacity()));
+			args.add(Long.toString(limit.refillTokens()));
+			args.add(Long.toString(limit.refillPeriodMicros()));
+		}
+		for (BucketLimit limit : list) {
+			args.add(limit.algorithm().scriptCode());
+		}
+		return List.copyOf(args);
 	}
 
 	private static RateLimitDecision toDecision(PlanLimits limits, List<Long> reply) {

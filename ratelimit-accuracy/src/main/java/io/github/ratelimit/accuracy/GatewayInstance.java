@@ -1,0 +1,224 @@
+package io.github.ratelimit.accuracy;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.redis.BucketKeys;
+import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
+import reactor.core.publisher.Flux;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * One simulated gateway instance: its own Lettuce client and connection, sending one client's checks at a steady
+ * rate (open loop: a check is sent when due, whether or not earlier ones have been answered) and recording each.
+ *
+ * <p>It runs the starter's script exactly as shipped with one line appended to the reply: the Redis time (µs) the
+ * script decided at, so that "most admitted in any window" is computed on the limiter's own clock rather than on
+ * client-side timestamps that carry a round trip of uncertainty. Keys and arguments are built by the starter's own
+ * {@link BucketKeys} and {@link RedisTokenBucketRateLimiter#scriptArguments(PlanLimits)}, and the script runs through
+ * Spring Data Redis (EVALSHA, EVAL on NOSCRIPT) as in the starter.
+ *
+ * <p>As a child JVM ({@link #main(String[])}): connects, warms up, prints {@code READY}, waits for
+ * {@code START <epoch µs>} on standard input, sends, writes its samples to a file and exits.
+ */
+public final class GatewayInstance implements AutoCloseable {
+
+	private final LettuceConnectionFactory connectionFactory;
+
+	private final ReactiveStringRedisTemplate redis;
+
+	private final RedisScript<List<Long>> script;
+
+	private final PlanLimits limits;
+
+	private final List<String> keys;
+
+	private final List<String> arguments;
+
+	/**
+	 * Connect.
+	 * @param redisUri {@code redis://host:port}
+	 * @param plan the plan under test
+	 */
+	public GatewayInstance(String redisUri, Plan plan) {
+		URI uri = URI.create(redisUri);
+		this.connectionFactory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(uri.getHost(), (uri.getPort() > 0) ? uri.getPort() : 6379));
+		this.connectionFactory.afterPropertiesSet();
+		this.connectionFactory.start();
+		this.redis = new ReactiveStringRedisTemplate(this.connectionFactory);
+		this.script = instrumentedScript();
+		this.limits = plan.limits();
+		this.keys = new BucketKeys("acc").keysFor(Plan.CLIENT, this.limits);
+		this.arguments = RedisTokenBucketRateLimiter.scriptArguments(this.limits);
+	}
+
+	/**
+	 * The shipped script, replying with the Redis time it decided at after the usual values.
+	 * @return the script
+	 */
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	static RedisScript<List<Long>> instrumentedScript() {
+		String shipped;
+		try (var in = GatewayInstance.class.getClassLoader()
+			.getResourceAsStream(RedisTokenBucketRateLimiter.SCRIPT_LOCATION)) {
+			shipped = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		String tail = "\nreturn result\n";
+		if (!shipped.endsWith(tail)) {
+			throw new IllegalStateException("The script no longer ends with 'return result'; update the harness");
+		}
+		String instrumented = shipped.substring(0, shipped.length() - tail.length())
+				+ "\nresult[#result + 1] = now\nreturn result\n";
+		return (RedisScript) RedisScript.of(instrumented, List.class);
+	}
+
+	/**
+	 * Load the script, open the connection and let the JIT compile the sending path: 2,000 checks on a key of its
+	 * own, some of them in parallel as in the run.
+	 */
+	public void warmUp() {
+		ClientKey scratch = new ClientKey(ClientKey.Kind.API_KEY, "warm-up-" + ProcessHandle.current().pid() + "-"
+				+ System.identityHashCode(this), "p");
+		List<String> scratchKeys = new BucketKeys("acc").keysFor(scratch, this.limits);
+		Flux.range(0, 2_000)
+			.flatMap((i) -> this.redis.execute(this.script, scratchKeys, this.arguments).next(), 4)
+			.blockLast(Duration.ofSeconds(60));
+		this.redis.delete(scratchKeys.toArray(String[]::new)).block(Duration.ofSeconds(5));
+	}
+
+	/**
+	 * Send checks at {@code ratePerSecond} from {@code startMicros + phaseMicros} until {@code startMicros +
+	 * durationMicros}, then wait for the last answers.
+	 * @return one sample per check, in sending order
+	 */
+	public List<Sample> run(long startMicros, long durationMicros, double ratePerSecond, long phaseMicros) {
+		double intervalMicros = 1e6 / ratePerSecond;
+		int count = (int) Math.max(0, Math.ceil((durationMicros - phaseMicros) / intervalMicros));
+		AtomicReferenceArray<Sample> samples = new AtomicReferenceArray<>(count);
+		CountDownLatch answered = new CountDownLatch(count);
+		for (int j = 0; j < count; j++) {
+			long due = startMicros + phaseMicros + (long) (j * intervalMicros);
+			long wait = due - nowMicros();
+			if (wait > 0) {
+				LockSupport.parkNanos(wait * 1000);
+			}
+			int index = j;
+			long sent = nowMicros();
+			this.redis.execute(this.script, this.keys, this.arguments).next().subscribe((reply) -> {
+				samples.set(index, new Sample(sent, nowMicros(), reply.get(reply.size() - 1), reply.get(0) == 1L,
+						false));
+				answered.countDown();
+			}, (error) -> {
+				samples.set(index, new Sample(sent, nowMicros(), -1, false, true));
+				answered.countDown();
+			});
+		}
+		try {
+			answered.await(30, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		List<Sample> result = new ArrayList<>(count);
+		for (int j = 0; j < count; j++) {
+			Sample sample = samples.get(j);
+			result.add((sample != null) ? sample : new Sample(0, 0, -1, false, true));
+		}
+		return result;
+	}
+
+	@Override
+	public void close() {
+		this.connectionFactory.destroy();
+	}
+
+	/**
+	 * The wall clock in microseconds since the epoch (the clock Redis' TIME reads, on one machine).
+	 * @return microseconds
+	 */
+	static long nowMicros() {
+		Instant now = Instant.now();
+		return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+	}
+
+	/**
+	 * Child JVM entry point.
+	 * @param args redis URI, algorithm, capacity, window (ms), rate per second, phase (µs), duration (µs), output
+	 * file
+	 * @throws IOException if the output cannot be written
+	 */
+	public static void main(String[] args) throws IOException {
+		Plan plan = new Plan(Plan.parseAlgorithm(args[1]), Long.parseLong(args[2]),
+				Duration.ofMillis(Long.parseLong(args[3])));
+		double rate = Double.parseDouble(args[4]);
+		long phase = Long.parseLong(args[5]);
+		long duration = Long.parseLong(args[6]);
+		Path out = Path.of(args[7]);
+		try (GatewayInstance instance = new GatewayInstance(args[0], plan)) {
+			instance.warmUp();
+			System.out.println("READY");
+			System.out.flush();
+			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+			String line = in.readLine();
+			if (line == null || !line.startsWith("START ")) {
+				throw new IllegalStateException("expected START <epoch micros>, got " + line);
+			}
+			List<Sample> samples = instance.run(Long.parseLong(line.substring(6).trim()), duration, rate, phase);
+			try (PrintWriter writer = new PrintWriter(Files.newBufferedWriter(out))) {
+				for (Sample sample : samples) {
+					writer.println(sample.toLine());
+				}
+			}
+		}
+		System.exit(0);
+	}
+
+	/**
+	 * One check.
+	 * @param sendMicros when it was sent (wall clock, µs)
+	 * @param recvMicros when its answer arrived
+	 * @param redisMicros the Redis time the script decided at (-1 on error)
+	 * @param allowed whether it was admitted
+	 * @param error whether it failed
+	 */
+	public record Sample(long sendMicros, long recvMicros, long redisMicros, boolean allowed, boolean error) {
+
+		String toLine() {
+			return this.sendMicros + " " + this.recvMicros + " " + this.redisMicros + " " + (this.allowed ? 1 : 0) + " "
+					+ (this.error ? 1 : 0);
+		}
+
+		static Sample fromLine(String line) {
+			String[] f = line.trim().split(" ");
+			return new Sample(Long.parseLong(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2]), f[3].equals("1"),
+					f[4].equals("1"));
+		}
+
+	}
+
+}

@@ -1,0 +1,61 @@
+package io.github.ratelimit.accuracy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.Algorithm;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+
+/**
+ * The plan under test: {@code capacity} tokens per {@code window} with one algorithm. As a token bucket: capacity
+ * {@code capacity}, refilled with {@code capacity} per {@code window}; the rate is the same for every algorithm.
+ *
+ * @param algorithm the algorithm
+ * @param capacity tokens per window (the token bucket's burst)
+ * @param window the window (the token bucket's refill period)
+ */
+public record Plan(Algorithm algorithm, long capacity, Duration window) {
+
+	/** The one client whose traffic every instance sends. */
+	static final ClientKey CLIENT = new ClientKey(ClientKey.Kind.API_KEY, "accuracy-client", "plan");
+
+	/**
+	 * The plan's limits as the starter enforces them.
+	 * @return one limit
+	 */
+	PlanLimits limits() {
+		BucketLimit limit = (this.algorithm == Algorithm.TOKEN_BUCKET)
+				? new BucketLimit("plan", this.capacity, this.capacity, this.window)
+				: BucketLimit.window("plan", this.algorithm, this.capacity, this.window);
+		return new PlanLimits("plan", "accuracy", List.of(limit));
+	}
+
+	/**
+	 * Tokens per second.
+	 * @return the plan's rate
+	 */
+	double ratePerSecond() {
+		return this.capacity * 1e9 / this.window.toNanos();
+	}
+
+	/**
+	 * The window in microseconds.
+	 * @return microseconds
+	 */
+	long windowMicros() {
+		return this.window.toNanos() / 1000;
+	}
+
+	/**
+	 * Parse an algorithm from its configuration name ({@code sliding-window-log}) or constant name.
+	 * @param name the name
+	 * @return the algorithm
+	 */
+	static Algorithm parseAlgorithm(String name) {
+		return Algorithm.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
+	}
+
+}

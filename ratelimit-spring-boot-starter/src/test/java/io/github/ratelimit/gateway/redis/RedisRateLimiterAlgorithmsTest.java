@@ -1,0 +1,121 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.Algorithm;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.limiter.LimitStatus;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.test.redis.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Java side of the script contract, through Spring Data Redis and Lettuce against a real Redis: the limiter
+ * sends each limit's algorithm, names each algorithm's keys apart, decodes the reply, refunds and resets every kind
+ * of state.
+ */
+class RedisRateLimiterAlgorithmsTest {
+
+	private static final TestRedis testRedis = TestRedis.shared();
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private static RedisTokenBucketRateLimiter limiter;
+
+	private final ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "hashed-client", "free");
+
+	private final PlanLimits mixed = new PlanLimits("free", "search",
+			List.of(new BucketLimit("free-search-1s", 10, 10, Duration.ofSeconds(1)),
+					BucketLimit.window("free-search-1m", Algorithm.SLIDING_WINDOW_LOG, 3, Duration.ofMinutes(1)),
+					BucketLimit.window("free-search-1h", Algorithm.SLIDING_WINDOW_COUNTER, 100, Duration.ofHours(1)),
+					BucketLimit.window("free-search-1d", Algorithm.FIXED_WINDOW, 1000, Duration.ofDays(1))));
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
+		connectionFactory.afterPropertiesSet();
+		connectionFactory.start();
+		limiter = new RedisTokenBucketRateLimiter(new ReactiveStringRedisTemplate(connectionFactory),
+				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+	}
+
+	@AfterAll
+	static void disconnect() {
+		if (connectionFactory != null) {
+			connectionFactory.destroy();
+		}
+	}
+
+	@BeforeEach
+	void flush() {
+		testRedis.flushAll();
+	}
+
+	@Test
+	void argumentsCarryEachLimitsAlgorithmCodeAfterTheNumbers() {
+		assertThat(RedisTokenBucketRateLimiter.scriptArguments(this.mixed)).containsExactly("1", "4", "10", "10",
+				"1000000", "3", "3", "60000000", "100", "100", "3600000000", "1000", "1000", "86400000000", "tb",
+				"swl", "swc", "fw");
+	}
+
+	@Test
+	void eachAlgorithmHasItsOwnKeyInTheClientsSlot() {
+		assertThat(new BucketKeys("rl").keysFor(this.client, this.mixed)).containsExactly(
+				"rl:{search|k:hashed-client}:0", "rl:{search|k:hashed-client}:1:swl",
+				"rl:{search|k:hashed-client}:2:swc", "rl:{search|k:hashed-client}:3:fw");
+		consume(1);
+		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:0")).isEqualTo("hash");
+		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:1:swl")).isEqualTo("zset");
+		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:2:swc")).isEqualTo("hash");
+		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:3:fw")).isEqualTo("hash");
+		for (String key : new BucketKeys("rl").keysFor(this.client, this.mixed)) {
+			assertThat(Long.parseLong(testRedis.command("PTTL", key))).as("TTL of %s", key).isPositive();
+		}
+	}
+
+	@Test
+	void mixedAlgorithmsAreCheckedAllOrNothing() {
+		for (int i = 0; i < 3; i++) {
+			assertThat(consume(1).allowed()).isTrue();
+		}
+		RateLimitDecision denied = consume(1);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-search-1m");
+		assertThat(denied.retryAfterMillis()).isBetween(59_000L, 60_000L);
+		assertThat(denied.statuses()).extracting(LimitStatus::remaining).containsExactly(7L, 0L, 97L, 997L);
+		assertThat(testRedis.command("HGET", "rl:{search|k:hashed-client}:3:fw", "c")).isEqualTo("3");
+	}
+
+	@Test
+	void refundGivesBackEveryAlgorithmsTokens() {
+		consume(2);
+		limiter.refund(this.client, this.mixed, 2).block(Duration.ofSeconds(5));
+		RateLimitDecision read = limiter.tryConsume(this.client, this.mixed, 0).block(Duration.ofSeconds(5));
+		assertThat(read.statuses()).extracting(LimitStatus::remaining).containsExactly(10L, 3L, 100L, 1000L);
+	}
+
+	@Test
+	void resetDeletesEveryAlgorithmsState() {
+		consume(3);
+		assertThat(limiter.reset(this.client, this.mixed).block(Duration.ofSeconds(5))).isEqualTo(4);
+		assertThat(consume(3).allowed()).isTrue();
+	}
+
+	private RateLimitDecision consume(long cost) {
+		return limiter.tryConsume(this.client, this.mixed, cost).block(Duration.ofSeconds(5));
+	}
+
+}

@@ -1,0 +1,167 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import io.github.ratelimit.test.redis.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs the shipped rate limit script (or the refund script) against a real Redis with Redis-side time replaced: the
+ * script's single {@code redis.call('TIME')} becomes a fixed time, so hours can pass in a test. Keys would still
+ * expire in real time, which could change state behind the simulated clock's back, so the TTL the script sets is
+ * recorded in the hash {@value #TTL_HASH} (field = key) instead of applied. Everything else is the script as shipped,
+ * with the same KEYS and ARGV as {@link RedisTokenBucketRateLimiter} builds.
+ */
+final class ScriptAtTime {
+
+	static final long SECOND = 1_000_000L;
+
+	static final long MINUTE = 60 * SECOND;
+
+	/** Hash holding the TTL (ms) the script set on each key, by key. */
+	static final String TTL_HASH = "test-ttl";
+
+	private static final String SCRIPT = load(RedisTokenBucketRateLimiter.SCRIPT_LOCATION);
+
+	private static final String REFUND_SCRIPT = load(RedisTokenBucketRateLimiter.REFUND_SCRIPT_LOCATION);
+
+	private final TestRedis redis;
+
+	ScriptAtTime(TestRedis redis) {
+		this.redis = redis;
+	}
+
+	/**
+	 * Run the check at a time.
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @param cost tokens
+	 * @param keyBase limit i's key is {@code keyBase:i}
+	 * @param limits the limits
+	 * @return the reply
+	 */
+	Result check(long timeMicros, long cost, String keyBase, Limit... limits) {
+		String script = SCRIPT.replace("redis.call('TIME')",
+				"{'" + (timeMicros / SECOND) + "', '" + (timeMicros % SECOND) + "'}")
+			.replace("redis.call('PEXPIRE', KEYS[i],", "redis.call('HSET', '" + TTL_HASH + "', KEYS[i],");
+		assertThat(script).doesNotContain("redis.call('TIME')").doesNotContain("redis.call('PEXPIRE'");
+		String reply = this.redis.command(command(script, cost, keyBase, limits));
+		long[] values = Arrays.stream(reply.split("\n")).mapToLong(Long::parseLong).toArray();
+		assertThat(values).hasSize(1 + 4 * limits.length);
+		for (long value : values) {
+			// no negative value, and nothing that was NaN or infinite in Lua (Redis turns those into huge integers)
+			assertThat(value).isBetween(0L, 1L << 53);
+		}
+		return new Result(values);
+	}
+
+	/**
+	 * Run the refund script.
+	 * @return the number of limits refunded
+	 */
+	long refund(long cost, String keyBase, Limit... limits) {
+		return Long.parseLong(this.redis.command(command(REFUND_SCRIPT, cost, keyBase, limits)));
+	}
+
+	/**
+	 * The TTL the last write set on limit i's key.
+	 * @return milliseconds, or -1 if no write set one
+	 */
+	long ttlMillis(String keyBase, int i) {
+		String ttl = this.redis.command("HGET", TTL_HASH, keyBase + ":" + i);
+		return (ttl != null) ? Long.parseLong(ttl) : -1;
+	}
+
+	/** A serialized copy of limit i's key (DUMP), to prove that nothing changed; {@code null} if missing. */
+	String dump(String keyBase, int i) {
+		String type = this.redis.command("TYPE", keyBase + ":" + i);
+		return switch (type) {
+			case "none" -> null;
+			case "hash" -> this.redis.command("HGETALL", keyBase + ":" + i);
+			case "zset" -> this.redis.command("ZRANGE", keyBase + ":" + i, "0", "-1", "WITHSCORES");
+			default -> throw new IllegalStateException("unexpected type " + type);
+		};
+	}
+
+	private static String[] command(String script, long cost, String keyBase, Limit... limits) {
+		List<String> command = new ArrayList<>(List.of("EVAL", script, Integer.toString(limits.length)));
+		for (int i = 0; i < limits.length; i++) {
+			command.add(keyBase + ":" + i);
+		}
+		command.add(Long.toString(cost));
+		command.add(Integer.toString(limits.length));
+		for (Limit limit : limits) {
+			command.add(Long.toString(limit.capacity()));
+			command.add(Long.toString(limit.refillTokens()));
+			command.add(Long.toString(limit.periodMicros()));
+		}
+		for (Limit limit : limits) {
+			command.add(limit.code());
+		}
+		return command.toArray(String[]::new);
+	}
+
+	private static String load(String location) {
+		try (InputStream in = ScriptAtTime.class.getClassLoader().getResourceAsStream(location)) {
+			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** One limit as the script takes it. */
+	record Limit(String code, long capacity, long refillTokens, long periodMicros) {
+
+		static Limit tokenBucket(long capacity, long refillTokens, long periodMicros) {
+			return new Limit("tb", capacity, refillTokens, periodMicros);
+		}
+
+		/** A window limit: capacity tokens per window ({@code swl}, {@code swc} or {@code fw}). */
+		static Limit window(String code, long capacity, long windowMicros) {
+			return new Limit(code, capacity, capacity, windowMicros);
+		}
+
+		/** The same kind of limit with other numbers (a token bucket refilling capacity per period). */
+		Limit with(long newCapacity, long newPeriodMicros) {
+			return new Limit(this.code, newCapacity, newCapacity, newPeriodMicros);
+		}
+
+	}
+
+	/** The script's reply. */
+	record Result(long[] values) {
+
+		boolean allowed() {
+			return this.values[0] == 1;
+		}
+
+		boolean satisfied(int i) {
+			return this.values[1 + 4 * i] == 1;
+		}
+
+		long remaining(int i) {
+			return this.values[2 + 4 * i];
+		}
+
+		long retryAfterMs(int i) {
+			return this.values[3 + 4 * i];
+		}
+
+		long resetMs(int i) {
+			return this.values[4 + 4 * i];
+		}
+
+		@Override
+		public String toString() {
+			return Arrays.toString(this.values);
+		}
+
+	}
+
+}
