@@ -31,6 +31,26 @@ final class JfrSummary {
 			{ "com.github.benmanes.caffeine.", "Caffeine" }, { "io.micrometer.", "Micrometer" },
 			{ "io.github.bucket4j.", "Bucket4j" }, { "ch.qos.logback.", "Logback" }, { "org.slf4j.", "Logback" } };
 
+	/**
+	 * Frames worth naming: a sample counts for a label when any frame of its stack is that method. Chosen from what
+	 * a rate limit check may do besides its Redis round trip.
+	 */
+	private static final String[][] NAMED_FRAMES = {
+			{ "org.springframework.scripting.support.ResourceScriptSource.isModified",
+					"script source re-checked for modification (file stat + URI parsing) on every call" },
+			{ "org.springframework.data.redis.core.script.DefaultRedisScript.getSha1", "script SHA look-up (synchronized)" },
+			{ "reactor.core.scheduler.Schedulers.directSchedule", "timeout timer scheduled (Reactor parallel scheduler)" },
+			{ "reactor.core.scheduler.SchedulerTask.dispose", "timeout timer cancelled" },
+			{ "io.github.resilience4j.circuitbreaker.internal.", "circuit breaker state machine (permission, outcome)" },
+			{ "io.micrometer.", "Micrometer meters" },
+			{ "io.github.ratelimit.gateway.resilience.OverLimitCache", "over-limit cache" },
+			{ "io.github.ratelimit.gateway.resilience.LocalTokenBucketLimiter", "local fallback limiter (Redis too slow)" },
+			{ "io.github.ratelimit.gateway.key.", "client key resolution (API key hash, IP)" },
+			{ "io.github.ratelimit.gateway.http.", "RateLimit header fields" },
+			{ "io.lettuce.core.protocol.CommandEncoder", "Lettuce command encoding" },
+			{ "io.lettuce.core.protocol.RedisStateMachine", "Lettuce reply decoding" },
+			{ "ch.qos.logback.", "logging" } };
+
 	private JfrSummary() {
 	}
 
@@ -41,6 +61,7 @@ final class JfrSummary {
 		Map<String, Long> onStack = new HashMap<>();
 		Map<String, Long> topMethods = new HashMap<>();
 		Map<String, Long> starterMethods = new HashMap<>();
+		Map<String, Long> named = new HashMap<>();
 		long samples = 0;
 		long nativeSamples = 0;
 		Map<String, Long> nativeTop = new HashMap<>();
@@ -77,6 +98,12 @@ final class JfrSummary {
 				.merge((charged != null) ? charged : "JDK only", 1L, Long::sum);
 			Map<String, Boolean> seen = new HashMap<>();
 			for (RecordedFrame frame : frames) {
+				String qualified = className(frame) + "." + ((frame.getMethod() != null) ? frame.getMethod().getName() : "");
+				for (String[] namedFrame : NAMED_FRAMES) {
+					if (qualified.startsWith(namedFrame[0]) && seen.putIfAbsent("n:" + namedFrame[1], true) == null) {
+						named.merge(namedFrame[1], 1L, Long::sum);
+					}
+				}
 				String component = component(className(frame));
 				if (component != null && seen.putIfAbsent(component, true) == null) {
 					onStack.merge(component, 1L, Long::sum);
@@ -102,6 +129,7 @@ final class JfrSummary {
 					componentsByThread.get(thread.getKey()), thread.getValue(), 10));
 		}
 		md.append(table("Samples with the component anywhere on the stack (inclusive)", onStack, samples, 20));
+		md.append(table("Named work anywhere on the stack (inclusive; the reactive chain runs nested, so only leaf-like work is named)", named, samples, 20));
 		md.append(table("Hottest methods (self, top frame)", topMethods, samples, 20));
 		md.append(table("Starter methods on the stack (inclusive)", starterMethods, samples, 15));
 		if (nativeSamples > 0) {

@@ -252,8 +252,17 @@ final class ReportWriter {
 			cpu.add(SHORT.get(contender) + " " + n(open(contender, "cpu_us_per_check")) + " µs");
 		}
 		md.append("- **CPU per check** at 10,000 checks/s (whole benchmark JVM): ").append(String.join(", ", cpu))
-			.append(". On 2 cores shared with Redis this, more than Redis, bounds the throughput: 1 s of one core ")
-			.append("buys 1,000,000 / (µs per check) checks.\n");
+			.append(".\n");
+		double redisUs = Stats.median(column(this.ceiling, is("mode", "unpipelined"), "redis_us_per_call"));
+		double target = 0.7 * ceiling("pipelined");
+		if (!Double.isNaN(redisUs) && !Double.isNaN(target)) {
+			double budget = (Double.parseDouble(this.machine.getProperty("nproc", "2")) * 1e6 - target * redisUs)
+					/ target;
+			md.append(String.format(Locale.ROOT,
+					"- **The CPU budget**: Redis spends %s µs per EVALSHA of the script (INFO commandstats). On %s cores shared by Redis and the JVM, %s checks/s (0.7 × the pipelined ceiling) leaves at most **%s µs of CPU per check** for everything else (JVM, kernel network stack, harness), against %s µs measured for the starter at 10,000 checks/s (that figure includes per-check wake-ups that batching at higher load amortizes).%n",
+					n(redisUs), this.machine.getProperty("nproc", "2"), n(target), n(budget),
+					n(open(Contenders.STARTER, "cpu_us_per_check"))));
+		}
 		md.append(String.format(Locale.ROOT,
 				"- **Over the limit**: the starter answers from its over-limit cache (%s checks/s at 16 in flight, decided by `%s`), while each peer still pays a Redis round trip per denied check (Gateway %s, Bucket4j %s checks/s).%n",
 				n(check("over", 16, Contenders.STARTER, "checks_per_s")), sourcesRaw("over", 16, Contenders.STARTER),
@@ -297,7 +306,9 @@ final class ReportWriter {
 		row(md, "OS", m("os") + ", kernel " + m("kernel"));
 		row(md, "load average (1, 5, 15 min)", "before the measured run: " + m("load_before") + " (waited "
 				+ m("load_wait_s") + " s for the 1-min figure to fall below " + m("load_threshold")
-				+ "); at the end: " + m("load_after") + " (the harness itself keeps both cores busy)");
+				+ "); at the end: " + m("load_after") + "; during the run (1-min figure every 5 s): " + m("load_during")
+				+ ". The harness itself keeps both cores busy (about 2): figures well above that mean other work "
+				+ "shared the machine");
 		row(md, "Java", m("java_version") + "; benchmark JVM `"
 				+ v("jvm-args").replace(this.results.toAbsolutePath() + "/", "") + "`");
 		row(md, "Redis", m("redis_version") + " (fresh `redis-server` on loopback, no persistence, port chosen free)");
@@ -371,17 +382,18 @@ final class ReportWriter {
 			.append("` (cost, limit count, capacity, refill tokens, refill period in µs, then the algorithm code ")
 			.append("when the starter sends one); 50 clients. The script matches the source tree: ")
 			.append(m("script_matches_source")).append(".\n\n");
-		md.append("| mode | rounds | EVALSHA/s (median) | range | p50 ms | p99 ms |\n|---|---:|---:|---|---:|---:|\n");
+		md.append("| mode | rounds | EVALSHA/s (median) | range | p50 ms | p99 ms | Redis µs per EVALSHA |\n|---|---:|---:|---|---:|---:|---:|\n");
 		for (String mode : List.of("unpipelined", "pipelined")) {
 			List<Double> rps = column(this.ceiling, is("mode", mode), "rps");
 			if (rps.isEmpty()) {
 				continue;
 			}
 			String label = mode.equals("pipelined") ? "pipelined (`-P 16`)" : "unpipelined (`-P 1`)";
-			md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s-%s | %s | %s |%n", label, rps.size(),
+			md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s-%s | %s | %s | %s |%n", label, rps.size(),
 					n(Stats.median(rps)), n(Stats.min(rps)), n(Stats.max(rps)),
 					n3(Stats.median(column(this.ceiling, is("mode", mode), "p50_ms"))),
-					n3(Stats.median(column(this.ceiling, is("mode", mode), "p99_ms")))));
+					n3(Stats.median(column(this.ceiling, is("mode", mode), "p99_ms"))),
+					n(Stats.median(column(this.ceiling, is("mode", mode), "redis_us_per_call")))));
 		}
 		md.append('\n');
 	}
