@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -20,7 +21,9 @@ final class GatewayTestSupport {
 	 * sees a distinct direct client per address.
 	 */
 	static WebTestClient clientFrom(String sourceIp, int port) {
-		HttpClient http = HttpClient.create().bindAddress(() -> new InetSocketAddress(sourceIp, 0));
+		// a connection of its own per request: no pooled connection is shared with other tests' contexts
+		HttpClient http = HttpClient.create(ConnectionProvider.newConnection())
+			.bindAddress(() -> new InetSocketAddress(sourceIp, 0));
 		return WebTestClient.bindToServer(new ReactorClientHttpConnector(http))
 			.baseUrl("http://127.0.0.1:" + port)
 			.responseTimeout(Duration.ofSeconds(10))
