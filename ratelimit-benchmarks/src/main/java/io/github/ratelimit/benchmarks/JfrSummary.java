@@ -54,7 +54,14 @@ final class JfrSummary {
 	private JfrSummary() {
 	}
 
-	static String summarize(Path recording, String title) throws IOException {
+	/**
+	 * Summarise a recording.
+	 * @param recording the JFR file
+	 * @param title heading of the summary
+	 * @param since only events from this instant on (the steady part of the recording), or {@code null} for all
+	 * @return markdown
+	 */
+	static String summarize(Path recording, String title, java.time.Instant since) throws IOException {
 		Map<String, Long> byThread = new HashMap<>();
 		Map<String, Map<String, Long>> componentsByThread = new HashMap<>();
 		Map<String, Long> byComponent = new HashMap<>();
@@ -66,6 +73,9 @@ final class JfrSummary {
 		long nativeSamples = 0;
 		Map<String, Long> nativeTop = new HashMap<>();
 		for (RecordedEvent event : RecordingFile.readAllEvents(recording)) {
+			if (since != null && event.getStartTime().isBefore(since)) {
+				continue;
+			}
 			String type = event.getEventType().getName();
 			RecordedStackTrace stack = event.getStackTrace();
 			if (stack == null || stack.getFrames().isEmpty()) {

@@ -281,6 +281,10 @@ final class ReportWriter {
 		return "-";
 	}
 
+	private int roundCount() {
+		return (int) Stats.max(column(this.checks, (row) -> true, "round"));
+	}
+
 	private String perConcurrency(String peer) {
 		List<String> parts = new ArrayList<>();
 		for (int c : new int[] { 1, 16, 256 }) {
@@ -307,8 +311,9 @@ final class ReportWriter {
 		row(md, "load average (1, 5, 15 min)", "before the measured run: " + m("load_before") + " (waited "
 				+ m("load_wait_s") + " s for the 1-min figure to fall below " + m("load_threshold")
 				+ "); at the end: " + m("load_after") + "; during the run (1-min figure every 5 s): " + m("load_during")
-				+ ". The harness itself keeps both cores busy (about 2): figures well above that mean other work "
-				+ "shared the machine");
+				+ "; highest per phase: " + m("load_by_phase")
+				+ ". The harness' own processes (benchmark JVM or gateway, Redis, wrk) make up most of the load "
+				+ "during the run; the figure before it is the one that says whether others were at work");
 		row(md, "Java", m("java_version") + "; benchmark JVM `"
 				+ v("jvm-args").replace(this.results.toAbsolutePath() + "/", "") + "`");
 		row(md, "Redis", m("redis_version") + " (fresh `redis-server` on loopback, no persistence, port chosen free)");
@@ -357,9 +362,10 @@ final class ReportWriter {
 			.append("columns show any fallback answers, and a starter run that finds the circuit breaker open (after ")
 			.append("a stall of the shared machine) resets it first, counted in the table above.\n");
 		md.append("- **Closed loop**: N checks in flight; each answer starts the next on the thread that delivered ")
-			.append("it, as a reactive caller does. Warm-up first (JIT, connections), then rounds of short windows ")
-			.append("per (concurrency, contender), interleaved, the contender order rotated each round. Latency is ")
-			.append("per check (send to answer) in an HdrHistogram.\n");
+			.append("it, as a reactive caller does. Warm-up first (JIT, connections, then an idle pause so the JIT ")
+			.append("compiler's queue drains), then ").append(roundCount())
+			.append(" rounds of short windows (2 s) per (concurrency, contender), interleaved, the contender order ")
+			.append("rotated each round. Latency is per check (send to answer) in an HdrHistogram.\n");
 		md.append("- **Open loop** at 10,000 checks/s: check i is due at start + i/rate whatever happened before, and ")
 			.append("its latency is measured from that due time (no coordinated omission: a stall counts against ")
 			.append("every check it delays). The sender's own lateness is included (its p99 is listed).\n");
