@@ -33,9 +33,11 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * <li>{@code GET /actuator/ratelimits}: the effective plans, groups, routes and settings (API keys are only
  * counted, never listed).</li>
  * <li>{@code GET /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: one client's buckets in a group:
- * tokens now and milliseconds until full, read from Redis without consuming.</li>
- * <li>{@code DELETE /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: reset that client's buckets to
- * full (a write operation: only with {@code management.endpoint.ratelimits.access=unrestricted}). Other
+ * tokens now and milliseconds until full, read from Redis without consuming; limits with {@code scope: global}
+ * show the group-wide bucket every client shares.</li>
+ * <li>{@code DELETE /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: reset that client's own buckets to
+ * full (a write operation: only with {@code management.endpoint.ratelimits.access=unrestricted}). Group-wide
+ * ({@code scope: global}) buckets are never reset by it: they belong to every client of the group. Other
  * instances may keep denying the client locally until the Retry-After they last gave it (over-limit cache).</li>
  * </ul>
  * Like every actuator endpoint it is exposed over HTTP only when listed in
@@ -115,8 +117,9 @@ public class RateLimitsEndpoint {
 	 * @param group the endpoint group
 	 * @param apiKey the client's API key (never echoed back), or {@code null}
 	 * @param ip the client's IP address, or {@code null}
-	 * @return the client's hashed id, plan and per-limit state: {@code tokens} (whole tokens now),
-	 * {@code timeUntilFullMs}
+	 * @return the client's hashed id, plan and per-limit state: {@code policy}, {@code algorithm}, {@code scope}
+	 * ({@code client}, or {@code global} for the group-wide bucket), the limit's numbers, {@code tokens} (whole
+	 * tokens now) and {@code timeUntilFullMs}
 	 */
 	@ReadOperation
 	public Mono<Map<String, Object>> buckets(@Selector String group, @Nullable String apiKey, @Nullable String ip) {
@@ -136,7 +139,8 @@ public class RateLimitsEndpoint {
 	 * @param group the endpoint group
 	 * @param apiKey the client's API key (never echoed back), or {@code null}
 	 * @param ip the client's IP address, or {@code null}
-	 * @return the client's hashed id and how many buckets were removed
+	 * @return the client's hashed id, how many of its buckets were removed ({@code bucketsReset}) and, when the group
+	 * has global limits, the policies left alone ({@code globalPoliciesNotReset})
 	 */
 	@DeleteOperation
 	public Mono<Map<String, Object>> reset(@Selector String group, @Nullable String apiKey, @Nullable String ip) {
@@ -151,6 +155,15 @@ public class RateLimitsEndpoint {
 			.map((removed) -> {
 				Map<String, Object> result = header(client, group);
 				result.put("bucketsReset", removed);
+				List<String> global = this.limits.limitsFor(client.plan(), group)
+					.limits()
+					.stream()
+					.filter(BucketLimit::isGlobal)
+					.map(BucketLimit::policyName)
+					.toList();
+				if (!global.isEmpty()) {
+					result.put("globalPoliciesNotReset", global);
+				}
 				return result;
 			})).onErrorResume(RateLimitsEndpoint::error);
 	}
@@ -183,6 +196,8 @@ public class RateLimitsEndpoint {
 		BucketLimit limit = status.limit();
 		Map<String, Object> bucket = new LinkedHashMap<>();
 		bucket.put("policy", limit.policyName());
+		bucket.put("algorithm", limit.algorithm().configName());
+		bucket.put("scope", limit.scope().configName());
 		bucket.put("capacity", limit.capacity());
 		bucket.put("refillTokens", limit.refillTokens());
 		bucket.put("refillPeriod", limit.refillPeriod().toString());
@@ -195,6 +210,8 @@ public class RateLimitsEndpoint {
 		return planLimits.limits().stream().map((limit) -> {
 			Map<String, Object> entry = new LinkedHashMap<>();
 			entry.put("policy", limit.policyName());
+			entry.put("algorithm", limit.algorithm().configName());
+			entry.put("scope", limit.scope().configName());
 			entry.put("capacity", limit.capacity());
 			entry.put("refillTokens", limit.refillTokens());
 			entry.put("refillPeriod", limit.refillPeriod().toString());

@@ -12,6 +12,7 @@ import io.github.ratelimit.gateway.key.PlanResolver;
 import io.github.ratelimit.gateway.key.StaticPlanResolver;
 import io.github.ratelimit.gateway.limit.LimitResolver;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
@@ -145,6 +146,10 @@ public final class RateLimitAutoConfiguration {
 			.orElseGet(() -> applicationRegistry.circuitBreaker(CIRCUIT_BREAKER_NAME, config));
 	}
 
+	/**
+	 * The failure policy around the store. The store ({@link ClientRateLimiter} bean, the Redis one unless replaced)
+	 * is first wrapped in a {@link ScopedRateLimiter}, which adds limits with {@code scope: global}.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(ClientRateLimiter.class)
@@ -156,7 +161,8 @@ public final class RateLimitAutoConfiguration {
 		LocalTokenBucketLimiter local = new LocalTokenBucketLimiter(properties.getFallback().getMaxBuckets(),
 				(counter != null) ? counter::instances : () -> configured);
 		RateLimitProperties.OverLimitCache cache = properties.getOverLimitCache();
-		return new ResilientRateLimiter(limiter, local, rateLimitCircuitBreaker, properties.getRedisTimeout(),
+		// global limits: the timeout and the breaker cover both calls of a request in a group that has them
+		return new ResilientRateLimiter(new ScopedRateLimiter(limiter), local, rateLimitCircuitBreaker, properties.getRedisTimeout(),
 				properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE),
 				cache.isEnabled() ? new OverLimitCache(cache.getMaxEntries()) : null);
 	}

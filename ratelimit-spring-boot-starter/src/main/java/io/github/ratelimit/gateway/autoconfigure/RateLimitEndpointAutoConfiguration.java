@@ -6,6 +6,7 @@ import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.key.PlanResolver;
 import io.github.ratelimit.gateway.limit.LimitResolver;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
+import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
 import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -32,7 +33,8 @@ public final class RateLimitEndpointAutoConfiguration {
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
 			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters,
 			ObjectProvider<ResilientRateLimiter> resilient) {
-		return new RateLimitsEndpoint(properties, limits, plans, limiter, filters, resilient.getIfAvailable());
+		return new RateLimitsEndpoint(properties, limits, plans, new ScopedRateLimiter(limiter), filters,
+				resilient.getIfAvailable());
 	}
 
 }

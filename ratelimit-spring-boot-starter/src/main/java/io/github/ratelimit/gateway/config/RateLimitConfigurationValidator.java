@@ -14,6 +14,7 @@ import io.github.ratelimit.gateway.key.ApiKeyHasher;
 import io.github.ratelimit.gateway.key.KeyBy;
 import io.github.ratelimit.gateway.limit.Algorithm;
 import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.LimitScope;
 
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.FilterDefinition;
@@ -173,6 +174,7 @@ public final class RateLimitConfigurationValidator {
 				}
 			}
 		}
+		validateGlobalLimits(p, v);
 		for (Map.Entry<String, String> apiKey : p.getApiKeys().entrySet()) {
 			String masked = prefix + "api-keys[" + ApiKeyHasher.mask(apiKey.getKey()) + "]";
 			if (apiKey.getKey().isBlank()) {
@@ -197,6 +199,11 @@ public final class RateLimitConfigurationValidator {
 				v.add(new ConfigurationViolation(at + ".algorithm", "must be set.",
 						"use token-bucket (the default), sliding-window-log, sliding-window-counter or fixed-window."));
 				algorithm = Algorithm.TOKEN_BUCKET;
+			}
+			if (limit.getScope() == null) {
+				v.add(new ConfigurationViolation(at + ".scope", "must be set.",
+						"use client (the default: one bucket per client) or global (one bucket shared by every "
+								+ "client of the endpoint group)."));
 			}
 			if (limit.getCapacity() < 1 || limit.getCapacity() > BucketLimit.MAX_TOKENS) {
 				v.add(new ConfigurationViolation(at + ".capacity",
@@ -240,6 +247,67 @@ public final class RateLimitConfigurationValidator {
 						"set a positive duration such as 1s, 1m, 15m or 1d."));
 			}
 		}
+	}
+
+	/**
+	 * A global limit is one bucket shared by every client of an endpoint group, whatever their plan: every plan that
+	 * gives a group global limits must give it the same ones (else the shared bucket would be checked against
+	 * different capacities from one request to the next). A plan without global limits for a group is allowed: its
+	 * clients are then not counted in the group-wide quota.
+	 */
+	private static void validateGlobalLimits(RateLimitProperties p, List<ConfigurationViolation> v) {
+		String prefix = RateLimitProperties.PREFIX + ".plans.";
+		List<String> groups = new ArrayList<>(new TreeSet<>(knownGroups(p)));
+		groups.add(null); // any group no plan lists: every plan's default list
+		Set<String> reported = new HashSet<>();
+		for (String group : groups) {
+			String firstPlan = null;
+			String firstProperty = null;
+			List<String> first = null;
+			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group) : null;
+				String property = prefix + plan.getKey() + ".groups." + group;
+				if (limits == null || limits.isEmpty()) {
+					limits = plan.getValue().getDefault();
+					property = prefix + plan.getKey() + ".default";
+				}
+				List<String> global = globalLimits(limits);
+				if (global.isEmpty()) {
+					continue;
+				}
+				if (first == null) {
+					firstPlan = plan.getKey();
+					firstProperty = property;
+					first = global;
+				}
+				else if (!first.equals(global) && reported.add(property)) {
+					String where = (group != null) ? "endpoint group '" + group + "'"
+							: "the endpoint groups no plan lists";
+					v.add(new ConfigurationViolation(property,
+							"gives " + where + " global limits " + global + " that differ from those of plan '"
+									+ firstPlan + "' " + first + " (" + firstProperty + "): a global limit is one "
+									+ "bucket shared by every client of the group, whatever their plan.",
+							"give every plan the same scope: global limits for the group (capacity, refill-tokens, "
+									+ "refill-period, algorithm, in the same order), or none."));
+				}
+			}
+		}
+	}
+
+	private static List<String> globalLimits(List<RateLimitProperties.Limit> limits) {
+		List<String> global = new ArrayList<>();
+		if (limits == null) {
+			return global;
+		}
+		for (RateLimitProperties.Limit limit : limits) {
+			if (limit.getScope() == LimitScope.GLOBAL) {
+				Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
+				long refill = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
+				global.add("{capacity: " + limit.getCapacity() + ", refill-tokens: " + refill + ", refill-period: "
+						+ limit.getRefillPeriod() + ", algorithm: " + algorithm.configName() + "}");
+			}
+		}
+		return global;
 	}
 
 	/**

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.ratelimit.gateway.limit.Algorithm;
+import io.github.ratelimit.gateway.limit.LimitScope;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -290,6 +291,15 @@ public class RateLimitProperties {
 		 */
 		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
 
+		/**
+		 * Who shares the limit: {@code client} (the default: one bucket per client) or {@code global} (one bucket
+		 * shared by every client of the endpoint group, whatever their plan, to protect the backend). A request must
+		 * pass every limit of both scopes and a denied one takes from none; a client denied by its own limits never
+		 * takes from the global ones. Plans that give a group global limits must give it the same ones (they are one
+		 * shared bucket). Costs a second Redis call per request in groups that have global limits.
+		 */
+		private LimitScope scope = LimitScope.CLIENT;
+
 		public long getCapacity() {
 			return this.capacity;
 		}
@@ -328,6 +338,14 @@ public class RateLimitProperties {
 
 		public void setAlgorithm(Algorithm algorithm) {
 			this.algorithm = algorithm;
+		}
+
+		public LimitScope getScope() {
+			return this.scope;
+		}
+
+		public void setScope(LimitScope scope) {
+			this.scope = scope;
 		}
 
 	}

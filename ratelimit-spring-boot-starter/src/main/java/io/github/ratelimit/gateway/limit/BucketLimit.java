@@ -15,9 +15,11 @@ import java.util.Objects;
  * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms
  * @param refillPeriod the refill period, or the window (at least 1 ms)
  * @param algorithm how the limit is enforced
+ * @param scope who shares the limit's state: each client ({@link LimitScope#CLIENT}) or every client of the endpoint
+ * group ({@link LimitScope#GLOBAL})
  */
 public record BucketLimit(String policyName, long capacity, long refillTokens, Duration refillPeriod,
-		Algorithm algorithm) {
+		Algorithm algorithm, LimitScope scope) {
 
 	/** Largest capacity or refill count: 2^53, the largest integer a Lua number (a double) holds exactly. */
 	public static final long MAX_TOKENS = 1L << 53;
@@ -34,6 +36,7 @@ public record BucketLimit(String policyName, long capacity, long refillTokens, D
 	 */
 	public BucketLimit {
 		Objects.requireNonNull(algorithm, "algorithm");
+		Objects.requireNonNull(scope, "scope");
 		if (algorithm.isWindow() && refillTokens != capacity) {
 			throw new IllegalArgumentException(algorithm.configName() + " limit '" + policyName
 					+ "' takes capacity tokens per window: refillTokens must equal capacity " + capacity + ", was "
@@ -42,18 +45,32 @@ public record BucketLimit(String policyName, long capacity, long refillTokens, D
 	}
 
 	/**
-	 * A token bucket limit.
+	 * A limit of one client (scope {@link LimitScope#CLIENT}).
+	 * @param policyName name of the quota policy shown to clients
+	 * @param capacity most tokens the bucket holds, or tokens per window (1 to 2^53)
+	 * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms
+	 * @param refillPeriod the refill period, or the window (at least 1 ms)
+	 * @param algorithm how the limit is enforced
+	 * @throws IllegalArgumentException if a window algorithm's {@code refillTokens} differs from its capacity
+	 */
+	public BucketLimit(String policyName, long capacity, long refillTokens, Duration refillPeriod,
+			Algorithm algorithm) {
+		this(policyName, capacity, refillTokens, refillPeriod, algorithm, LimitScope.CLIENT);
+	}
+
+	/**
+	 * A token bucket limit of one client.
 	 * @param policyName name of the quota policy shown to clients
 	 * @param capacity most tokens the bucket holds (1 to 2^53)
 	 * @param refillTokens tokens added per refill period (1 to 2^53)
 	 * @param refillPeriod the refill period (at least 1 ms)
 	 */
 	public BucketLimit(String policyName, long capacity, long refillTokens, Duration refillPeriod) {
-		this(policyName, capacity, refillTokens, refillPeriod, Algorithm.TOKEN_BUCKET);
+		this(policyName, capacity, refillTokens, refillPeriod, Algorithm.TOKEN_BUCKET, LimitScope.CLIENT);
 	}
 
 	/**
-	 * A window limit: at most {@code capacity} tokens per {@code window}.
+	 * A window limit of one client: at most {@code capacity} tokens per {@code window}.
 	 * @param policyName name of the quota policy shown to clients
 	 * @param algorithm a window algorithm
 	 * @param capacity tokens per window (1 to 2^53)
@@ -70,7 +87,25 @@ public record BucketLimit(String policyName, long capacity, long refillTokens, D
 	 * @return the renamed limit
 	 */
 	public BucketLimit withPolicyName(String name) {
-		return new BucketLimit(name, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm);
+		return new BucketLimit(name, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm, this.scope);
+	}
+
+	/**
+	 * The same limit with another scope.
+	 * @param newScope who shares the limit's state
+	 * @return the limit with that scope
+	 */
+	public BucketLimit withScope(LimitScope newScope) {
+		return new BucketLimit(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
+				newScope);
+	}
+
+	/**
+	 * Whether every client of the endpoint group shares this limit.
+	 * @return {@code true} for {@link LimitScope#GLOBAL}
+	 */
+	public boolean isGlobal() {
+		return this.scope == LimitScope.GLOBAL;
 	}
 
 	/**

@@ -88,14 +88,17 @@ public class LimitResolver {
 	 */
 	static BucketLimit toBucketLimit(String name, RateLimitProperties.Limit limit) {
 		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
-		if (algorithm.isWindow()) {
-			return BucketLimit.window(name, algorithm, limit.getCapacity(), limit.getRefillPeriod());
-		}
-		return new BucketLimit(name, limit.getCapacity(), limit.getRefillTokens(), limit.getRefillPeriod());
+		LimitScope scope = (limit.getScope() != null) ? limit.getScope() : LimitScope.CLIENT;
+		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
+		return new BucketLimit(name, limit.getCapacity(), refillTokens, limit.getRefillPeriod(), algorithm, scope);
 	}
 
+	/**
+	 * {@code <plan>-<group>}, or {@code <group>-global} for a global limit (shared across plans, so not named after
+	 * one), with {@code -<period>} appended when the list has several limits.
+	 */
 	private static String defaultPolicyName(String plan, String group, RateLimitProperties.Limit limit, int count) {
-		String base = plan + "-" + group;
+		String base = (limit.getScope() == LimitScope.GLOBAL) ? group + "-global" : plan + "-" + group;
 		return (count == 1) ? base : base + "-" + periodLabel(limit.getRefillPeriod());
 	}
 

@@ -3,6 +3,8 @@ package io.github.ratelimit.gateway.resilience;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
@@ -14,6 +16,7 @@ import io.github.ratelimit.gateway.limit.PlanLimits;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.limiter.LimitStatus;
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.limiter.ScopedLimits;
 import reactor.core.publisher.Mono;
 
 /**
@@ -26,6 +29,10 @@ import reactor.core.publisher.Mono;
  * cost, so a request that fits the shared limit can always pass eventually. Buckets live in a Caffeine cache bounded
  * to {@code maxBuckets} entries (least recently used dropped first) and dropped after an hour unused; a dropped
  * bucket comes back full.
+ *
+ * <p>Limits with {@code scope: global} are kept once per endpoint group (not per client): this instance's share of
+ * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
+ * shared store does.
  */
 public class LocalTokenBucketLimiter implements ClientRateLimiter {
 
@@ -34,6 +41,8 @@ public class LocalTokenBucketLimiter implements ClientRateLimiter {
 	private final IntSupplier instances;
 
 	private final LongSupplier nanoClock;
+
+	private final Map<PlanLimits, ScopedLimits> splits = new ConcurrentHashMap<>();
 
 	/**
 	 * Create a local limiter.
@@ -64,11 +73,52 @@ public class LocalTokenBucketLimiter implements ClientRateLimiter {
 	 */
 	public RateLimitDecision consume(ClientKey client, PlanLimits limits, long cost) {
 		int share = Math.max(1, this.instances.getAsInt());
-		String key = limits.group() + '|' + client.kind().tag() + ':' + client.id();
-		LocalBuckets local = this.buckets.asMap()
+		if (!limits.hasGlobalLimits()) {
+			LocalBuckets local = bucketsOf(key(limits, client), limits, share, cost);
+			synchronized (local) {
+				long now = this.nanoClock.getAsLong();
+				local.refill(now);
+				boolean allowed = local.admits(cost);
+				return new RateLimitDecision(limits, allowed, local.settle(cost, allowed, limits),
+						RateLimitDecision.Source.LOCAL_FALLBACK);
+			}
+		}
+		ScopedLimits scoped = this.splits.computeIfAbsent(limits, ScopedLimits::of);
+		LocalBuckets group = bucketsOf(key(limits, ClientKey.everyone(client.plan())), scoped.global(), share, cost);
+		if (scoped.client() == null) {
+			synchronized (group) {
+				group.refill(this.nanoClock.getAsLong());
+				boolean allowed = group.admits(cost);
+				return new RateLimitDecision(limits, allowed, scoped.merge(null, group.settle(cost, allowed, scoped.global())),
+						RateLimitDecision.Source.LOCAL_FALLBACK);
+			}
+		}
+		LocalBuckets own = bucketsOf(key(limits, client), scoped.client(), share, cost);
+		// always the client's buckets first, then the group's: no two threads lock them in opposite orders
+		synchronized (own) {
+			synchronized (group) {
+				long now = this.nanoClock.getAsLong();
+				own.refill(now);
+				group.refill(now);
+				boolean ownAllowed = own.admits(cost);
+				// a client denied by its own limits takes nothing from the group's
+				boolean allowed = ownAllowed && group.admits(cost);
+				return new RateLimitDecision(limits, allowed,
+						scoped.merge(own.settle(cost, allowed, scoped.client()),
+								group.settle(cost, allowed, scoped.global())),
+						RateLimitDecision.Source.LOCAL_FALLBACK);
+			}
+		}
+	}
+
+	private LocalBuckets bucketsOf(String key, PlanLimits limits, int share, long cost) {
+		return this.buckets.asMap()
 			.compute(key, (k, existing) -> (existing != null && existing.matches(limits, share)) ? existing
 					: new LocalBuckets(limits, share, cost));
-		return local.consume(cost, this.nanoClock.getAsLong());
+	}
+
+	private static String key(PlanLimits limits, ClientKey client) {
+		return limits.group() + '|' + client.kind().tag() + ':' + client.id();
 	}
 
 	/**
@@ -111,21 +161,52 @@ public class LocalTokenBucketLimiter implements ClientRateLimiter {
 			this.stamp = Long.MIN_VALUE;
 		}
 
+		/**
+		 * Whether these buckets enforce the given limits with the given share. Compares what is enforced, not names
+		 * nor plans: a group's global buckets serve clients of every plan that declares the same global limits.
+		 */
 		boolean matches(PlanLimits limits, int share) {
-			return this.limits.equals(limits) && this.share == share;
-		}
-
-		synchronized RateLimitDecision consume(long cost, long now) {
-			int n = this.tokens.length;
-			long elapsed = (this.stamp == Long.MIN_VALUE) ? 0 : Math.max(0, now - this.stamp);
-			this.stamp = now;
-			boolean allowed = true;
-			for (int i = 0; i < n; i++) {
-				this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + elapsed * this.ratePerNano[i]);
-				if (this.tokens[i] + 1e-9 < cost) {
-					allowed = false;
+			if (this.share != share || this.limits.limits().size() != limits.limits().size()) {
+				return false;
+			}
+			for (int i = 0; i < limits.limits().size(); i++) {
+				BucketLimit mine = this.limits.limits().get(i);
+				BucketLimit other = limits.limits().get(i);
+				if (mine.capacity() != other.capacity() || mine.refillTokens() != other.refillTokens()
+						|| !mine.refillPeriod().equals(other.refillPeriod()) || mine.algorithm() != other.algorithm()
+						|| mine.scope() != other.scope()) {
+					return false;
 				}
 			}
+			return true;
+		}
+
+		/** Add the tokens regained since the last check. Callers hold this object's monitor. */
+		void refill(long now) {
+			long elapsed = (this.stamp == Long.MIN_VALUE) ? 0 : Math.max(0, now - this.stamp);
+			this.stamp = now;
+			for (int i = 0; i < this.tokens.length; i++) {
+				this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + elapsed * this.ratePerNano[i]);
+			}
+		}
+
+		/** Whether every bucket holds {@code cost} tokens. Callers hold this object's monitor. */
+		boolean admits(long cost) {
+			for (double available : this.tokens) {
+				if (available + 1e-9 < cost) {
+					return false;
+				}
+			}
+			return true;
+		}
+
+		/**
+		 * Take {@code cost} from every bucket if the request is allowed, and tell each bucket's state, reported under
+		 * the limits of the request being checked ({@code reportAs}, which {@link #matches}). Callers hold this
+		 * object's monitor.
+		 */
+		List<LimitStatus> settle(long cost, boolean allowed, PlanLimits reportAs) {
+			int n = this.tokens.length;
 			List<LimitStatus> statuses = new ArrayList<>(n);
 			for (int i = 0; i < n; i++) {
 				boolean satisfied = this.tokens[i] + 1e-9 >= cost;
@@ -134,10 +215,10 @@ public class LocalTokenBucketLimiter implements ClientRateLimiter {
 					this.tokens[i] = Math.max(0, this.tokens[i] - cost);
 				}
 				long resetMs = (long) Math.ceil((this.capacity[i] - this.tokens[i]) / this.ratePerNano[i] / 1e6);
-				statuses.add(new LimitStatus(this.limits.limits().get(i), satisfied, (long) Math.floor(this.tokens[i] + 1e-9),
+				statuses.add(new LimitStatus(reportAs.limits().get(i), satisfied, (long) Math.floor(this.tokens[i] + 1e-9),
 						retryMs, resetMs));
 			}
-			return new RateLimitDecision(this.limits, allowed, statuses, RateLimitDecision.Source.LOCAL_FALLBACK);
+			return statuses;
 		}
 
 	}

@@ -1,0 +1,178 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.Algorithm;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.LimitScope;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.limiter.LimitStatus;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
+import io.github.ratelimit.test.redis.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+/**
+ * Limits with {@code scope: global} against a real Redis, through {@link ScopedRateLimiter} around the Redis store:
+ * one group-wide bucket shared by every client, all-or-nothing across the two scopes (a client denied by its own
+ * limit takes nothing from the group's; a global denial gives the client's tokens back), every limit reported in
+ * configuration order.
+ */
+class GlobalScopeRateLimiterTest {
+
+	private static final TestRedis testRedis = TestRedis.shared();
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private static ScopedRateLimiter limiter;
+
+	private static final String GLOBAL_KEY = "rl:{search|g:all}:0";
+
+	private final ClientKey alice = new ClientKey(ClientKey.Kind.API_KEY, "alice", "free");
+
+	private final ClientKey bob = new ClientKey(ClientKey.Kind.API_KEY, "bob", "free");
+
+	/** The global limit first in the list, so putting states back in order is tested too. */
+	private final PlanLimits limits = new PlanLimits("free", "search",
+			List.of(new BucketLimit("search-global", 3, 1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET,
+					LimitScope.GLOBAL), new BucketLimit("free-search", 2, 1, Duration.ofHours(1))));
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
+		connectionFactory.afterPropertiesSet();
+		connectionFactory.start();
+		limiter = new ScopedRateLimiter(new RedisTokenBucketRateLimiter(
+				new ReactiveStringRedisTemplate(connectionFactory), RedisTokenBucketRateLimiter.tokenBucketScript(),
+				new BucketKeys("rl")));
+	}
+
+	@AfterAll
+	static void disconnect() {
+		if (connectionFactory != null) {
+			connectionFactory.destroy();
+		}
+	}
+
+	@BeforeEach
+	void flush() {
+		testRedis.flushAll();
+	}
+
+	@Test
+	void theGlobalLimitIsSharedAcrossClients() {
+		assertThat(consume(this.alice, this.limits, 1).allowed()).isTrue();
+		assertThat(consume(this.alice, this.limits, 1).allowed()).isTrue();
+		RateLimitDecision bobFirst = consume(this.bob, this.limits, 1);
+		assertThat(bobFirst.allowed()).isTrue();
+		// every limit, in configuration order: the group's bucket (3 - 3 = 0 left), then bob's own (2 - 1)
+		assertThat(bobFirst.statuses()).extracting((s) -> s.limit().policyName(), LimitStatus::remaining)
+			.containsExactly(tuple("search-global", 0L),
+					tuple("free-search", 1L));
+		RateLimitDecision bobSecond = consume(this.bob, this.limits, 1);
+		assertThat(bobSecond.allowed()).isFalse();
+		assertThat(bobSecond.violated()).extracting((s) -> s.limit().policyName()).containsExactly("search-global");
+		// Retry-After of the group's bucket: 1 token per hour
+		assertThat(bobSecond.retryAfterMillis()).isBetween(3_590_000L, 3_600_000L);
+		assertThat(testRedis.command("EXISTS", GLOBAL_KEY)).isEqualTo("1");
+	}
+
+	@Test
+	void aClientDeniedByItsOwnLimitTakesNothingFromTheGroup() {
+		assertThat(consume(this.alice, this.limits, 1).allowed()).isTrue();
+		assertThat(consume(this.alice, this.limits, 1).allowed()).isTrue();
+		for (int i = 0; i < 5; i++) {
+			RateLimitDecision denied = consume(this.alice, this.limits, 1);
+			assertThat(denied.allowed()).isFalse();
+			assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-search");
+			// the group's bucket is reported (read without consuming): 3 - 2 = 1 token left
+			assertThat(denied.statuses()).hasSize(2);
+			assertThat(denied.statuses().get(0).remaining()).isEqualTo(1);
+		}
+		assertThat(Double.parseDouble(testRedis.command("HGET", GLOBAL_KEY, "tk"))).isBetween(1.0, 1.01);
+		// the group's last token is still there for another client
+		assertThat(consume(this.bob, this.limits, 1).allowed()).isTrue();
+	}
+
+	@Test
+	void aGlobalDenialGivesTheClientsTokensBack() {
+		PlanLimits mixed = new PlanLimits("free", "search",
+				List.of(new BucketLimit("free-search-1h", 5, 1, Duration.ofHours(1)),
+						BucketLimit.window("free-search-1d", Algorithm.SLIDING_WINDOW_LOG, 5, Duration.ofDays(1)),
+						new BucketLimit("search-global", 1, 1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET,
+								LimitScope.GLOBAL)));
+		assertThat(consume(this.bob, mixed, 1).allowed()).isTrue(); // bob takes the group's only token
+		RateLimitDecision denied = consume(this.alice, mixed, 1);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("search-global");
+		// alice's own limits are reported as after the refund, and really hold all their tokens again
+		assertThat(denied.statuses()).extracting(LimitStatus::remaining).containsExactly(5L, 5L, 0L);
+		String bucket = "rl:{search|k:alice}:0";
+		String log = "rl:{search|k:alice}:1:swl";
+		assertThat(Double.parseDouble(testRedis.command("HGET", bucket, "tk"))).isGreaterThanOrEqualTo(5.0 - 1e-9);
+		assertThat(testRedis.command("ZCARD", log)).isEqualTo("0");
+		RateLimitDecision read = limiter.tryConsume(this.alice, mixed, 0).block(Duration.ofSeconds(5));
+		assertThat(read.statuses()).extracting(LimitStatus::remaining).containsExactly(5L, 5L, 0L);
+	}
+
+	@Test
+	void onlyGlobalLimitsUseOnlyTheGroupsBucket() {
+		PlanLimits global = new PlanLimits("free", "search", List.of(new BucketLimit("search-global", 2, 1,
+				Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.GLOBAL)));
+		assertThat(consume(this.alice, global, 1).allowed()).isTrue();
+		assertThat(consume(this.bob, global, 1).allowed()).isTrue();
+		assertThat(consume(this.alice, global, 1).allowed()).isFalse();
+		assertThat(testRedis.command("EXISTS", "rl:{search|k:alice}:0")).isEqualTo("0");
+		// a reset of one client leaves the shared bucket alone
+		assertThat(limiter.reset(this.alice, global).block(Duration.ofSeconds(5))).isZero();
+		assertThat(consume(this.bob, global, 1).allowed()).isFalse();
+	}
+
+	@Test
+	void resetTouchesOnlyTheClientsOwnBuckets() {
+		consume(this.alice, this.limits, 1);
+		consume(this.alice, this.limits, 1);
+		assertThat(limiter.reset(this.alice, this.limits).block(Duration.ofSeconds(5))).isEqualTo(1);
+		assertThat(testRedis.command("EXISTS", GLOBAL_KEY)).isEqualTo("1");
+		RateLimitDecision after = consume(this.alice, this.limits, 1);
+		assertThat(after.allowed()).isTrue();
+		assertThat(after.statuses()).extracting(LimitStatus::remaining).containsExactly(0L, 1L);
+	}
+
+	@Test
+	void refundOfAnAbandonedCheckGivesBackBothScopes() {
+		consume(this.alice, this.limits, 1);
+		limiter.refund(this.alice, this.limits, 1).block(Duration.ofSeconds(5));
+		assertThat(Double.parseDouble(testRedis.command("HGET", GLOBAL_KEY, "tk"))).isGreaterThanOrEqualTo(3.0 - 1e-9);
+		assertThat(Double.parseDouble(testRedis.command("HGET", "rl:{search|k:alice}:0", "tk")))
+			.isGreaterThanOrEqualTo(2.0 - 1e-9);
+	}
+
+	@Test
+	void limitsWithoutGlobalOnesGoStraightToTheStore() {
+		PlanLimits own = new PlanLimits("free", "search", List.of(new BucketLimit("free-search", 1, 1,
+				Duration.ofHours(1))));
+		assertThat(consume(this.alice, own, 1).allowed()).isTrue();
+		assertThat(consume(this.alice, own, 1).allowed()).isFalse();
+		assertThat(testRedis.command("EXISTS", "rl:{search|k:alice}:0")).isEqualTo("1");
+		assertThat(testRedis.command("DBSIZE")).isEqualTo("1");
+	}
+
+	private static RateLimitDecision consume(ClientKey client, PlanLimits limits, long cost) {
+		return limiter.tryConsume(client, limits, cost).block(Duration.ofSeconds(5));
+	}
+
+}
