@@ -162,6 +162,40 @@ class ObservabilityIntegrationTest {
 	}
 
 	@Test
+	void endpointShowsScopeAndAlgorithmAndResetLeavesTheGroupsBucket() {
+		this.client.get().uri("/actuator/ratelimits").exchange()
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.plans.free.groups.shared[0].scope").isEqualTo("client")
+			.jsonPath("$.plans.free.groups.shared[0].algorithm").isEqualTo("token-bucket")
+			.jsonPath("$.plans.free.groups.shared[1].policy").isEqualTo("shared-global-1h")
+			.jsonPath("$.plans.free.groups.shared[1].scope").isEqualTo("global");
+		get("/shared/1", "key-one").expectStatus().isOk();
+		get("/shared/2", "key-one").expectStatus().isOk();
+		this.client.get().uri("/actuator/ratelimits/shared?apiKey=key-one").exchange()
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.buckets[0].policy").isEqualTo("free-shared-1h")
+			.jsonPath("$.buckets[0].scope").isEqualTo("client")
+			.jsonPath("$.buckets[0].tokens").isEqualTo(0)
+			.jsonPath("$.buckets[1].policy").isEqualTo("shared-global-1h")
+			.jsonPath("$.buckets[1].scope").isEqualTo("global")
+			.jsonPath("$.buckets[1].algorithm").isEqualTo("token-bucket")
+			.jsonPath("$.buckets[1].tokens").isEqualTo(1);
+		this.client.delete().uri("/actuator/ratelimits/shared?apiKey=key-one").exchange()
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.bucketsReset").isEqualTo(1)
+			.jsonPath("$.globalPoliciesNotReset[0]").isEqualTo("shared-global-1h");
+		// the client's own bucket is full again; the group's is not
+		this.client.get().uri("/actuator/ratelimits/shared?apiKey=key-one").exchange()
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.buckets[0].tokens").isEqualTo(2)
+			.jsonPath("$.buckets[1].tokens").isEqualTo(1);
+	}
+
+	@Test
 	void dashboardRefersOnlyToMetricsThePrometheusScrapeHas() throws IOException {
 		get("/a/1", "key-one");
 		get("/a/2", "key-one");

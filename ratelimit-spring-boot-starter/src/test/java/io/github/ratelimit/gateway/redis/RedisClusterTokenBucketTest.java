@@ -10,10 +10,14 @@ import java.util.Set;
 import io.github.ratelimit.gateway.key.CachingPlanResolver;
 import io.github.ratelimit.gateway.key.ClientKey;
 import io.github.ratelimit.gateway.key.PlanStore;
+import io.github.ratelimit.gateway.limit.Algorithm;
 import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.LimitScope;
 import io.github.ratelimit.gateway.limit.PlanLimits;
 import io.github.ratelimit.gateway.limiter.LimitStatus;
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.limiter.ScopedLimits;
+import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
 import io.github.ratelimit.test.redis.RedisCluster;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import org.junit.jupiter.api.AfterAll;
@@ -128,6 +132,39 @@ class RedisClusterTokenBucketTest {
 			slots.add(cluster.slotOf(key));
 		}
 		assertThat(slots).hasSize(1);
+	}
+
+	@Test
+	void globalLimitsLiveInTheGroupsSlotAndStayAllOrNothingAcrossSlots() {
+		ScopedRateLimiter scoped = new ScopedRateLimiter(limiter);
+		PlanLimits limits = new PlanLimits("free", "search",
+				List.of(new BucketLimit("free-search", 2, 1, Duration.ofHours(1)), new BucketLimit("search-global", 3,
+						1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.GLOBAL)));
+		ScopedLimits split = ScopedLimits.of(limits);
+		BucketKeys keys = new BucketKeys("rl");
+		String globalKey = keys.keysFor(ClientKey.everyone("free"), split.global()).get(0);
+		assertThat(globalKey).isEqualTo("rl:{search|g:all}:0");
+		ClientKey alice = new ClientKey(ClientKey.Kind.API_KEY, "alice", "free");
+		ClientKey bob = new ClientKey(ClientKey.Kind.API_KEY, "bob", "free");
+		String aliceKey = keys.keysFor(alice, split.client()).get(0);
+		String bobKey = keys.keysFor(bob, split.client()).get(0);
+		assertThat(cluster.slotOf(aliceKey)).isNotEqualTo(cluster.slotOf(globalKey));
+		assertThat(cluster.slotOf(bobKey)).isNotEqualTo(cluster.slotOf(globalKey));
+		// shared across clients: alice 2, bob 1, then the group's bucket is empty
+		assertThat(scoped.tryConsume(alice, limits, 1).block(Duration.ofSeconds(5)).allowed()).isTrue();
+		assertThat(scoped.tryConsume(alice, limits, 1).block(Duration.ofSeconds(5)).allowed()).isTrue();
+		assertThat(scoped.tryConsume(bob, limits, 1).block(Duration.ofSeconds(5)).allowed()).isTrue();
+		RateLimitDecision denied = scoped.tryConsume(bob, limits, 1).block(Duration.ofSeconds(5));
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("search-global");
+		// compensated on the master owning bob's slot: his own bucket holds its 1 token again
+		assertThat(Double.parseDouble(cluster.masterOf(bobKey).command("HGET", bobKey, "tk"))).isBetween(1.0, 1.01);
+		assertThat(Double.parseDouble(cluster.masterOf(globalKey).command("HGET", globalKey, "tk")))
+			.isBetween(0.0, 0.01);
+		// a client denied by its own limit leaves the group's bucket alone
+		assertThat(scoped.tryConsume(alice, limits, 1).block(Duration.ofSeconds(5)).violated())
+			.extracting((s) -> s.limit().policyName())
+			.containsExactly("free-search");
 	}
 
 	@Test

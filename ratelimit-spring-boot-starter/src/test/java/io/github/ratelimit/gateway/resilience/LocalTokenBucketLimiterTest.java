@@ -6,12 +6,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.Algorithm;
 import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.LimitScope;
 import io.github.ratelimit.gateway.limit.PlanLimits;
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 class LocalTokenBucketLimiterTest {
 
@@ -78,6 +81,45 @@ class LocalTokenBucketLimiterTest {
 			small.consume(new ClientKey(ClientKey.Kind.IP, "10.0." + (i / 256) + "." + (i % 256), "anonymous"), limits, 1);
 		}
 		assertThat(small.size()).isLessThanOrEqualTo(100);
+	}
+
+	@Test
+	void globalLimitIsOneShareOfTheGroupForEveryClientAndPlan() {
+		// 2 instances: this one holds 4 / 2 = 2 tokens of the group-wide bucket, whoever the client
+		BucketLimit global = new BucketLimit("api-global", 4, 4, Duration.ofHours(1), Algorithm.TOKEN_BUCKET,
+				LimitScope.GLOBAL);
+		PlanLimits free = limits(new BucketLimit("free-api", 10, 10, Duration.ofHours(1)), global);
+		PlanLimits pro = new PlanLimits("pro", "api", List.of(new BucketLimit("pro-api", 100, 100,
+				Duration.ofHours(1)), global));
+		ClientKey other = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "pro");
+		assertThat(this.limiter.consume(CLIENT, free, 1).allowed()).isTrue();
+		RateLimitDecision second = this.limiter.consume(other, pro, 1);
+		assertThat(second.allowed()).isTrue();
+		// every limit, in configuration order, named as in the request's plan
+		assertThat(second.statuses()).extracting((s) -> s.limit().policyName(), (s) -> s.remaining())
+			.containsExactly(tuple("pro-api", 49L), tuple("api-global", 0L));
+		RateLimitDecision third = this.limiter.consume(new ClientKey(ClientKey.Kind.IP, "192.0.2.2", "free"), free, 1);
+		assertThat(third.allowed()).isFalse();
+		assertThat(third.violated()).extracting((s) -> s.limit().policyName()).containsExactly("api-global");
+		// the denied client's own bucket was not consumed: 10 / 2 = 5 tokens
+		assertThat(third.statuses().get(0).remaining()).isEqualTo(5);
+		// the group's share is kept once per group, not per client: 3 clients, 3 client buckets + 1 group bucket
+		assertThat(this.limiter.size()).isEqualTo(4);
+	}
+
+	@Test
+	void clientDeniedByItsOwnLimitTakesNothingFromTheGroupsShare() {
+		this.instances.set(1);
+		PlanLimits limits = limits(new BucketLimit("free-api", 1, 1, Duration.ofHours(1)),
+				new BucketLimit("api-global", 3, 3, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.GLOBAL));
+		assertThat(consume(limits).allowed()).isTrue();
+		for (int i = 0; i < 5; i++) {
+			RateLimitDecision denied = consume(limits);
+			assertThat(denied.allowed()).isFalse();
+			assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-api");
+		}
+		ClientKey other = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "free");
+		assertThat(this.limiter.consume(other, limits, 1).statuses().get(1).remaining()).isEqualTo(1);
 	}
 
 	private RateLimitDecision consume(PlanLimits limits) {
