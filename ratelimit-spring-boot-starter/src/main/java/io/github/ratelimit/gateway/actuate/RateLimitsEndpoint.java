@@ -87,7 +87,8 @@ public class RateLimitsEndpoint {
 	@ReadOperation
 	public Map<String, Object> configuration() {
 		Map<String, Object> plans = new LinkedHashMap<>();
-		this.properties.getPlans().forEach((name, plan) -> {
+		RateLimitProperties effective = this.limits.effectiveProperties(); // the limits in force
+		effective.getPlans().forEach((name, plan) -> {
 			Map<String, Object> groups = new LinkedHashMap<>();
 			plan.getGroups().keySet().forEach((group) -> groups.put(group, describe(this.limits.limitsFor(name, group))));
 			Map<String, Object> entry = new LinkedHashMap<>();
@@ -96,14 +97,14 @@ public class RateLimitsEndpoint {
 			plans.put(name, entry);
 		});
 		Map<String, Object> groups = new LinkedHashMap<>();
-		this.properties.getGroups().forEach((name, group) -> groups.put(name,
+		effective.getGroups().forEach((name, group) -> groups.put(name,
 				Map.of("critical", group.isCritical(), "shadow", this.limits.isShadowGroup(name))));
 		Map<String, Object> result = new LinkedHashMap<>();
-		result.put("anonymousPlan", this.properties.getAnonymousPlan());
+		result.put("anonymousPlan", effective.getAnonymousPlan());
 		result.put("apiKeyHeader", this.properties.getApiKeyHeader());
 		result.put("trustedProxies", this.properties.getTrustedProxies());
 		result.put("headerStyle", this.properties.getHeaderStyle());
-		result.put("shadowMode", this.properties.isShadowMode());
+		result.put("shadowMode", effective.isShadowMode());
 		result.put("fallbackMode", this.properties.getFallback().getMode());
 		result.put("staticApiKeys", this.properties.getApiKeys().size());
 		result.put("plans", plans);
@@ -175,7 +176,8 @@ public class RateLimitsEndpoint {
 			return Mono.error(new IllegalArgumentException("give exactly one of apiKey or ip"));
 		}
 		if (byIp) {
-			return Mono.just(new ClientKey(ClientKey.Kind.IP, ip.strip(), this.properties.getAnonymousPlan()));
+			return Mono.just(new ClientKey(ClientKey.Kind.IP, ip.strip(),
+					this.limits.effectiveProperties().getAnonymousPlan()));
 		}
 		String key = apiKey.strip();
 		return this.plans.resolvePlan(key)

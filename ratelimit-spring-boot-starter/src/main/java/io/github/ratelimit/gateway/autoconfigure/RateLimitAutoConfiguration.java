@@ -10,6 +10,7 @@ import io.github.ratelimit.gateway.key.ClientKeyResolver;
 import io.github.ratelimit.gateway.key.DefaultClientKeyResolver;
 import io.github.ratelimit.gateway.key.PlanResolver;
 import io.github.ratelimit.gateway.key.StaticPlanResolver;
+import io.github.ratelimit.gateway.limit.LimitReloader;
 import io.github.ratelimit.gateway.limit.LimitResolver;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
@@ -76,6 +77,15 @@ public final class RateLimitAutoConfiguration {
 	LimitResolver rateLimitLimitResolver(RateLimitProperties properties,
 			RateLimitConfigurationCheck rateLimitConfigurationCheck) {
 		return new LimitResolver(properties);
+	}
+
+	/**
+	 * Takes re-bound {@code ratelimit.*} properties into use (Spring Cloud refresh); static: a bean post-processor.
+	 */
+	@Bean
+	static LimitReloader rateLimitLimitReloader(ObjectProvider<LimitResolver> limitResolver,
+			ObjectProvider<GatewayProperties> gatewayProperties) {
+		return new LimitReloader(limitResolver, gatewayProperties);
 	}
 
 	@Bean

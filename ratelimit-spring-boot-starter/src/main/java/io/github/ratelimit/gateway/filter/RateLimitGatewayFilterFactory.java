@@ -124,7 +124,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		}
 		KeyBy keyBy = (config.getKeyBy() != null) ? config.getKeyBy() : KeyBy.API_KEY;
 		long cost = (config.getCost() != null) ? config.getCost() : 1L;
-		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateRoute(this.properties,
+		// against the limits in force (validated), not the live properties, which a refresh may have made invalid
+		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateRoute(
+				this.limitResolver.effectiveProperties(),
 				"route '" + config.getRouteId() + "' RateLimit", config.getGroup(), config.getRouteId(), keyBy, cost);
 		if (cost < 1) {
 			violations = List.of(new ConfigurationViolation("route '" + config.getRouteId() + "' RateLimit.cost",
@@ -165,12 +167,13 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	}
 
 	private String planOf(ClientKey client) {
-		if (this.properties.getPlans().containsKey(client.plan())) {
+		if (this.limitResolver.isKnownPlan(client.plan())) {
 			return client.plan();
 		}
+		String anonymous = this.limitResolver.effectiveProperties().getAnonymousPlan();
 		logger.warn("Client {} has plan '{}', which is not configured; applying plan '{}'", client.id(),
-				client.plan(), this.properties.getAnonymousPlan());
-		return this.properties.getAnonymousPlan();
+				client.plan(), anonymous);
+		return anonymous;
 	}
 
 	private Mono<Void> enforce(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitDecision decision,

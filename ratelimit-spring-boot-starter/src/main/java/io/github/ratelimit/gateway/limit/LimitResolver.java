@@ -2,24 +2,35 @@ package io.github.ratelimit.gateway.limit;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.ratelimit.gateway.config.ConfigurationViolation;
+import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
 
 /**
  * Looks up the limits for a (plan, endpoint group) pair: the plan's list for the group if it has one, else the
  * plan's {@code default} list. Results are computed once per pair and cached; the set of pairs is bounded by the
  * configuration (plans × groups named by routes).
+ *
+ * <p>Runtime changes: the resolver works from its own deep copy of the plans and group settings, taken at start-up
+ * and again by {@link #reload()}, never from the live properties object (which Spring Cloud's rebinding empties and
+ * refills in place). {@link #reload()} validates the current properties and, only if they are valid, swaps in a new
+ * copy with an empty cache, so the next request sees the new limits; if not, the previous limits stay in force. The
+ * auto-configuration calls it whenever the {@code ratelimit.*} properties bean has been re-bound (e.g. by
+ * {@code /actuator/refresh} or an {@code EnvironmentChangeEvent}).
  */
 public class LimitResolver {
 
 	private final RateLimitProperties properties;
 
-	private final Map<String, PlanLimits> cache = new ConcurrentHashMap<>();
+	private volatile Snapshot snapshot;
 
 	/**
 	 * Create a resolver over validated properties.
@@ -27,6 +38,7 @@ public class LimitResolver {
 	 */
 	public LimitResolver(RateLimitProperties properties) {
 		this.properties = properties;
+		this.snapshot = new Snapshot(copyOf(properties));
 	}
 
 	/**
@@ -37,7 +49,40 @@ public class LimitResolver {
 	 * @throws IllegalArgumentException if the plan is not configured
 	 */
 	public PlanLimits limitsFor(String plan, String group) {
-		return this.cache.computeIfAbsent(plan + '\u0000' + group, (k) -> resolve(plan, group));
+		Snapshot current = this.snapshot;
+		return current.cache.computeIfAbsent(plan + '\u0000' + group, (k) -> resolve(current.properties, plan, group));
+	}
+
+	/**
+	 * Take the current {@code ratelimit.*} properties into use, if they are valid: validate them and, when valid,
+	 * replace the limits in force (the next {@link #limitsFor} call sees them). When invalid, nothing changes and
+	 * the problems are returned for the caller to report; requests keep being limited by the previous limits.
+	 * @return the problems found, empty when the new properties were taken into use
+	 */
+	public List<ConfigurationViolation> reload() {
+		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateProperties(this.properties);
+		if (violations.isEmpty()) {
+			this.snapshot = new Snapshot(copyOf(this.properties));
+		}
+		return violations;
+	}
+
+	/**
+	 * The configuration the limits in force come from: a copy of plans, groups, anonymous plan and shadow mode as
+	 * last validated (start-up or {@link #reload()}). Do not modify it.
+	 * @return the properties in force
+	 */
+	public RateLimitProperties effectiveProperties() {
+		return this.snapshot.properties;
+	}
+
+	/**
+	 * Whether a plan is configured (in the limits in force).
+	 * @param plan the plan name
+	 * @return whether {@link #limitsFor} knows it
+	 */
+	public boolean isKnownPlan(String plan) {
+		return this.snapshot.properties.getPlans().containsKey(plan);
 	}
 
 	/**
@@ -46,7 +91,7 @@ public class LimitResolver {
 	 * @return whether the group fails closed
 	 */
 	public boolean isCriticalGroup(String group) {
-		RateLimitProperties.Group settings = this.properties.getGroups().get(group);
+		RateLimitProperties.Group settings = this.snapshot.properties.getGroups().get(group);
 		return settings != null && settings.isCritical();
 	}
 
@@ -57,12 +102,13 @@ public class LimitResolver {
 	 * @return whether decisions are only observed
 	 */
 	public boolean isShadowGroup(String group) {
-		RateLimitProperties.Group settings = this.properties.getGroups().get(group);
-		return this.properties.isShadowMode() || (settings != null && settings.isShadow());
+		RateLimitProperties current = this.snapshot.properties;
+		RateLimitProperties.Group settings = current.getGroups().get(group);
+		return current.isShadowMode() || (settings != null && settings.isShadow());
 	}
 
-	private PlanLimits resolve(String plan, String group) {
-		RateLimitProperties.Plan settings = this.properties.getPlans().get(plan);
+	private static PlanLimits resolve(RateLimitProperties properties, String plan, String group) {
+		RateLimitProperties.Plan settings = properties.getPlans().get(plan);
 		if (settings == null) {
 			throw new IllegalArgumentException("Unknown plan '" + plan + "'");
 		}
@@ -77,6 +123,63 @@ public class LimitResolver {
 			limits.add(toBucketLimit(name, limit));
 		}
 		return new PlanLimits(plan, group, dedupeNames(limits));
+	}
+
+	/** A deep copy of what limit lookups read, so later changes to the live properties object do not leak in. */
+	private static RateLimitProperties copyOf(RateLimitProperties source) {
+		RateLimitProperties copy = new RateLimitProperties();
+		copy.setAnonymousPlan(source.getAnonymousPlan());
+		copy.setShadowMode(source.isShadowMode());
+		Map<String, RateLimitProperties.Plan> plans = new LinkedHashMap<>();
+		source.getPlans().forEach((name, plan) -> {
+			RateLimitProperties.Plan planCopy = new RateLimitProperties.Plan();
+			planCopy.setDefault(copyOf(plan.getDefault()));
+			Map<String, List<RateLimitProperties.Limit>> groups = new LinkedHashMap<>();
+			plan.getGroups().forEach((group, limits) -> groups.put(group, copyOf(limits)));
+			planCopy.setGroups(Collections.unmodifiableMap(groups));
+			plans.put(name, planCopy);
+		});
+		copy.setPlans(Collections.unmodifiableMap(plans));
+		Map<String, RateLimitProperties.Group> groups = new LinkedHashMap<>();
+		source.getGroups().forEach((name, group) -> {
+			RateLimitProperties.Group groupCopy = new RateLimitProperties.Group();
+			groupCopy.setCritical(group.isCritical());
+			groupCopy.setShadow(group.isShadow());
+			groups.put(name, groupCopy);
+		});
+		copy.setGroups(Collections.unmodifiableMap(groups));
+		return copy;
+	}
+
+	private static List<RateLimitProperties.Limit> copyOf(List<RateLimitProperties.Limit> limits) {
+		if (limits == null) {
+			return List.of();
+		}
+		List<RateLimitProperties.Limit> copies = new ArrayList<>(limits.size());
+		for (RateLimitProperties.Limit limit : limits) {
+			RateLimitProperties.Limit copy = new RateLimitProperties.Limit();
+			copy.setCapacity(limit.getCapacity());
+			copy.setRefillTokens(limit.getRefillTokens());
+			copy.setRefillPeriod(limit.getRefillPeriod());
+			copy.setName(limit.getName());
+			copy.setAlgorithm(limit.getAlgorithm());
+			copy.setScope(limit.getScope());
+			copies.add(copy);
+		}
+		return Collections.unmodifiableList(copies);
+	}
+
+	/** The limits in force: a copy of the properties and the limits resolved from it so far. */
+	private static final class Snapshot {
+
+		private final RateLimitProperties properties;
+
+		private final Map<String, PlanLimits> cache = new ConcurrentHashMap<>();
+
+		Snapshot(RateLimitProperties properties) {
+			this.properties = properties;
+		}
+
 	}
 
 	/**

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.limit;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.ratelimit.gateway.config.ConfigurationViolation;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +28,33 @@ class LimitResolverTest {
 		assertThat(api.limits()).extracting(BucketLimit::policyName).containsExactly("free-api-1s", "free-api-1d");
 		assertThat(api.smallestCapacity()).isEqualTo(20);
 		assertThat(resolver.limitsFor("free", "api")).isSameAs(api);
+	}
+
+	@Test
+	void liveChangesApplyOnlyAfterAValidReload() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Plan anonymous = new RateLimitProperties.Plan();
+		anonymous.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
+		properties.getPlans().put("anonymous", anonymous);
+		LimitResolver resolver = new LimitResolver(properties);
+		PlanLimits before = resolver.limitsFor("anonymous", "api");
+		// a rebinding empties and refills the live object in place: lookups do not see it half-way
+		properties.getPlans().clear();
+		assertThat(resolver.limitsFor("anonymous", "api")).isSameAs(before);
+		assertThat(resolver.isKnownPlan("anonymous")).isTrue();
+		// invalid new values: reported, the previous limits stay in force
+		anonymous.setDefault(List.of(limit(0, 1, Duration.ofMinutes(1))));
+		properties.getPlans().put("anonymous", anonymous);
+		assertThat(resolver.reload()).extracting(ConfigurationViolation::property)
+			.containsExactly("ratelimit.plans.anonymous.default[0].capacity");
+		assertThat(resolver.limitsFor("anonymous", "api")).isSameAs(before);
+		// valid new values: the next lookup has them; equal configurations give equal limits
+		anonymous.setDefault(List.of(limit(2, 2, Duration.ofSeconds(1))));
+		assertThat(resolver.reload()).isEmpty();
+		assertThat(resolver.limitsFor("anonymous", "api").limits().get(0).capacity()).isEqualTo(2);
+		anonymous.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
+		assertThat(resolver.reload()).isEmpty();
+		assertThat(resolver.limitsFor("anonymous", "api")).isEqualTo(before).isNotSameAs(before);
 	}
 
 	@Test

@@ -1,0 +1,132 @@
+package io.github.ratelimit.gateway.filter;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+
+import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.test.redis.TestRedis;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.cloud.context.scope.refresh.RefreshScopeRefreshedEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.http.HttpStatus;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static io.github.ratelimit.gateway.filter.GatewayTestSupport.clientFrom;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Limits changed at runtime take effect on the next request, without a restart: the Environment changes and an
+ * {@code EnvironmentChangeEvent} is published, as Spring Cloud's {@code /actuator/refresh} does; Spring Cloud's
+ * {@code ConfigurationPropertiesRebinder} re-binds {@code ratelimit.*} and the starter takes the new limits into use.
+ * Real HTTP, real gateway, real Redis. Its own context (the Environment is changed), closed afterwards.
+ */
+@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.profiles.active=gateway-it", "ratelimit.plans.free.groups.a[0].capacity=5",
+				"ratelimit.plans.free.groups.a[0].refill-tokens=1", "ratelimit.plans.free.groups.a[0].refill-period=1m" })
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+@ExtendWith(OutputCaptureExtension.class)
+class LimitRefreshIntegrationTest {
+
+	private static final TestRedis redis = TestRedis.shared();
+
+	private static final String CHANGES = "limit-refresh-test";
+
+	private static final String LIMIT = "ratelimit.plans.free.groups.a[0].";
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	ConfigurableApplicationContext context;
+
+	@Autowired
+	ResilientRateLimiter resilient;
+
+	WebTestClient client;
+
+	@DynamicPropertySource
+	static void redisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", redis::host);
+		registry.add("spring.data.redis.port", redis::port);
+	}
+
+	@BeforeEach
+	void setUp() {
+		redis.flushAll();
+		this.resilient.forgetAll();
+		this.client = clientFrom("127.0.0.1", this.port);
+	}
+
+	@AfterEach
+	void restoreConfiguration() {
+		if (this.context.getEnvironment().getPropertySources().remove(CHANGES) != null) {
+			this.context.publishEvent(new EnvironmentChangeEvent(this.context, Set.of(LIMIT + "capacity")));
+		}
+	}
+
+	@Test
+	void changedCapacityShowsOnTheNextRequest() {
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=5;w=300");
+		change(Map.of(LIMIT + "capacity", "2", LIMIT + "refill-tokens", "2", LIMIT + "refill-period", "1s"));
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=2;w=1");
+	}
+
+	@Test
+	void aBucketClampsToTheSmallerCapacityAndKeepsRefilling() {
+		// a full bucket at capacity 5 (one token taken: 4 left)
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=4;t=60");
+		change(Map.of(LIMIT + "capacity", "2", LIMIT + "refill-tokens", "2", LIMIT + "refill-period", "1s"));
+		// clamped to 2 tokens: two requests pass, the third is refused
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=1;t=1");
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=0;t=1");
+		get().expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS).expectHeader().valueEquals("Retry-After", "1");
+		this.resilient.forgetAll(); // ask Redis, not the denial this instance remembers
+		// after 2 s at 2 tokens/s the bucket is full again, at the new capacity (2, not 5)
+		await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> get()
+			.expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=1;t=1"));
+	}
+
+	@Test
+	void invalidChangedLimitsKeepThePreviousOnesAndAreLoggedNamingTheProperty(CapturedOutput output) {
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=5;w=300");
+		change(Map.of(LIMIT + "capacity", "0", LIMIT + "refill-tokens", "1", LIMIT + "refill-period", "1m"));
+		// routes are rebuilt too, as after /actuator/refresh: they must not fail on the invalid value
+		this.context.publishEvent(new RefreshScopeRefreshedEvent());
+		assertThat(output.getAll()).contains("previous limits stay in force")
+			.contains(LIMIT + "capacity: must be between 1 and 2^53 tokens, was 0.");
+		for (int i = 0; i < 3; i++) {
+			get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=5;w=300");
+		}
+		// a valid change afterwards is taken into use (a list is replaced whole: every field of the limit is given)
+		change(Map.of(LIMIT + "capacity", "7", LIMIT + "refill-tokens", "1", LIMIT + "refill-period", "1m"));
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=7;w=420");
+	}
+
+	/** Change properties the way a configuration refresh does: new values in the Environment, then the event. */
+	private void change(Map<String, Object> values) {
+		this.context.getEnvironment().getPropertySources().remove(CHANGES);
+		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource(CHANGES, values));
+		this.context.publishEvent(new EnvironmentChangeEvent(this.context, values.keySet()));
+	}
+
+	private WebTestClient.ResponseSpec get() {
+		return this.client.get().uri("/a/x").header("X-API-Key", "key-one").exchange();
+	}
+
+}
