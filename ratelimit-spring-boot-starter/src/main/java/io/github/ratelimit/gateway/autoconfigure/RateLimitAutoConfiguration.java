@@ -172,8 +172,8 @@ public final class RateLimitAutoConfiguration {
 				(counter != null) ? counter::instances : () -> configured);
 		RateLimitProperties.OverLimitCache cache = properties.getOverLimitCache();
 		// global limits: the timeout and the breaker cover both calls of a request in a group that has them
-		return new ResilientRateLimiter(new ScopedRateLimiter(limiter), local, rateLimitCircuitBreaker, properties.getRedisTimeout(),
-				properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE),
+		return new ResilientRateLimiter(new ScopedRateLimiter(limiter), local, rateLimitCircuitBreaker,
+				properties.getRedisTimeout(), properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE),
 				cache.isEnabled() ? new OverLimitCache(cache.getMaxEntries()) : null);
 	}
 
