@@ -193,8 +193,8 @@ Whether any route goes to the demo upstream built into the sample gateway ("true
 {{- end }}
 
 {{/*
-A list of token bucket limits in the starter's shape. Argument: the list from values (capacity, refillTokens,
-refillPeriod, name). Numbers go through int64: Helm reads YAML numbers as floats, which would print 1e+06.
+A list of limits in the starter's shape. Argument: the list from values (capacity, refillTokens, refillPeriod,
+name, algorithm, scope). Numbers go through int64: Helm reads YAML numbers as floats, which would print 1e+06.
 */}}
 {{- define "ratelimit-gateway.limits" -}}
 {{- range . }}
@@ -203,6 +203,12 @@ refillPeriod, name). Numbers go through int64: Helm reads YAML numbers as floats
   refill-period: {{ .refillPeriod | quote }}
   {{- if .name }}
   name: {{ .name | quote }}
+  {{- end }}
+  {{- if .algorithm }}
+  algorithm: {{ .algorithm | quote }}
+  {{- end }}
+  {{- if .scope }}
+  scope: {{ .scope | quote }}
   {{- end }}
 {{- end }}
 {{- end }}

@@ -7,6 +7,8 @@ import java.util.List;
 import io.github.ratelimit.gateway.config.ConfigurationViolation;
 import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.limit.Algorithm;
+import io.github.ratelimit.gateway.limit.LimitScope;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointProperties;
@@ -136,6 +138,27 @@ class ApplicationYamlTest {
 
 		assertThat(bindAndValidate(config).getRedisTimeout()).isEqualTo(Duration.ofMillis(50));
 		assertThat(config.get("logging.level.io.github.ratelimit", String.class)).isEqualTo("DEBUG");
+	}
+
+	@Test
+	void limitAlgorithmAndScopeBindIntoTheStarter() {
+		// --set replaces a list whole: give both limits
+		RenderedConfig config = RenderedConfig.of(HelmChart.render(HelmChart.template()
+			.set("rateLimit.plans.free.groups.search[0].capacity", 5)
+			.set("rateLimit.plans.free.groups.search[0].refillTokens", 1)
+			.set("rateLimit.plans.free.groups.search[0].refillPeriod", "1s")
+			.set("rateLimit.plans.free.groups.search[1].capacity", 1000)
+			.set("rateLimit.plans.free.groups.search[1].refillTokens", 1000)
+			.set("rateLimit.plans.free.groups.search[1].refillPeriod", "1m")
+			.set("rateLimit.plans.free.groups.search[1].algorithm", "sliding-window-counter")
+			.set("rateLimit.plans.free.groups.search[1].scope", "global")));
+
+		List<RateLimitProperties.Limit> search = bindAndValidate(config).getPlans().get("free").getGroups().get("search");
+		assertThat(search).hasSize(2);
+		assertThat(search.get(0).getScope()).isEqualTo(LimitScope.CLIENT);
+		assertThat(search.get(0).getAlgorithm()).isEqualTo(Algorithm.TOKEN_BUCKET);
+		assertThat(search.get(1).getScope()).isEqualTo(LimitScope.GLOBAL);
+		assertThat(search.get(1).getAlgorithm()).isEqualTo(Algorithm.SLIDING_WINDOW_COUNTER);
 	}
 
 	@Test

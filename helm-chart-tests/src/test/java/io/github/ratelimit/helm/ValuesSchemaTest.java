@@ -49,6 +49,18 @@ class ValuesSchemaTest {
 						    Free_Plan:
 						      default: [ { capacity: 20, refillTokens: 10, refillPeriod: 1s } ]
 						""", "invalid propertyName 'Free_Plan'"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { capacity: 20, refillTokens: 10, refillPeriod: 1s, scope: everyone } ]
+						""", "at '/rateLimit/plans/free/default/0/scope': value must be one of 'client', 'global'"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { capacity: 20, refillTokens: 20, refillPeriod: 1s, algorithm: leaky-bucket } ]
+						""", "at '/rateLimit/plans/free/default/0/algorithm': value must be one of"),
 				Arguments.of("rateLimit: { trustedProxies: 33 }", "at '/rateLimit/trustedProxies': maximum: got 33"),
 				Arguments.of("rateLimit: { headerStyle: x-ratelimit }", "at '/rateLimit/headerStyle': value must be one of"),
 				Arguments.of("rateLimit: { fallback: { mode: deny } }", "at '/rateLimit/fallback/mode': value must be one of"),
