@@ -29,8 +29,10 @@ import org.springframework.cloud.gateway.config.GatewayProperties;
  * <p>What follows a reload: every request resolves its limits anew (new capacity, refill, algorithm, scope, policy
  * names) on its next check; a token bucket clamps its stored tokens to a smaller capacity and keeps refilling at the
  * new rate; a remembered denial (over-limit cache) or local fallback bucket made for the old limits no longer
- * applies. Settings read once at start-up (API-key header, trusted proxies, timeouts, breaker, header style, key
- * prefix, static API keys) still need a restart.
+ * applies. A group's {@code critical}/{@code shadow} settings are read when a route's filter is built, so they follow
+ * when Gateway rebuilds its routes (as {@code /actuator/refresh} does). Settings read once at start-up (API-key
+ * header, anonymous plan, trusted proxies, timeouts, breaker, header style, key prefix, static API keys) still need
+ * a restart.
  */
 public class LimitReloader implements BeanPostProcessor, SmartInitializingSingleton {
 
