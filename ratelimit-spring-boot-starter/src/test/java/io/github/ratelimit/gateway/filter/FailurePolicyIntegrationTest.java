@@ -155,7 +155,7 @@ class FailurePolicyIntegrationTest {
 
 	@Test
 	void redisKilledMidTrafficNeverAnswers5xxOnNormalRoutes() {
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = GatewayTestSupport.webClient(this.port);
 		Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
 		AtomicInteger done = new AtomicInteger();
 		Flux.range(0, 600)
@@ -163,6 +163,7 @@ class FailurePolicyIntegrationTest {
 				.exchangeToMono((r) -> r.releaseBody().thenReturn(r.statusCode().value()))
 				// a request without an answer is reported as status -1, not as a stalled test
 				.timeout(Duration.ofSeconds(15))
+				.doOnError((ex) -> System.out.println("No answer: " + ex))
 				.onErrorReturn(-1), 8)
 			.doOnNext((status) -> {
 				statuses.computeIfAbsent(status, (s) -> new AtomicInteger()).incrementAndGet();

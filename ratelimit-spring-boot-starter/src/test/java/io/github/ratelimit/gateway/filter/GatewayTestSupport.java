@@ -9,6 +9,7 @@ import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.reactive.function.client.WebClient;
 
 /** Helpers for route tests: HTTP clients bound to a chosen loopback source address (a distinct "client IP"). */
 final class GatewayTestSupport {
@@ -27,6 +28,17 @@ final class GatewayTestSupport {
 		return WebTestClient.bindToServer(new ReactorClientHttpConnector(http))
 			.baseUrl("http://127.0.0.1:" + port)
 			.responseTimeout(Duration.ofSeconds(10))
+			.build();
+	}
+
+	/**
+	 * A {@link WebClient} for load-style tests, with a connection of its own per request (like {@link #clientFrom}):
+	 * no pooled connection is shared with other tests' contexts.
+	 */
+	static WebClient webClient(int port) {
+		return WebClient.builder()
+			.clientConnector(new ReactorClientHttpConnector(HttpClient.create(ConnectionProvider.newConnection())))
+			.baseUrl("http://127.0.0.1:" + port)
 			.build();
 	}
 
