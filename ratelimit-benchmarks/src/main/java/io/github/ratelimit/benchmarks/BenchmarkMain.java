@@ -39,6 +39,8 @@ import org.springframework.core.env.Environment;
  * profile of the starter's check path. Writes TSV files and markdown fragments into DIR.</li>
  * <li>{@code script-info --port P --out DIR}: the starter's EVALSHA (SHA, keys, arguments) as MONITOR sees it, and
  * the script's text, for the {@code redis-benchmark} ceiling.</li>
+ * <li>{@code upstream --port P [--host H] [--threads T]}: the end-to-end benchmark's upstream ({@link Upstream}),
+ * serving until the JVM is stopped.</li>
  * <li>{@code jfr-summary --file F --title T --out MD}: summarise a JFR recording (e.g. the gateway's).</li>
  * <li>{@code report --results DIR --markdown MD --chart PNG}: write the report and chart from DIR.</li>
  * </ul>
@@ -60,15 +62,21 @@ public final class BenchmarkMain {
 	private BenchmarkMain() {
 	}
 
+	/**
+	 * Run one mode of the harness (see the class comment).
+	 * @param args the mode, then its options ({@code --name value} or a bare {@code --flag})
+	 * @throws Exception whatever the mode fails with
+	 */
 	public static void main(String[] args) throws Exception {
 		if (args.length == 0) {
-			throw new IllegalArgumentException("usage: script-info|checks|jfr-summary|report [--option value ...]");
+			throw new IllegalArgumentException("usage: script-info|checks|upstream|jfr-summary|report [--option value ...]");
 		}
 		Map<String, String> options = options(Arrays.copyOfRange(args, 1, args.length));
 		switch (args[0]) {
 			case "checks" -> checks(options);
 			case "script-info" -> ScriptCapture.capture(options.getOrDefault("host", "127.0.0.1"),
 					Integer.parseInt(options.get("port")), Path.of(options.get("out")));
+			case "upstream" -> Upstream.serve(options);
 			case "jfr-summary" -> Files.writeString(Path.of(options.get("out")),
 					JfrSummary.summarize(Path.of(options.get("file")), options.getOrDefault("title", "Profile"),
 							options.containsKey("since-ms")
@@ -292,6 +300,7 @@ public final class BenchmarkMain {
 		p.setProperty("spring-data-redis", version(org.springframework.data.redis.core.ReactiveStringRedisTemplate.class));
 		p.setProperty("lettuce", version(RedisClient.class));
 		p.setProperty("reactor-core", version(reactor.core.publisher.Mono.class));
+		p.setProperty("reactor-netty", version(reactor.netty.http.server.HttpServer.class));
 		p.setProperty("resilience4j", version(io.github.resilience4j.circuitbreaker.CircuitBreaker.class));
 		p.setProperty("bucket4j", version(io.github.bucket4j.redis.lettuce.Bucket4jLettuce.class));
 		p.setProperty("hdrhistogram", version(org.HdrHistogram.Histogram.class));

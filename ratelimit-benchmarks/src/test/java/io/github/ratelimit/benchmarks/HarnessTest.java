@@ -1,9 +1,14 @@
 package io.github.ratelimit.benchmarks;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -110,6 +115,23 @@ class HarnessTest {
 		String text = Files.readString(md);
 		assertThat(text).contains("## Targets of issue 6").contains("0.90×").contains("**met**");
 		assertThat(Files.size(png)).isGreaterThan(1000);
+	}
+
+	@Test
+	void upstreamAnswersEveryRequestWithItsFixedBodyAndKeepsTheConnection() throws Exception {
+		try (Upstream upstream = Upstream.start("127.0.0.1", 0, 1)) {
+			HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+			for (String path : List.of("/rl/x", "/plain/x?y=1", "/")) {
+				HttpResponse<String> response = client.send(
+						HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + upstream.port() + path)).build(),
+						HttpResponse.BodyHandlers.ofString());
+				assertThat(response.statusCode()).isEqualTo(200);
+				assertThat(response.body()).isEqualTo(Upstream.BODY_TEXT);
+				assertThat(response.headers().firstValue("content-length"))
+					.hasValue(String.valueOf(Upstream.BODY_TEXT.length()));
+				assertThat(response.headers().firstValue("connection")).isNotEqualTo(Optional.of("close"));
+			}
+		}
 	}
 
 	private static void sleep(long millis) {
