@@ -92,7 +92,8 @@ class HarnessTest {
 
 	@Test
 	void reportAndChartFromResultFiles(@TempDir Path dir) throws Exception {
-		Files.writeString(dir.resolve("machine.properties"), "date=2026-01-01 00:00 UTC\nnproc=2\nredis_version=7.0.15\n");
+		Files.writeString(dir.resolve("machine.properties"), "date=2026-01-01 00:00 UTC\nnproc=2\nredis_version=7.0.15\n"
+				+ "upstream_jvm_args=-Xms64m -Xmx128m -XX:+UseSerialGC\nupstream_body=" + Upstream.BODY_TEXT + "\n");
 		Files.writeString(dir.resolve("ceiling.tsv"),
 				"mode\tround\tclients\tpipeline\trequests\trps\tavg_ms\tp50_ms\tp99_ms\n"
 						+ "unpipelined\t1\t50\t1\t1000\t40000\t1\t1\t2\npipelined\t1\t50\t16\t1000\t100000\t1\t1\t2\n");
@@ -107,13 +108,21 @@ class HarnessTest {
 		Tsv.append(dir.resolve("hotkey.tsv"), BenchmarkMain.HOT_HEADER,
 				List.of("library", "starter", 2000, 8, 16000, 16000, 0, 2, 6, "0.0001", "0.0004", "CACHED=16000"));
 		Files.writeString(dir.resolve("e2e.tsv"),
-				"route\tround\treq_per_s\tp50_us\tp90_us\tp99_us\trequests\tnon2xx\tsocket_errors\tcpu_us_per_req\toutcomes\n"
-						+ "with-filter\t1\t9000\t1\t2\t3\t9\t0\t0\t50\tallowed=9\nwithout-filter\t1\t10000\t1\t2\t3\t9\t0\t0\t40\t-\n");
+				"route\tround\treq_per_s\tp50_us\tp90_us\tp99_us\trequests\tnon2xx\tsocket_errors\tcpu_us_per_req\toutcomes\tupstream_cpu_us_per_req\n"
+						+ "with-filter\t1\t9000\t1\t2\t3\t9\t0\t0\t50\tallowed=9\t12.5\n"
+						+ "without-filter\t1\t10000\t1\t2\t3\t9\t0\t0\t40\t-\t12.0\n");
 		Path md = dir.resolve("report.md");
 		Path png = dir.resolve("chart.png");
 		ReportWriter.write(dir, md, png);
 		String text = Files.readString(md);
 		assertThat(text).contains("## Targets of issue 6").contains("0.90×").contains("**met**");
+		// step 4 proxies both routes to the run's upstream, and the report says which one and how it ran
+		assertThat(text).contains("the same real upstream")
+			.contains("a Reactor Netty")
+			.contains("`-Xms64m -Xmx128m -XX:+UseSerialGC`")
+			.contains("`" + Upstream.BODY_TEXT + "`")
+			.contains("| 12.5 |")
+			.doesNotContain("no upstream:");
 		assertThat(Files.size(png)).isGreaterThan(1000);
 	}
 
