@@ -43,6 +43,7 @@ import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBui
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -119,8 +120,13 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
 	ClientRateLimiter rateLimitClientRateLimiter(ReactiveRedisConnectionFactory connectionFactory,
 			RedisScript<List<Long>> rateLimitTokenBucketScript, RateLimitProperties properties) {
+		BucketKeys keys = new BucketKeys(properties.getKeyPrefix());
+		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
+			// a connection of its own, straight on Lettuce: pre-encoded arguments, one future per check
+			return new RedisTokenBucketRateLimiter(lettuce, rateLimitTokenBucketScript, keys);
+		}
 		return new RedisTokenBucketRateLimiter(new ReactiveStringRedisTemplate(connectionFactory),
-				rateLimitTokenBucketScript, new BucketKeys(properties.getKeyPrefix()));
+				rateLimitTokenBucketScript, keys);
 	}
 
 	@Bean
@@ -147,6 +153,8 @@ public final class RateLimitAutoConfiguration {
 			.waitDurationInOpenState(settings.getWaitDurationInOpenState())
 			.permittedNumberOfCallsInHalfOpenState(settings.getPermittedCallsInHalfOpenState())
 			.automaticTransitionFromOpenToHalfOpenEnabled(false)
+			// refused calls while open are answered by the fallback: no stack trace per refused check
+			.writableStackTraceEnabled(false)
 			.build();
 		CircuitBreakerRegistry applicationRegistry = registry.getIfAvailable();
 		if (applicationRegistry == null) {

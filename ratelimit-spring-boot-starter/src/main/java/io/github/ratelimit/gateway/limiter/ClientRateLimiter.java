@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway.limiter;
 
+import java.util.concurrent.CompletableFuture;
+
 import io.github.ratelimit.gateway.key.ClientKey;
 import io.github.ratelimit.gateway.limit.PlanLimits;
 import reactor.core.publisher.Mono;
@@ -24,6 +26,22 @@ public interface ClientRateLimiter {
 	 * a failure policy by the caller
 	 */
 	Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost);
+
+	/**
+	 * {@link #tryConsume} as a future: the form the failure policy ({@code ResilientRateLimiter}) calls on every
+	 * request. The default adapts {@link #tryConsume}; the Redis limiter implements it directly on Lettuce's futures,
+	 * without a reactive pipeline per check.
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost tokens this request takes, as in {@link #tryConsume}
+	 * @return the decision, completed exceptionally when Redis is unreachable or answers an error; never
+	 * {@code null}, never completed with {@code null}
+	 */
+	default CompletableFuture<RateLimitDecision> tryConsumeAsync(ClientKey client, PlanLimits limits, long cost) {
+		return tryConsume(client, limits, cost)
+			.switchIfEmpty(Mono.error(() -> new IllegalStateException("The limiter answered nothing")))
+			.toFuture();
+	}
 
 	/**
 	 * Give back the tokens an allowed check took, when the caller abandoned that check (it timed out and the

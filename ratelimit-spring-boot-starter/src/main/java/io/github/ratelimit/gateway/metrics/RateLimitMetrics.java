@@ -93,11 +93,24 @@ public interface RateLimitMetrics {
 					|| cause instanceof java.net.ConnectException || cause instanceof java.io.IOException) {
 				return "connection";
 			}
-			if (name.equals("io.lettuce.core.RedisCommandExecutionException")) {
+			if (name.equals("io.lettuce.core.RedisException") && cause.getMessage() != null
+					&& cause.getMessage().contains("not connected")) {
+				return "connection"; // commands rejected while Lettuce reconnects
+			}
+			if (isScriptError(cause.getClass())) {
 				return "script";
 			}
 		}
 		return "other";
+	}
+
+	private static boolean isScriptError(Class<?> type) {
+		for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+			if (c.getName().equals("io.lettuce.core.RedisCommandExecutionException")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }

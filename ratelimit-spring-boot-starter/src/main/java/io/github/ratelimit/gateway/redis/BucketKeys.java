@@ -45,6 +45,18 @@ public final class BucketKeys {
 		return keys;
 	}
 
+	/**
+	 * The bytes (UTF-8) every key of a client in a group starts with: {@code <prefix>:{<group>|<kind>:<id>}; each
+	 * key continues with {@code }:<i>} and the algorithm suffix, as {@link #keysFor} names them.
+	 * @param client the client
+	 * @param limits the limits of the client's plan in one endpoint group
+	 * @return the encoded start, a new array
+	 */
+	byte[] hashTagStart(ClientKey client, PlanLimits limits) {
+		return (this.prefix + ":{" + sanitize(limits.group()) + "|" + client.kind().tag() + ":" + client.id())
+			.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+	}
+
 	private static String sanitize(String group) {
 		return group.replace('{', '(').replace('}', ')');
 	}

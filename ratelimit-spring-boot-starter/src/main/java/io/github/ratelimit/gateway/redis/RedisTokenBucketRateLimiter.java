@@ -1,8 +1,11 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.key.ClientKey;
@@ -15,7 +18,9 @@ import io.github.ratelimit.gateway.limiter.RateLimitDecision;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -23,14 +28,25 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@link ClientRateLimiter} keeping every limit's state in Redis (token bucket, sliding window log, sliding window
  * counter or fixed window, per {@link BucketLimit#algorithm()}), checked and updated by one atomic Lua script
  * ({@value #SCRIPT_LOCATION}) per request, whatever mix of algorithms the request's limits use. The script runs with
- * EVALSHA and falls back to EVAL when Redis answers NOSCRIPT (e.g. after a restart), through Spring Data Redis.
+ * EVALSHA and falls back to EVAL when Redis answers NOSCRIPT (e.g. after a restart or a failover).
+ *
+ * <p>Two ways to reach Redis:
+ * <ul>
+ * <li>{@linkplain #RedisTokenBucketRateLimiter(LettuceConnectionFactory, RedisScript, BucketKeys) Lettuce directly}
+ * (what the auto-configuration uses with Boot's Lettuce connection factory): one connection of its own, opened from
+ * the factory's Lettuce client (so with its address, credentials, TLS, client options and, on a Cluster, its
+ * topology), shared by every check with Lettuce's automatic pipelining; arguments are pre-encoded bytes per set of
+ * limits, and a check is one future with no reactive pipeline ({@link LettuceScriptConnection});</li>
+ * <li>{@linkplain #RedisTokenBucketRateLimiter(ReactiveStringRedisTemplate, RedisScript, BucketKeys) through Spring
+ * Data Redis' reactive template} (any reactive connection factory).</li>
+ * </ul>
  *
  * <p>Script arguments (see the script's header): {@code KEYS} = one key per limit ({@link BucketKeys});
  * {@code ARGV} = cost, limit count n, then capacity, refill tokens and refill period (microseconds) per limit, then
  * the {@linkplain Algorithm#scriptCode() algorithm code} of each limit. The refund script
  * ({@value #REFUND_SCRIPT_LOCATION}) takes the same arguments.
  */
-public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
+public class RedisTokenBucketRateLimiter implements ClientRateLimiter, DisposableBean {
 
 	/** Class path location of the rate limit script (every algorithm). */
 	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit.lua";
@@ -43,16 +59,21 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 
 	private final ReactiveStringRedisTemplate redis;
 
+	private final LettuceScriptConnection lettuce;
+
 	private final RedisScript<List<Long>> script;
 
 	private final BucketKeys keys;
 
-	private final Map<PlanLimits, List<String>> argumentsCache = new ConcurrentHashMap<>();
+	private final Map<PlanLimits, Arguments> argumentsCache = new ConcurrentHashMap<>();
+
+	/** The arguments used last: most gateways check one or two sets of limits over and over. */
+	private volatile Arguments lastArguments;
 
 	private volatile boolean connected;
 
 	/**
-	 * Create a limiter.
+	 * Create a limiter that runs the script through Spring Data Redis' reactive template.
 	 * @param redis the template used to run the script
 	 * @param script the rate limit script, see {@link #tokenBucketScript()}
 	 * @param keys names the bucket keys
@@ -60,6 +81,22 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 	public RedisTokenBucketRateLimiter(ReactiveStringRedisTemplate redis, RedisScript<List<Long>> script,
 			BucketKeys keys) {
 		this.redis = redis;
+		this.lettuce = null;
+		this.script = script;
+		this.keys = keys;
+	}
+
+	/**
+	 * Create a limiter that runs the script on a Lettuce connection of its own, opened (on first use, off the
+	 * caller's thread) from the factory's Lettuce client. Closed with this bean.
+	 * @param connectionFactory Boot's (or the application's) Lettuce connection factory
+	 * @param script the rate limit script, see {@link #tokenBucketScript()}
+	 * @param keys names the bucket keys
+	 */
+	public RedisTokenBucketRateLimiter(LettuceConnectionFactory connectionFactory, RedisScript<List<Long>> script,
+			BucketKeys keys) {
+		this.redis = null;
+		this.lettuce = new LettuceScriptConnection(connectionFactory);
 		this.script = script;
 		this.keys = keys;
 	}
@@ -76,10 +113,11 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 
 	@Override
 	public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		if (this.lettuce != null) {
+			return Mono.fromFuture(() -> tryConsumeAsync(client, limits, cost), true);
+		}
 		List<String> bucketKeys = this.keys.keysFor(client, limits);
-		List<String> arguments = new ArrayList<>(arguments(limits));
-		arguments.set(0, Long.toString(cost));
-		Mono<RateLimitDecision> call = this.redis.execute(this.script, bucketKeys, arguments)
+		Mono<RateLimitDecision> call = this.redis.execute(this.script, bucketKeys, arguments(limits).strings(cost))
 			.next()
 			.map((reply) -> toDecision(limits, reply))
 			.switchIfEmpty(Mono.error(() -> new IllegalStateException("Empty reply from the rate limit script")));
@@ -92,21 +130,55 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 		return call.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((decision) -> this.connected = true);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>On the Lettuce connection: one EVALSHA (EVAL after NOSCRIPT), completed on Lettuce's I/O thread.
+	 */
+	@Override
+	public CompletableFuture<RateLimitDecision> tryConsumeAsync(ClientKey client, PlanLimits limits, long cost) {
+		if (this.lettuce == null) {
+			return ClientRateLimiter.super.tryConsumeAsync(client, limits, cost);
+		}
+		Arguments arguments = arguments(limits);
+		return this.lettuce.evalsha(this.script, arguments.keys(this.keys, client, limits), arguments.bytes(cost))
+			.thenApply((reply) -> toDecision(limits, reply));
+	}
+
 	@Override
 	public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
-		List<String> arguments = new ArrayList<>(arguments(limits));
-		arguments.set(0, Long.toString(cost));
-		return this.redis.execute(REFUND_SCRIPT, this.keys.keysFor(client, limits), arguments).then();
+		Arguments arguments = arguments(limits);
+		if (this.lettuce != null) {
+			return Mono.fromFuture(() -> this.lettuce.evalsha(REFUND_SCRIPT,
+					arguments.keys(this.keys, client, limits), arguments.bytes(cost)), true).then();
+		}
+		return this.redis.execute(REFUND_SCRIPT, this.keys.keysFor(client, limits), arguments.strings(cost)).then();
 	}
 
 	@Override
 	public Mono<Long> reset(ClientKey client, PlanLimits limits) {
 		// all of one client's keys in a group share a hash tag, so one DEL works on a Redis Cluster too
+		if (this.lettuce != null) {
+			return Mono.fromFuture(() -> this.lettuce.del(arguments(limits).keys(this.keys, client, limits)), true);
+		}
 		return this.redis.delete(this.keys.keysFor(client, limits).toArray(String[]::new));
 	}
 
-	private List<String> arguments(PlanLimits limits) {
-		return this.argumentsCache.computeIfAbsent(limits, RedisTokenBucketRateLimiter::scriptArguments);
+	/** Closes the Lettuce connection, if this limiter opened one. */
+	@Override
+	public void destroy() {
+		if (this.lettuce != null) {
+			this.lettuce.close();
+		}
+	}
+
+	private Arguments arguments(PlanLimits limits) {
+		Arguments last = this.lastArguments;
+		if (last != null && last.limits == limits) {
+			return last;
+		}
+		Arguments arguments = this.argumentsCache.computeIfAbsent(limits, Arguments::new);
+		this.lastArguments = arguments;
+		return arguments;
 	}
 
 	/**
@@ -131,23 +203,98 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter {
 		return List.copyOf(args);
 	}
 
-	private static RateLimitDecision toDecision(PlanLimits limits, List<Long> reply) {
+	private static RateLimitDecision toDecision(PlanLimits limits, List<?> reply) {
 		int count = limits.limits().size();
-		if (reply.size() != 1 + 4 * count) {
-			throw new IllegalStateException("Unexpected reply from the rate limit script: " + reply);
+		if (reply == null || reply.size() != 1 + 4 * count) {
+			throw new CompletionException(
+					new IllegalStateException("Unexpected reply from the rate limit script: " + reply));
 		}
 		List<LimitStatus> statuses = new ArrayList<>(count);
 		for (int i = 0; i < count; i++) {
 			int at = 1 + 4 * i;
-			statuses.add(new LimitStatus(limits.limits().get(i), reply.get(at) == 1L, reply.get(at + 1),
-					reply.get(at + 2), reply.get(at + 3)));
+			statuses.add(new LimitStatus(limits.limits().get(i), number(reply, at) == 1L, number(reply, at + 1),
+					number(reply, at + 2), number(reply, at + 3)));
 		}
-		return RateLimitDecision.shared(limits, reply.get(0) == 1L, statuses);
+		return RateLimitDecision.shared(limits, number(reply, 0) == 1L, statuses);
+	}
+
+	private static long number(List<?> reply, int index) {
+		Object value = reply.get(index);
+		if (value instanceof Long number) {
+			return number;
+		}
+		throw new CompletionException(
+				new IllegalStateException("Unexpected reply from the rate limit script: " + reply));
 	}
 
 	@Override
 	public String toString() {
-		return "RedisTokenBucketRateLimiter[" + SCRIPT_LOCATION + "]";
+		return "RedisTokenBucketRateLimiter[" + SCRIPT_LOCATION + ((this.lettuce != null) ? ", lettuce" : ", template")
+				+ "]";
+	}
+
+	/**
+	 * A set of limits' script arguments, encoded once: as strings for the template, as bytes (cost 1) for Lettuce.
+	 * Keys are built per client; the part after the client id (":0", ":1:swl", ...) is encoded once.
+	 */
+	private static final class Arguments {
+
+		private static final byte[] ONE = { '1' };
+
+		final PlanLimits limits;
+
+		private final List<String> strings;
+
+		private final byte[][] bytes;
+
+		private final byte[][] keySuffixes;
+
+		Arguments(PlanLimits limits) {
+			this.limits = limits;
+			this.strings = scriptArguments(limits);
+			this.bytes = new byte[this.strings.size()][];
+			for (int i = 0; i < this.bytes.length; i++) {
+				this.bytes[i] = this.strings.get(i).getBytes(StandardCharsets.UTF_8);
+			}
+			int count = limits.limits().size();
+			this.keySuffixes = new byte[count][];
+			for (int i = 0; i < count; i++) {
+				this.keySuffixes[i] = ("}:" + i + limits.limits().get(i).algorithm().keySuffix())
+					.getBytes(StandardCharsets.UTF_8);
+			}
+		}
+
+		List<String> strings(long cost) {
+			if (cost == 1) {
+				return this.strings;
+			}
+			List<String> copy = new ArrayList<>(this.strings);
+			copy.set(0, Long.toString(cost));
+			return copy;
+		}
+
+		byte[][] bytes(long cost) {
+			if (cost == 1) {
+				return this.bytes;
+			}
+			byte[][] copy = this.bytes.clone();
+			copy[0] = (cost == 1) ? ONE : Long.toString(cost).getBytes(StandardCharsets.UTF_8);
+			return copy;
+		}
+
+		byte[][] keys(BucketKeys keys, ClientKey client, PlanLimits limits) {
+			byte[] base = keys.hashTagStart(client, limits);
+			byte[][] result = new byte[this.keySuffixes.length][];
+			for (int i = 0; i < result.length; i++) {
+				byte[] suffix = this.keySuffixes[i];
+				byte[] key = new byte[base.length + suffix.length];
+				System.arraycopy(base, 0, key, 0, base.length);
+				System.arraycopy(suffix, 0, key, base.length, suffix.length);
+				result[i] = key;
+			}
+			return result;
+		}
+
 	}
 
 }

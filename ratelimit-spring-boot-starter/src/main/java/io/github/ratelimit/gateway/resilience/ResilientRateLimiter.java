@@ -1,9 +1,15 @@
 package io.github.ratelimit.gateway.resilience;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 
 import io.github.ratelimit.gateway.config.RateLimitProperties.FallbackMode;
 import io.github.ratelimit.gateway.key.ClientKey;
@@ -13,11 +19,14 @@ import io.github.ratelimit.gateway.limiter.RateLimitDecision;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.reactor.circuitbreaker.operator.CircuitBreakerOperator;
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timeout;
+import io.netty.util.Timer;
+import io.netty.util.TimerTask;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The failure policy around the shared limiter. Every check runs under a timeout and a Resilience4j circuit breaker;
@@ -30,7 +39,10 @@ import reactor.core.publisher.Mono;
  * While the breaker is open no Redis call is made and a check costs a few microseconds; after
  * {@code wait-duration-in-open-state} trial calls go to Redis and, if they succeed, the breaker closes.
  */
-public class ResilientRateLimiter {
+public class ResilientRateLimiter implements AutoCloseable {
+
+	private static final AtomicIntegerFieldUpdater<PendingCheck> STATE = AtomicIntegerFieldUpdater
+		.newUpdater(PendingCheck.class, "state");
 
 	private static final Logger logger = LoggerFactory.getLogger(ResilientRateLimiter.class);
 
@@ -41,6 +53,10 @@ public class ResilientRateLimiter {
 	private final CircuitBreaker circuitBreaker;
 
 	private final Duration timeout;
+
+	private final long timeoutNanos;
+
+	private final Timer timer;
 
 	private final FallbackMode mode;
 
@@ -74,6 +90,8 @@ public class ResilientRateLimiter {
 		this.local = local;
 		this.circuitBreaker = circuitBreaker;
 		this.timeout = timeout;
+		this.timeoutNanos = timeout.toNanos();
+		this.timer = newTimer(timeout);
 		this.mode = mode;
 		this.metrics = metrics;
 		this.overLimit = overLimit;
@@ -88,21 +106,43 @@ public class ResilientRateLimiter {
 	 * @return the decision; never an error
 	 */
 	public Mono<RateLimitDecision> check(ClientKey client, PlanLimits limits, long cost, boolean critical) {
-		return Mono.defer(() -> {
-			long start = System.nanoTime();
-			RateLimitDecision remembered = (this.overLimit != null) ? this.overLimit.lookup(client, limits, cost, start)
-					: null;
+		return Mono.fromFuture(() -> checkAsync(client, limits, cost, critical));
+	}
+
+	/**
+	 * {@link #check} as a future, which the reactive form wraps. Cancelling the future abandons the check: if Redis
+	 * still allows it, its tokens are refunded.
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost tokens the request takes
+	 * @param critical whether the route fails closed
+	 * @return the decision; never completed exceptionally (failures become the fallback's decision)
+	 */
+	public CompletableFuture<RateLimitDecision> checkAsync(ClientKey client, PlanLimits limits, long cost,
+			boolean critical) {
+		long start = System.nanoTime();
+		if (this.overLimit != null) {
+			RateLimitDecision remembered = this.overLimit.lookup(client, limits, cost, start);
 			if (remembered != null) {
 				this.metrics.recordCheck(remembered.source(), System.nanoTime() - start);
-				return Mono.just(remembered);
+				return CompletableFuture.completedFuture(remembered);
 			}
-			return decide(client, limits, cost, critical).doOnNext((decision) -> {
-				this.metrics.recordCheck(decision.source(), System.nanoTime() - start);
-				if (this.overLimit != null && !decision.allowed()) {
-					this.overLimit.remember(client, limits, cost, start, decision);
-				}
-			});
-		});
+		}
+		if (!this.circuitBreaker.tryAcquirePermission()) {
+			return CompletableFuture.completedFuture(fallback(client, limits, cost, critical,
+					CallNotPermittedException.createCallNotPermittedException(this.circuitBreaker), start));
+		}
+		PendingCheck pending = new PendingCheck(client, limits, cost, critical, start);
+		CompletableFuture<RateLimitDecision> call;
+		try {
+			call = this.shared.tryConsumeAsync(client, limits, cost);
+		}
+		catch (RuntimeException ex) {
+			call = CompletableFuture.failedFuture(ex);
+		}
+		pending.timeout = this.timer.newTimeout(pending, this.timeoutNanos, TimeUnit.NANOSECONDS);
+		call.whenComplete(pending);
+		return pending;
 	}
 
 	/**
@@ -116,55 +156,143 @@ public class ResilientRateLimiter {
 		}
 	}
 
-	private Mono<RateLimitDecision> decide(ClientKey client, PlanLimits limits, long cost, boolean critical) {
-		return Mono.defer(() -> withTimeout(client, limits, cost))
-			.transformDeferred(CircuitBreakerOperator.of(this.circuitBreaker))
-			.onErrorResume((ex) -> {
-				this.metrics.recordRedisError(ex);
-				logFailure(limits.group(), ex, critical);
-				if (critical) {
-					return Mono.just(RateLimitDecision.failedClosed(limits));
-				}
-				if (this.mode == FallbackMode.ALLOW) {
-					return Mono.just(RateLimitDecision.unavailable(limits));
-				}
-				return Mono.just(this.local.consume(client, limits, cost));
-			});
+	private RateLimitDecision fallback(ClientKey client, PlanLimits limits, long cost, boolean critical, Throwable ex,
+			long start) {
+		this.metrics.recordRedisError(ex);
+		logFailure(limits.group(), ex, critical);
+		RateLimitDecision decision;
+		if (critical) {
+			decision = RateLimitDecision.failedClosed(limits);
+		}
+		else if (this.mode == FallbackMode.ALLOW) {
+			decision = RateLimitDecision.unavailable(limits);
+		}
+		else {
+			decision = this.local.consume(client, limits, cost);
+		}
+		this.metrics.recordCheck(decision.source(), System.nanoTime() - start);
+		return decision;
 	}
 
 	/**
-	 * Ask the shared limiter, giving up after the timeout. Unlike {@link Mono#timeout}, giving up does not cancel
-	 * the call: the command may already be in Redis, and if it later comes back having allowed (and so consumed)
-	 * the request, its tokens are refunded, so a request decided without Redis consumes nothing there.
+	 * One check waiting for the shared limiter: completed by its answer or by the timer, whichever comes first.
+	 * Giving up does not cancel the call (the command may already be in Redis); if it later comes back having
+	 * allowed (and so consumed) the request, its tokens are refunded, so a request decided without Redis consumes
+	 * nothing there. The circuit breaker is told of every outcome with the call's duration.
 	 */
-	private Mono<RateLimitDecision> withTimeout(ClientKey client, PlanLimits limits, long cost) {
-		return Mono.create((sink) -> {
-			AtomicInteger state = new AtomicInteger(PENDING);
-			Disposable timer = Mono.delay(this.timeout).subscribe((tick) -> {
-				if (state.compareAndSet(PENDING, ABANDONED)) {
-					sink.error(new TimeoutException("No answer from the shared limiter within " + this.timeout));
+	private final class PendingCheck extends CompletableFuture<RateLimitDecision>
+			implements TimerTask, BiConsumer<RateLimitDecision, Throwable> {
+
+		private final ClientKey client;
+
+		private final PlanLimits limits;
+
+		private final long cost;
+
+		private final boolean critical;
+
+		private final long start;
+
+		volatile int state = PENDING;
+
+		volatile Timeout timeout;
+
+		PendingCheck(ClientKey client, PlanLimits limits, long cost, boolean critical, long start) {
+			this.client = client;
+			this.limits = limits;
+			this.cost = cost;
+			this.critical = critical;
+			this.start = start;
+		}
+
+		/** The shared limiter answered (on Lettuce's I/O thread). */
+		@Override
+		public void accept(RateLimitDecision decision, Throwable error) {
+			if (STATE.compareAndSet(this, PENDING, ANSWERED)) {
+				Timeout timer = this.timeout;
+				if (timer != null) {
+					timer.cancel();
 				}
-			});
-			sink.onCancel(() -> state.compareAndSet(PENDING, ABANDONED));
-			sink.onDispose(timer);
-			this.shared.tryConsume(client, limits, cost).subscribe((decision) -> {
-				if (state.compareAndSet(PENDING, ANSWERED)) {
-					sink.success(decision);
+				long elapsed = System.nanoTime() - this.start;
+				Throwable failure = (error != null) ? unwrap(error)
+						: (decision == null) ? new IllegalStateException("The shared limiter answered nothing") : null;
+				if (failure != null) {
+					ResilientRateLimiter.this.circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, failure);
+					complete(fallback(this.client, this.limits, this.cost, this.critical, failure, this.start));
+					return;
 				}
-				else if (decision.allowed() && cost > 0) {
-					this.shared.refund(client, limits, cost)
-						.subscribe(null, (ex) -> logger.debug("Refund of an abandoned check failed: {}", ex.toString()));
+				ResilientRateLimiter.this.circuitBreaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+				ResilientRateLimiter.this.metrics.recordCheck(decision.source(), elapsed);
+				if (ResilientRateLimiter.this.overLimit != null && !decision.allowed()) {
+					ResilientRateLimiter.this.overLimit.remember(this.client, this.limits, this.cost, this.start,
+							decision);
 				}
-			}, (ex) -> {
-				if (state.compareAndSet(PENDING, ANSWERED)) {
-					sink.error(ex);
+				complete(decision);
+			}
+			else if (error == null && decision != null && decision.allowed() && this.cost > 0) {
+				ResilientRateLimiter.this.shared.refund(this.client, this.limits, this.cost)
+					.subscribe(null, (ex) -> logger.debug("Refund of an abandoned check failed: {}", ex.toString()));
+			}
+		}
+
+		/** The timeout elapsed (on a Reactor parallel thread, handed over by the timer). */
+		@Override
+		public void run(Timeout expired) {
+			if (STATE.compareAndSet(this, PENDING, ABANDONED)) {
+				TimeoutException failure = new TimeoutException(
+						"No answer from the shared limiter within " + ResilientRateLimiter.this.timeout);
+				ResilientRateLimiter.this.circuitBreaker.onError(System.nanoTime() - this.start, TimeUnit.NANOSECONDS,
+						failure);
+				complete(fallback(this.client, this.limits, this.cost, this.critical, failure, this.start));
+			}
+		}
+
+		/** The caller gave up (e.g. the HTTP exchange was cancelled): an answer still to come is refunded. */
+		@Override
+		public boolean cancel(boolean mayInterruptIfRunning) {
+			if (STATE.compareAndSet(this, PENDING, ABANDONED)) {
+				Timeout timer = this.timeout;
+				if (timer != null) {
+					timer.cancel();
 				}
-			}, () -> {
-				if (state.compareAndSet(PENDING, ANSWERED)) {
-					sink.error(new IllegalStateException("The shared limiter answered nothing"));
-				}
-			});
-		});
+				ResilientRateLimiter.this.circuitBreaker.releasePermission();
+			}
+			return super.cancel(mayInterruptIfRunning);
+		}
+
+	}
+
+	private static Throwable unwrap(Throwable error) {
+		Throwable cause = error;
+		while (cause instanceof CompletionException && cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause;
+	}
+
+	/**
+	 * Stop the timer thread.
+	 */
+	@Override
+	public void close() {
+		this.timer.stop();
+	}
+
+	/**
+	 * One timer wheel for every pending check (Netty's {@link HashedWheelTimer}: adding and cancelling a timeout is
+	 * O(1), no scheduler queue per check), ticking every 1/20 of the timeout (1 ms to 10 ms), so a timeout fires
+	 * within one tick after it is due. Expired checks are finished on Reactor's parallel scheduler, not on the
+	 * timer's thread.
+	 */
+	private static Timer newTimer(Duration timeout) {
+		long tickNanos = Math.max(1_000_000L, Math.min(10_000_000L, timeout.toNanos() / 20));
+		ThreadFactory threads = (runnable) -> {
+			Thread thread = new Thread(runnable, "ratelimit-timeouts");
+			thread.setDaemon(true);
+			return thread;
+		};
+		Executor finish = (task) -> Schedulers.parallel().schedule(task);
+		return new HashedWheelTimer(threads, tickNanos, TimeUnit.NANOSECONDS, 512, true, -1, finish);
 	}
 
 	/**

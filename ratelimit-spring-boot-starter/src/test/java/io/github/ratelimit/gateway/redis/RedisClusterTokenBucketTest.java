@@ -24,6 +24,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Flux;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
@@ -44,7 +46,9 @@ class RedisClusterTokenBucketTest {
 
 	private static LettuceConnectionFactory connectionFactory;
 
-	private static RedisTokenBucketRateLimiter limiter;
+	private static RedisTokenBucketRateLimiter templateLimiter;
+
+	private static RedisTokenBucketRateLimiter lettuceLimiter;
 
 	private static ReactiveStringRedisTemplate redis;
 
@@ -62,12 +66,21 @@ class RedisClusterTokenBucketTest {
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
 		redis = new ReactiveStringRedisTemplate(connectionFactory);
-		limiter = new RedisTokenBucketRateLimiter(redis, RedisTokenBucketRateLimiter.tokenBucketScript(),
+		templateLimiter = new RedisTokenBucketRateLimiter(redis, RedisTokenBucketRateLimiter.tokenBucketScript(),
 				new BucketKeys("rl"));
+		lettuceLimiter = new RedisTokenBucketRateLimiter(connectionFactory,
+				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+	}
+
+	private static RedisTokenBucketRateLimiter limiter(String path) {
+		return "lettuce".equals(path) ? lettuceLimiter : templateLimiter;
 	}
 
 	@AfterAll
 	static void stopCluster() {
+		if (lettuceLimiter != null) {
+			lettuceLimiter.destroy();
+		}
 		if (connectionFactory != null) {
 			connectionFactory.destroy();
 		}
@@ -81,14 +94,15 @@ class RedisClusterTokenBucketTest {
 		cluster.flushAll(); // also empties every node's script cache: the first EVALSHA on each master is NOSCRIPT
 	}
 
-	@Test
-	void fiveConcurrentRequestsAgainstCapacityTwoAllowTwoAndDenyThree() {
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void fiveConcurrentRequestsAgainstCapacityTwoAllowTwoAndDenyThree(String path) {
 		// the case of a public bug report: capacity 2, refill 1/s, 5 requests at t=0 for one key
 		PlanLimits limits = new PlanLimits("free", "burst",
 				List.of(new BucketLimit("free-burst", 2, 1, Duration.ofSeconds(1))));
 		ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "one-key", "free");
 		List<RateLimitDecision> decisions = Flux.range(0, 5)
-			.flatMap((i) -> limiter.tryConsume(client, limits, 1), 5)
+			.flatMap((i) -> limiter(path).tryConsume(client, limits, 1), 5)
 			.collectList()
 			.block(Duration.ofSeconds(10));
 		assertThat(decisions).hasSize(5);
@@ -104,13 +118,14 @@ class RedisClusterTokenBucketTest {
 		assertThat(Double.parseDouble(cluster.masterOf(key).command("HGET", key, "tk"))).isBetween(0.0, 1.0);
 	}
 
-	@Test
-	void clientsSpreadOverEveryMasterAndEachMasterLoadsTheScriptOnNoscript() {
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void clientsSpreadOverEveryMasterAndEachMasterLoadsTheScriptOnNoscript(String path) {
 		PlanLimits limits = new PlanLimits("free", "api",
 				List.of(new BucketLimit("free-api-1h", 20, 20, Duration.ofHours(1)),
 						new BucketLimit("free-api-1d", 10_000, 10_000, Duration.ofDays(1))));
 		List<RateLimitDecision> decisions = Flux.range(0, 300)
-			.flatMap((i) -> limiter.tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "client-" + i, "free"), limits, 1),
+			.flatMap((i) -> limiter(path).tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "client-" + i, "free"), limits, 1),
 					32)
 			.collectList()
 			.block(Duration.ofSeconds(20));

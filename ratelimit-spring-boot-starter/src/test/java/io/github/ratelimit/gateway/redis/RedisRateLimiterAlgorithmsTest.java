@@ -14,6 +14,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -32,7 +34,11 @@ class RedisRateLimiterAlgorithmsTest {
 
 	private static LettuceConnectionFactory connectionFactory;
 
-	private static RedisTokenBucketRateLimiter limiter;
+	/** Through Spring Data Redis' reactive template. */
+	private static RedisTokenBucketRateLimiter templateLimiter;
+
+	/** On a Lettuce connection of its own (what the auto-configuration uses). */
+	private static RedisTokenBucketRateLimiter lettuceLimiter;
 
 	private final ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "hashed-client", "free");
 
@@ -48,12 +54,21 @@ class RedisRateLimiterAlgorithmsTest {
 				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
-		limiter = new RedisTokenBucketRateLimiter(new ReactiveStringRedisTemplate(connectionFactory),
+		templateLimiter = new RedisTokenBucketRateLimiter(new ReactiveStringRedisTemplate(connectionFactory),
 				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+		lettuceLimiter = new RedisTokenBucketRateLimiter(connectionFactory,
+				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+	}
+
+	private static RedisTokenBucketRateLimiter limiter(String path) {
+		return "lettuce".equals(path) ? lettuceLimiter : templateLimiter;
 	}
 
 	@AfterAll
 	static void disconnect() {
+		if (lettuceLimiter != null) {
+			lettuceLimiter.destroy();
+		}
 		if (connectionFactory != null) {
 			connectionFactory.destroy();
 		}
@@ -71,12 +86,13 @@ class RedisRateLimiterAlgorithmsTest {
 				"swl", "swc", "fw");
 	}
 
-	@Test
-	void eachAlgorithmHasItsOwnKeyInTheClientsSlot() {
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void eachAlgorithmHasItsOwnKeyInTheClientsSlot(String path) {
 		assertThat(new BucketKeys("rl").keysFor(this.client, this.mixed)).containsExactly(
 				"rl:{search|k:hashed-client}:0", "rl:{search|k:hashed-client}:1:swl",
 				"rl:{search|k:hashed-client}:2:swc", "rl:{search|k:hashed-client}:3:fw");
-		consume(1);
+		consume(path, 1);
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:0")).isEqualTo("hash");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:1:swl")).isEqualTo("zset");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:2:swc")).isEqualTo("hash");
@@ -86,12 +102,13 @@ class RedisRateLimiterAlgorithmsTest {
 		}
 	}
 
-	@Test
-	void mixedAlgorithmsAreCheckedAllOrNothing() {
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void mixedAlgorithmsAreCheckedAllOrNothing(String path) {
 		for (int i = 0; i < 3; i++) {
-			assertThat(consume(1).allowed()).isTrue();
+			assertThat(consume(path, 1).allowed()).isTrue();
 		}
-		RateLimitDecision denied = consume(1);
+		RateLimitDecision denied = consume(path, 1);
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-search-1m");
 		assertThat(denied.retryAfterMillis()).isBetween(59_000L, 60_000L);
@@ -99,23 +116,25 @@ class RedisRateLimiterAlgorithmsTest {
 		assertThat(testRedis.command("HGET", "rl:{search|k:hashed-client}:3:fw", "c")).isEqualTo("3");
 	}
 
-	@Test
-	void refundGivesBackEveryAlgorithmsTokens() {
-		consume(2);
-		limiter.refund(this.client, this.mixed, 2).block(Duration.ofSeconds(5));
-		RateLimitDecision read = limiter.tryConsume(this.client, this.mixed, 0).block(Duration.ofSeconds(5));
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void refundGivesBackEveryAlgorithmsTokens(String path) {
+		consume(path, 2);
+		limiter(path).refund(this.client, this.mixed, 2).block(Duration.ofSeconds(5));
+		RateLimitDecision read = limiter(path).tryConsume(this.client, this.mixed, 0).block(Duration.ofSeconds(5));
 		assertThat(read.statuses()).extracting(LimitStatus::remaining).containsExactly(10L, 3L, 100L, 1000L);
 	}
 
-	@Test
-	void resetDeletesEveryAlgorithmsState() {
-		consume(3);
-		assertThat(limiter.reset(this.client, this.mixed).block(Duration.ofSeconds(5))).isEqualTo(4);
-		assertThat(consume(3).allowed()).isTrue();
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void resetDeletesEveryAlgorithmsState(String path) {
+		consume(path, 3);
+		assertThat(limiter(path).reset(this.client, this.mixed).block(Duration.ofSeconds(5))).isEqualTo(4);
+		assertThat(consume(path, 3).allowed()).isTrue();
 	}
 
-	private RateLimitDecision consume(long cost) {
-		return limiter.tryConsume(this.client, this.mixed, cost).block(Duration.ofSeconds(5));
+	private RateLimitDecision consume(String path, long cost) {
+		return limiter(path).tryConsume(this.client, this.mixed, cost).block(Duration.ofSeconds(5));
 	}
 
 }

@@ -1,0 +1,170 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The rate limiter's own Lettuce connection (bytes in, bytes out), opened from a {@link LettuceConnectionFactory}'s
+ * native client: standalone, Sentinel-managed or Cluster, with the client's URI, credentials, TLS and client
+ * options (so {@code REJECT_COMMANDS} while disconnected and Cluster topology refresh apply here too). Every check
+ * shares it; Lettuce pipelines the commands of concurrent checks on it.
+ *
+ * <p>Opening it blocks (Lettuce connects synchronously), so it is opened on Reactor's bounded elastic scheduler on
+ * first use, never on the caller's thread; calls made meanwhile wait for that attempt (their caller's timeout bounds
+ * the wait) and fail with its error if it fails; the next call then starts a new attempt. Once open, Lettuce
+ * reconnects by itself.
+ */
+final class LettuceScriptConnection implements AutoCloseable {
+
+	private final LettuceConnectionFactory connectionFactory;
+
+	private final Map<String, byte[]> scriptBodies = new ConcurrentHashMap<>();
+
+	private final AtomicReference<CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>>> attempt = new AtomicReference<>();
+
+	private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
+
+	private volatile StatefulConnection<byte[], byte[]> connection;
+
+	private volatile boolean closed;
+
+	LettuceConnectionFactory getConnectionFactory() {
+		return this.connectionFactory;
+	}
+
+	LettuceScriptConnection(LettuceConnectionFactory connectionFactory) {
+		this.connectionFactory = connectionFactory;
+	}
+
+	/**
+	 * Run a script with EVALSHA, and with EVAL (which also loads it) if the node answers NOSCRIPT.
+	 * @param script the script (its SHA-1 and text)
+	 * @param keys the keys, encoded
+	 * @param args the arguments, encoded
+	 * @return the script's reply (integers as {@link Long}); completed exceptionally with Lettuce's exception
+	 */
+	CompletableFuture<List<Object>> evalsha(RedisScript<?> script, byte[][] keys, byte[][] args) {
+		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
+		if (open != null) {
+			return evalsha(open, script, keys, args);
+		}
+		return connect().thenCompose((connected) -> evalsha(connected, script, keys, args));
+	}
+
+	/**
+	 * Delete keys (all in one hash slot on a Cluster).
+	 * @param keys the keys, encoded
+	 * @return the number of keys that existed
+	 */
+	CompletableFuture<Long> del(byte[][] keys) {
+		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
+		if (open != null) {
+			return open.del(keys).toCompletableFuture();
+		}
+		return connect().thenCompose((connected) -> connected.del(keys).toCompletableFuture());
+	}
+
+	private CompletableFuture<List<Object>> evalsha(RedisClusterAsyncCommands<byte[], byte[]> redis,
+			RedisScript<?> script, byte[][] keys, byte[][] args) {
+		CompletableFuture<List<Object>> sent = redis.<List<Object>>evalsha(script.getSha1(), ScriptOutputType.MULTI,
+				keys, args)
+			.toCompletableFuture();
+		return sent.exceptionallyCompose((ex) -> {
+			if (unwrap(ex) instanceof RedisNoScriptException) {
+				return redis.<List<Object>>eval(body(script), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+			}
+			return sent;
+		});
+	}
+
+	private byte[] body(RedisScript<?> script) {
+		return this.scriptBodies.computeIfAbsent(script.getSha1(),
+				(sha) -> script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
+	}
+
+	private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connect() {
+		while (true) {
+			CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> current = this.attempt.get();
+			if (current != null && !current.isCompletedExceptionally()) {
+				return current;
+			}
+			CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> next = new CompletableFuture<>();
+			if (this.attempt.compareAndSet(current, next)) {
+				Schedulers.boundedElastic().schedule(() -> {
+					try {
+						next.complete(open());
+					}
+					catch (Throwable ex) {
+						next.completeExceptionally(ex);
+					}
+				});
+				return next;
+			}
+		}
+	}
+
+	private synchronized RedisClusterAsyncCommands<byte[], byte[]> open() {
+		if (this.closed) {
+			throw new IllegalStateException("The rate limiter's Redis connection is closed");
+		}
+		if (this.commands != null) {
+			return this.commands;
+		}
+		AbstractRedisClient client = this.connectionFactory.getRequiredNativeClient();
+		if (client instanceof RedisClusterClient cluster) {
+			StatefulRedisClusterConnection<byte[], byte[]> opened = cluster.connect(ByteArrayCodec.INSTANCE);
+			this.connection = opened;
+			this.commands = opened.async();
+		}
+		else if (client instanceof RedisClient standalone) {
+			StatefulRedisConnection<byte[], byte[]> opened = standalone.connect(ByteArrayCodec.INSTANCE);
+			this.connection = opened;
+			this.commands = opened.async();
+		}
+		else {
+			throw new IllegalStateException("Unsupported Lettuce client " + client.getClass().getName());
+		}
+		return this.commands;
+	}
+
+	/** Close the connection; later calls fail. */
+	@Override
+	public synchronized void close() {
+		this.closed = true;
+		StatefulConnection<byte[], byte[]> open = this.connection;
+		this.connection = null;
+		this.commands = null;
+		if (open != null) {
+			open.closeAsync();
+		}
+	}
+
+	private static Throwable unwrap(Throwable ex) {
+		Throwable cause = ex;
+		while (cause instanceof CompletionException && cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause;
+	}
+
+}

@@ -1,0 +1,111 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import io.github.ratelimit.gateway.key.ClientKey;
+import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.test.redis.RedisServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The limiter on a Lettuce connection of its own, against a real redis-server process: the connection is opened on
+ * first use off the caller's thread, a Redis that is down at start-up fails checks (for the failure policy to
+ * handle) instead of hanging them, the limiter connects once Redis is up, reloads the script after SCRIPT FLUSH and
+ * reconnects after a restart; a second set of arguments (cost above 1) never changes the cached ones.
+ */
+class LettuceConnectionRateLimiterTest {
+
+	private final PlanLimits limits = new PlanLimits("free", "search",
+			List.of(new BucketLimit("free-search", 5, 5, Duration.ofMinutes(1))));
+
+	private final ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "hashed", "free");
+
+	private RedisServer redis;
+
+	private LettuceConnectionFactory connectionFactory;
+
+	private RedisTokenBucketRateLimiter limiter;
+
+	@BeforeEach
+	void start() {
+		this.redis = RedisServer.start();
+		this.connectionFactory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(this.redis.host(), this.redis.port()),
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
+		this.connectionFactory.afterPropertiesSet();
+		this.connectionFactory.start();
+		this.limiter = new RedisTokenBucketRateLimiter(this.connectionFactory,
+				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+	}
+
+	@AfterEach
+	void stop() {
+		this.limiter.destroy();
+		this.connectionFactory.destroy();
+		this.redis.close();
+	}
+
+	@Test
+	void redisDownAtFirstUseFailsTheCheckThenTheLimiterConnectsOnceRedisIsUp() throws Exception {
+		this.redis.stop();
+		CompletableFuture<RateLimitDecision> first = this.limiter.tryConsumeAsync(this.client, this.limits, 1);
+		assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
+		this.redis.restart();
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+			RateLimitDecision decision = this.limiter.tryConsumeAsync(this.client, this.limits, 1)
+				.get(5, TimeUnit.SECONDS);
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.source()).isEqualTo(RateLimitDecision.Source.SHARED);
+		});
+		assertThat(this.redis.command("HGET", "rl:{search|k:hashed}:0", "tk")).isNotNull();
+	}
+
+	@Test
+	void scriptFlushedOrRedisRestartedTheCheckStillRuns() throws Exception {
+		assertThat(consume(2).allowed()).isTrue();
+		this.redis.command("SCRIPT", "FLUSH");
+		RateLimitDecision afterFlush = consume(2);
+		assertThat(afterFlush.allowed()).isTrue();
+		assertThat(afterFlush.statuses().get(0).remaining()).isEqualTo(1);
+		assertThat(this.redis.command("SCRIPT", "EXISTS", RedisTokenBucketRateLimiter.tokenBucketScript().getSha1()))
+			.isEqualTo("1");
+		this.redis.restart(); // empty again: no data, no scripts
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+			RateLimitDecision decision = consume(1);
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.statuses().get(0).remaining()).isEqualTo(4);
+		});
+	}
+
+	@Test
+	void costAboveOneLeavesTheCachedArgumentsAlone() throws Exception {
+		assertThat(consume(4).statuses().get(0).remaining()).isEqualTo(1);
+		RateLimitDecision denied = consume(2);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(consume(1).allowed()).isTrue();
+		assertThat(consume(1).allowed()).isFalse();
+		assertThat(this.limiter.reset(this.client, this.limits).block(Duration.ofSeconds(5))).isEqualTo(1);
+		assertThat(consume(5).allowed()).isTrue();
+	}
+
+	private RateLimitDecision consume(long cost) throws Exception {
+		return this.limiter.tryConsumeAsync(this.client, this.limits, cost).get(5, TimeUnit.SECONDS);
+	}
+
+}
