@@ -1,9 +1,12 @@
 package io.github.ratelimit.gateway.http;
 
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.config.RateLimitProperties.HeaderStyle;
 import io.github.ratelimit.gateway.limit.BucketLimit;
+import io.github.ratelimit.gateway.limit.PlanLimits;
 import io.github.ratelimit.gateway.limiter.LimitStatus;
 import io.github.ratelimit.gateway.limiter.RateLimitDecision;
 
@@ -42,6 +45,12 @@ public final class RateLimitHeaders {
 
 	private final HeaderStyle style;
 
+	/** The {@code RateLimit-Policy} value depends only on the limits: built once per set of limits. */
+	private final Map<PlanLimits, String> policies = new ConcurrentHashMap<>();
+
+	/** The policy value written last (most gateways serve one or two sets of limits over and over). */
+	private volatile Policy lastPolicy;
+
 	/**
 	 * Create a writer.
 	 * @param style which fields to write
@@ -65,7 +74,7 @@ public final class RateLimitHeaders {
 		}
 		List<LimitStatus> statuses = decision.statuses();
 		if (this.style == HeaderStyle.IETF || this.style == HeaderStyle.BOTH) {
-			headers.set(RATELIMIT_POLICY, policyField(statuses));
+			headers.set(RATELIMIT_POLICY, policyField(decision.limits(), statuses));
 			headers.set(RATELIMIT, rateLimitField(statuses));
 		}
 		if (this.style == HeaderStyle.LEGACY || this.style == HeaderStyle.BOTH) {
@@ -84,6 +93,22 @@ public final class RateLimitHeaders {
 	 */
 	public static long retryAfterSeconds(long retryAfterMillis) {
 		return Math.max(1, ceilSeconds(retryAfterMillis));
+	}
+
+	private String policyField(PlanLimits limits, List<LimitStatus> statuses) {
+		Policy last = this.lastPolicy;
+		if (last != null && last.limits == limits) {
+			return last.value;
+		}
+		if (statuses.size() != limits.limits().size()) {
+			return policyField(statuses); // statuses of a subset: not the cached value
+		}
+		String value = this.policies.computeIfAbsent(limits, (l) -> policyField(statuses));
+		this.lastPolicy = new Policy(limits, value);
+		return value;
+	}
+
+	private record Policy(PlanLimits limits, String value) {
 	}
 
 	static String policyField(List<LimitStatus> statuses) {

@@ -44,7 +44,8 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 
 	private final MeterRegistry registry;
 
-	private final Map<String, Counter> decisions = new ConcurrentHashMap<>();
+	/** Decision counters by route, then group, then plan, then outcome: no key built per request. */
+	private final Map<String, Map<String, Map<String, Map<String, Counter>>>> decisions = new ConcurrentHashMap<>();
 
 	private final Map<RateLimitDecision.Source, Timer> checks = new ConcurrentHashMap<>();
 
@@ -62,25 +63,40 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	public void recordDecision(String route, String group, RateLimitDecision decision, boolean shadow) {
 		String plan = decision.limits().plan();
 		String outcome = RateLimitMetrics.outcome(decision, shadow);
-		this.decisions.computeIfAbsent(route + '\u0000' + group + '\u0000' + plan + '\u0000' + outcome,
-				(k) -> Counter.builder(DECISIONS)
+		Counter counter = null;
+		Map<String, Map<String, Map<String, Counter>>> byGroup = this.decisions.get(route);
+		Map<String, Map<String, Counter>> byPlan = (byGroup != null) ? byGroup.get(group) : null;
+		Map<String, Counter> byOutcome = (byPlan != null) ? byPlan.get(plan) : null;
+		if (byOutcome != null) {
+			counter = byOutcome.get(outcome);
+		}
+		if (counter == null) {
+			counter = this.decisions.computeIfAbsent(route, (r) -> new ConcurrentHashMap<>())
+				.computeIfAbsent(group, (g) -> new ConcurrentHashMap<>())
+				.computeIfAbsent(plan, (p) -> new ConcurrentHashMap<>())
+				.computeIfAbsent(outcome, (o) -> Counter.builder(DECISIONS)
 					.description("Rate limit decisions")
 					.tag("route", route)
 					.tag("group", group)
 					.tag("plan", plan)
 					.tag("outcome", outcome)
-					.register(this.registry))
-			.increment();
+					.register(this.registry));
+		}
+		counter.increment();
 	}
 
 	@Override
 	public void recordCheck(RateLimitDecision.Source source, long nanos) {
-		this.checks.computeIfAbsent(source, (s) -> Timer.builder(CHECKS)
+		Timer timer = this.checks.get(source);
+		if (timer == null) {
+			timer = this.checks.computeIfAbsent(source, (s) -> Timer.builder(CHECKS)
 			.description("Time to decide one rate limit check")
 			.tag("source", RateLimitMetrics.source(s))
 			.publishPercentileHistogram()
 			.minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(1))
-			.register(this.registry)).record(nanos, TimeUnit.NANOSECONDS);
+			.register(this.registry));
+		}
+		timer.record(nanos, TimeUnit.NANOSECONDS);
 	}
 
 	@Override

@@ -2,10 +2,8 @@ package io.github.ratelimit.gateway.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -38,8 +36,6 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	private final LettuceConnectionFactory connectionFactory;
 
-	private final Map<String, byte[]> scriptBodies = new ConcurrentHashMap<>();
-
 	private final AtomicReference<CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>>> attempt = new AtomicReference<>();
 
 	private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
@@ -57,13 +53,28 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	/**
+	 * A script's SHA-1 and text, read once: Spring Data's {@link RedisScript} re-reads a class path script's
+	 * modification time and takes a lock on every {@code getSha1()}.
+	 *
+	 * @param sha1 the SHA-1 digest of the text, in hex
+	 * @param body the text, UTF-8
+	 */
+	record Script(String sha1, byte[] body) {
+
+		static Script of(RedisScript<?> script) {
+			return new Script(script.getSha1(), script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
+		}
+
+	}
+
+	/**
 	 * Run a script with EVALSHA, and with EVAL (which also loads it) if the node answers NOSCRIPT.
-	 * @param script the script (its SHA-1 and text)
+	 * @param script the script
 	 * @param keys the keys, encoded
 	 * @param args the arguments, encoded
 	 * @return the script's reply (integers as {@link Long}); completed exceptionally with Lettuce's exception
 	 */
-	CompletableFuture<List<Object>> evalsha(RedisScript<?> script, byte[][] keys, byte[][] args) {
+	CompletableFuture<List<Object>> evalsha(Script script, byte[][] keys, byte[][] args) {
 		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
 		if (open != null) {
 			return evalsha(open, script, keys, args);
@@ -85,21 +96,16 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	private CompletableFuture<List<Object>> evalsha(RedisClusterAsyncCommands<byte[], byte[]> redis,
-			RedisScript<?> script, byte[][] keys, byte[][] args) {
-		CompletableFuture<List<Object>> sent = redis.<List<Object>>evalsha(script.getSha1(), ScriptOutputType.MULTI,
+			Script script, byte[][] keys, byte[][] args) {
+		CompletableFuture<List<Object>> sent = redis.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI,
 				keys, args)
 			.toCompletableFuture();
 		return sent.exceptionallyCompose((ex) -> {
 			if (unwrap(ex) instanceof RedisNoScriptException) {
-				return redis.<List<Object>>eval(body(script), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+				return redis.<List<Object>>eval(script.body(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
 			}
 			return sent;
 		});
-	}
-
-	private byte[] body(RedisScript<?> script) {
-		return this.scriptBodies.computeIfAbsent(script.getSha1(),
-				(sha) -> script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
 	}
 
 	private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connect() {

@@ -57,11 +57,19 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 	private static final RedisScript<Long> REFUND_SCRIPT = RedisScript
 		.of(new ClassPathResource(REFUND_SCRIPT_LOCATION), Long.class);
 
+	/** The refund script with its text in memory (no modification check per call). */
+	private static final RedisScript<Long> REFUND_SCRIPT_TEXT = RedisScript.of(REFUND_SCRIPT.getScriptAsString(),
+			Long.class);
+
 	private final ReactiveStringRedisTemplate redis;
 
 	private final LettuceScriptConnection lettuce;
 
 	private final RedisScript<List<Long>> script;
+
+	private final LettuceScriptConnection.Script lettuceScript;
+
+	private final LettuceScriptConnection.Script lettuceRefundScript;
 
 	private final BucketKeys keys;
 
@@ -82,7 +90,11 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 			BucketKeys keys) {
 		this.redis = redis;
 		this.lettuce = null;
-		this.script = script;
+		// the same script with its text held in memory: a class path script is re-checked for modification (a
+		// file stat) and its SHA-1 read under a lock on every call otherwise
+		this.script = RedisScript.of(script.getScriptAsString(), script.getResultType());
+		this.lettuceScript = null;
+		this.lettuceRefundScript = null;
 		this.keys = keys;
 	}
 
@@ -98,6 +110,8 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 		this.redis = null;
 		this.lettuce = new LettuceScriptConnection(connectionFactory);
 		this.script = script;
+		this.lettuceScript = LettuceScriptConnection.Script.of(script);
+		this.lettuceRefundScript = LettuceScriptConnection.Script.of(REFUND_SCRIPT);
 		this.keys = keys;
 	}
 
@@ -140,7 +154,7 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 			return ClientRateLimiter.super.tryConsumeAsync(client, limits, cost);
 		}
 		Arguments arguments = arguments(limits);
-		return this.lettuce.evalsha(this.script, arguments.keys(this.keys, client, limits), arguments.bytes(cost))
+		return this.lettuce.evalsha(this.lettuceScript, arguments.keys(this.keys, client, limits), arguments.bytes(cost))
 			.thenApply((reply) -> toDecision(limits, reply));
 	}
 
@@ -148,10 +162,10 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 	public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
 		Arguments arguments = arguments(limits);
 		if (this.lettuce != null) {
-			return Mono.fromFuture(() -> this.lettuce.evalsha(REFUND_SCRIPT,
+			return Mono.fromFuture(() -> this.lettuce.evalsha(this.lettuceRefundScript,
 					arguments.keys(this.keys, client, limits), arguments.bytes(cost)), true).then();
 		}
-		return this.redis.execute(REFUND_SCRIPT, this.keys.keysFor(client, limits), arguments.strings(cost)).then();
+		return this.redis.execute(REFUND_SCRIPT_TEXT, this.keys.keysFor(client, limits), arguments.strings(cost)).then();
 	}
 
 	@Override

@@ -25,26 +25,26 @@ import io.github.ratelimit.gateway.limiter.RateLimitDecision;
  */
 public class OverLimitCache {
 
-	private final Cache<String, Denial> denials;
+	private final Cache<Key, Denial> denials;
 
 	/**
 	 * Create a cache.
 	 * @param maxEntries most denials remembered (at least 1)
 	 */
 	public OverLimitCache(long maxEntries) {
-		this.denials = Caffeine.newBuilder().maximumSize(maxEntries).expireAfter(new Expiry<String, Denial>() {
+		this.denials = Caffeine.newBuilder().maximumSize(maxEntries).expireAfter(new Expiry<Key, Denial>() {
 			@Override
-			public long expireAfterCreate(String key, Denial denial, long currentTime) {
+			public long expireAfterCreate(Key key, Denial denial, long currentTime) {
 				return Math.max(0, denial.untilNanos - System.nanoTime());
 			}
 
 			@Override
-			public long expireAfterUpdate(String key, Denial denial, long currentTime, long currentDuration) {
+			public long expireAfterUpdate(Key key, Denial denial, long currentTime, long currentDuration) {
 				return expireAfterCreate(key, denial, currentTime);
 			}
 
 			@Override
-			public long expireAfterRead(String key, Denial denial, long currentTime, long currentDuration) {
+			public long expireAfterRead(Key key, Denial denial, long currentTime, long currentDuration) {
 				return currentDuration;
 			}
 		}).build();
@@ -113,8 +113,12 @@ public class OverLimitCache {
 		return this.denials.estimatedSize();
 	}
 
-	private static String key(ClientKey client, PlanLimits limits) {
-		return limits.group() + '|' + client.kind().tag() + ':' + client.id();
+	private static Key key(ClientKey client, PlanLimits limits) {
+		return new Key(limits.group(), client.kind(), client.id());
+	}
+
+	/** A client in a group (no string built per lookup). */
+	private record Key(String group, ClientKey.Kind kind, String id) {
 	}
 
 	private record Denial(RateLimitDecision decision, long cost, long startNanos, long untilNanos) {
