@@ -121,6 +121,49 @@ class ResilientRateLimiterTest {
 		assertThat(refunds.get()).isEqualTo(1);
 	}
 
+	@Test
+	void aCancelledCheckThatLaterAllowedIsRefundedAndReleasesItsTrialPermission() {
+		AtomicInteger refunds = new AtomicInteger();
+		reactor.core.publisher.Sinks.One<RateLimitDecision> answer = reactor.core.publisher.Sinks.one();
+		ClientRateLimiter pending = new ClientRateLimiter() {
+			@Override
+			public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+				ResilientRateLimiterTest.this.calls.incrementAndGet();
+				return answer.asMono();
+			}
+
+			@Override
+			public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+				return Mono.fromRunnable(refunds::incrementAndGet);
+			}
+		};
+		CircuitBreaker oneTrial = CircuitBreaker.of("one-trial", CircuitBreakerConfig.custom()
+			.permittedNumberOfCallsInHalfOpenState(1)
+			.waitDurationInOpenState(Duration.ofMinutes(1))
+			.build());
+		ResilientRateLimiter limiter = new ResilientRateLimiter(pending, new LocalTokenBucketLimiter(100, () -> 1),
+				oneTrial, Duration.ofMinutes(1), FallbackMode.LOCAL,
+				io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE, null);
+		this.limiters.add(limiter);
+		oneTrial.transitionToOpenState();
+		oneTrial.transitionToHalfOpenState(); // one trial call at a time
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false)).thenCancel().verify(Duration.ofSeconds(5));
+		assertThat(this.calls.get()).isEqualTo(1);
+		// the cancelled trial gave its permission back: the next check is a trial call again, not refused
+		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false)).thenCancel().verify(Duration.ofSeconds(5));
+		assertThat(this.calls.get()).isEqualTo(2);
+		answer.tryEmitValue(RateLimitDecision.shared(LIMITS, true, List.of(new LimitStatus(LIMIT, true, 9, 0, 100))));
+		// both abandoned checks were allowed by the late answer: both refunded
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(refunds.get()).isEqualTo(2));
+	}
+
+	@org.junit.jupiter.api.AfterEach
+	void closeLimiters() {
+		this.limiters.forEach(ResilientRateLimiter::close);
+	}
+
+	private final List<ResilientRateLimiter> limiters = new java.util.ArrayList<>();
+
 	private ClientRateLimiter counting(Mono<RateLimitDecision> result) {
 		return (client, limits, cost) -> Mono.defer(() -> {
 			this.calls.incrementAndGet();
@@ -129,8 +172,11 @@ class ResilientRateLimiterTest {
 	}
 
 	private ResilientRateLimiter limiter(ClientRateLimiter shared, FallbackMode mode) {
-		return new ResilientRateLimiter(shared, new LocalTokenBucketLimiter(100, () -> 1), this.breaker,
-				Duration.ofMillis(50), mode, io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE, null);
+		ResilientRateLimiter limiter = new ResilientRateLimiter(shared, new LocalTokenBucketLimiter(100, () -> 1),
+				this.breaker, Duration.ofMillis(50), mode, io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE,
+				null);
+		this.limiters.add(limiter);
+		return limiter;
 	}
 
 }
