@@ -2,8 +2,9 @@ package io.github.ratelimit.gateway.filter;
 
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 
 import io.github.ratelimit.gateway.config.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
@@ -22,12 +23,14 @@ import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
+import reactor.netty.Connection;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.cloud.gateway.support.GatewayToStringStyler;
 import org.springframework.cloud.gateway.support.HasRouteId;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -156,7 +159,8 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			ClientKey client) {
 		RouteLimitSettings settings = route.settings;
 		PlanLimits limits = this.limitResolver.limitsFor(planOf(client), settings.group());
-		return this.limiter.check(client, limits, settings.cost(), settings.critical() && !settings.shadow())
+		return this.limiter
+			.check(client, limits, settings.cost(), settings.critical() && !settings.shadow(), eventLoop(exchange))
 			.flatMap((decision) -> {
 				this.metrics.recordDecision(settings.routeId(), settings.group(), decision, settings.shadow());
 				if (!decision.allowed()) {
@@ -164,6 +168,20 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 				}
 				return enforce(exchange, chain, decision, settings.shadow());
 			});
+	}
+
+	/**
+	 * The event loop of the request's connection (Reactor Netty), where the decision is delivered so the request
+	 * continues on its own thread; {@code null} on other servers.
+	 */
+	private static Executor eventLoop(ServerWebExchange exchange) {
+		try {
+			Object request = ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest());
+			return (request instanceof Connection connection) ? connection.channel().eventLoop() : null;
+		}
+		catch (IllegalArgumentException ex) { // a request that wraps no server request
+			return null;
+		}
 	}
 
 	private String planOf(ClientKey client) {

@@ -20,6 +20,7 @@ import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.netty.util.HashedWheelTimer;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import io.netty.util.TimerTask;
@@ -106,7 +107,24 @@ public class ResilientRateLimiter implements AutoCloseable {
 	 * @return the decision; never an error
 	 */
 	public Mono<RateLimitDecision> check(ClientKey client, PlanLimits limits, long cost, boolean critical) {
-		return Mono.fromFuture(() -> checkAsync(client, limits, cost, critical));
+		return Mono.fromFuture(() -> checkAsync(client, limits, cost, critical, null));
+	}
+
+	/**
+	 * Check and consume, applying the failure policy, and deliver the decision on the given executor (the request's
+	 * event loop), so the rest of the request's processing runs there in parallel with other requests instead of on
+	 * the single I/O thread of the Redis connection that delivered the answer.
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost tokens the request takes
+	 * @param critical whether the route fails closed
+	 * @param resumeOn where the decision is delivered when it is not decided on the calling thread; {@code null}
+	 * for the thread that decided it
+	 * @return the decision; never an error
+	 */
+	public Mono<RateLimitDecision> check(ClientKey client, PlanLimits limits, long cost, boolean critical,
+			Executor resumeOn) {
+		return Mono.fromFuture(() -> checkAsync(client, limits, cost, critical, resumeOn));
 	}
 
 	/**
@@ -116,10 +134,12 @@ public class ResilientRateLimiter implements AutoCloseable {
 	 * @param limits the plan's limits in the endpoint group
 	 * @param cost tokens the request takes
 	 * @param critical whether the route fails closed
+	 * @param resumeOn where the future is completed when the decision is not made on the calling thread;
+	 * {@code null} for the thread that made it
 	 * @return the decision; never completed exceptionally (failures become the fallback's decision)
 	 */
 	public CompletableFuture<RateLimitDecision> checkAsync(ClientKey client, PlanLimits limits, long cost,
-			boolean critical) {
+			boolean critical, Executor resumeOn) {
 		long start = System.nanoTime();
 		if (this.overLimit != null) {
 			RateLimitDecision remembered = this.overLimit.lookup(client, limits, cost, start);
@@ -132,7 +152,7 @@ public class ResilientRateLimiter implements AutoCloseable {
 			return CompletableFuture.completedFuture(fallback(client, limits, cost, critical,
 					CallNotPermittedException.createCallNotPermittedException(this.circuitBreaker), start));
 		}
-		PendingCheck pending = new PendingCheck(client, limits, cost, critical, start);
+		PendingCheck pending = new PendingCheck(client, limits, cost, critical, start, resumeOn);
 		CompletableFuture<RateLimitDecision> call;
 		try {
 			call = this.shared.tryConsumeAsync(client, limits, cost);
@@ -193,16 +213,34 @@ public class ResilientRateLimiter implements AutoCloseable {
 
 		private final long start;
 
+		private final Executor resumeOn;
+
 		volatile int state = PENDING;
 
 		volatile Timeout timeout;
 
-		PendingCheck(ClientKey client, PlanLimits limits, long cost, boolean critical, long start) {
+		PendingCheck(ClientKey client, PlanLimits limits, long cost, boolean critical, long start,
+				Executor resumeOn) {
 			this.client = client;
 			this.limits = limits;
 			this.cost = cost;
 			this.critical = critical;
 			this.start = start;
+			this.resumeOn = resumeOn;
+		}
+
+		private void finish(RateLimitDecision decision) {
+			Executor executor = this.resumeOn;
+			if (executor == null || (executor instanceof EventExecutor loop && loop.inEventLoop())) {
+				complete(decision);
+				return;
+			}
+			try {
+				executor.execute(() -> complete(decision));
+			}
+			catch (RuntimeException ex) { // e.g. the event loop is shutting down
+				complete(decision);
+			}
 		}
 
 		/** The shared limiter answered (on Lettuce's I/O thread). */
@@ -218,7 +256,7 @@ public class ResilientRateLimiter implements AutoCloseable {
 						: (decision == null) ? new IllegalStateException("The shared limiter answered nothing") : null;
 				if (failure != null) {
 					ResilientRateLimiter.this.circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, failure);
-					complete(fallback(this.client, this.limits, this.cost, this.critical, failure, this.start));
+					finish(fallback(this.client, this.limits, this.cost, this.critical, failure, this.start));
 					return;
 				}
 				ResilientRateLimiter.this.circuitBreaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
@@ -227,7 +265,7 @@ public class ResilientRateLimiter implements AutoCloseable {
 					ResilientRateLimiter.this.overLimit.remember(this.client, this.limits, this.cost, this.start,
 							decision);
 				}
-				complete(decision);
+				finish(decision);
 			}
 			else if (error == null && decision != null && decision.allowed() && this.cost > 0) {
 				ResilientRateLimiter.this.shared.refund(this.client, this.limits, this.cost)
@@ -243,7 +281,7 @@ public class ResilientRateLimiter implements AutoCloseable {
 						"No answer from the shared limiter within " + ResilientRateLimiter.this.timeout);
 				ResilientRateLimiter.this.circuitBreaker.onError(System.nanoTime() - this.start, TimeUnit.NANOSECONDS,
 						failure);
-				complete(fallback(this.client, this.limits, this.cost, this.critical, failure, this.start));
+				finish(fallback(this.client, this.limits, this.cost, this.critical, failure, this.start));
 			}
 		}
 

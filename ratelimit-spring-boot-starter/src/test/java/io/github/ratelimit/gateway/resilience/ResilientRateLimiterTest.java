@@ -157,6 +157,26 @@ class ResilientRateLimiterTest {
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(refunds.get()).isEqualTo(2));
 	}
 
+	@Test
+	void aDecisionAnsweredOnAnotherThreadIsDeliveredOnTheRequestsExecutor() {
+		java.util.concurrent.ExecutorService requestLoop = java.util.concurrent.Executors
+			.newSingleThreadExecutor((r) -> new Thread(r, "request-loop"));
+		try {
+			ResilientRateLimiter limiter = limiter(counting(Mono.just(RateLimitDecision.shared(LIMITS, true,
+					List.of(new LimitStatus(LIMIT, true, 9, 0, 100))))
+				.publishOn(reactor.core.scheduler.Schedulers.single())), FallbackMode.LOCAL);
+			java.util.concurrent.atomic.AtomicReference<String> thread = new java.util.concurrent.atomic.AtomicReference<>();
+			StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false, requestLoop)
+				.doOnNext((d) -> thread.set(Thread.currentThread().getName())))
+				.assertNext((d) -> assertThat(d.source()).isEqualTo(RateLimitDecision.Source.SHARED))
+				.verifyComplete();
+			assertThat(thread.get()).isEqualTo("request-loop");
+		}
+		finally {
+			requestLoop.shutdownNow();
+		}
+	}
+
 	@org.junit.jupiter.api.AfterEach
 	void closeLimiters() {
 		this.limiters.forEach(ResilientRateLimiter::close);
