@@ -21,8 +21,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * A Spring Boot context holding the starter's beans as an application gets them: Boot's own Redis
- * auto-configuration (one {@code LettuceConnectionFactory}, shared native connection, Boot's defaults) and the
- * starter's auto-configurations, so the limiter measured is the one the {@code RateLimit} filter uses, whatever
+ * auto-configuration (one {@code LettuceConnectionFactory}, Boot's defaults; the starter's limiter opens its own
+ * connection from its client) and the starter's auto-configurations, so the limiter measured is the one the {@code RateLimit} filter uses, whatever
  * the starter wires into it (over-limit cache, timeout, circuit breaker, metrics). No web server and no Gateway
  * routes: {@link OnlyRedisAndStarter} keeps every other auto-configuration out.
  */

@@ -348,7 +348,9 @@ final class ReportWriter {
 			.append("through the same script path).\n");
 		md.append("- **Each contender set up as its documentation does it.** The starter's beans come from its own ")
 			.append("auto-configuration in a Spring Boot context with Boot's Redis auto-configuration (one ")
-			.append("`LettuceConnectionFactory`, shared native connection) and a Micrometer registry; Gateway's ")
+			.append("`LettuceConnectionFactory`; the starter's limiter opens its own Lettuce connection from that ")
+			.append("factory's client, Gateway's limiter uses the factory's shared one) and a Micrometer registry; ")
+			.append("Gateway's ")
 			.append("`RedisRateLimiter` is built like `GatewayRedisAutoConfiguration` builds it (Boot's ")
 			.append("`ReactiveStringRedisTemplate`, `META-INF/scripts/request_rate_limiter.lua`, a ")
 			.append("`ConfigurationService`), configured per route as Gateway's tests do; Bucket4j uses ")
