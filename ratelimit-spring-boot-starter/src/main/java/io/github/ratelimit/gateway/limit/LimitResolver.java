@@ -50,7 +50,14 @@ public class LimitResolver {
 	 */
 	public PlanLimits limitsFor(String plan, String group) {
 		Snapshot current = this.snapshot;
-		return current.cache.computeIfAbsent(plan + '\u0000' + group, (k) -> resolve(current.properties, plan, group));
+		// by group, then plan: no key string built per request
+		Map<String, PlanLimits> byPlan = current.cache.get(group);
+		PlanLimits limits = (byPlan != null) ? byPlan.get(plan) : null;
+		if (limits != null) {
+			return limits;
+		}
+		return current.cache.computeIfAbsent(group, (g) -> new ConcurrentHashMap<>())
+			.computeIfAbsent(plan, (p) -> resolve(current.properties, plan, group));
 	}
 
 	/**
@@ -174,7 +181,7 @@ public class LimitResolver {
 
 		private final RateLimitProperties properties;
 
-		private final Map<String, PlanLimits> cache = new ConcurrentHashMap<>();
+		private final Map<String, Map<String, PlanLimits>> cache = new ConcurrentHashMap<>();
 
 		Snapshot(RateLimitProperties properties) {
 			this.properties = properties;

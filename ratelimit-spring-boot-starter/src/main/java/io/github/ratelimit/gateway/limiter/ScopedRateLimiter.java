@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.limiter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.key.ClientKey;
@@ -90,6 +91,19 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 							decision(scoped, false, refunded(own.statuses(), cost), shared.statuses()));
 				});
 		});
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>Limits without global ones go straight to the store's own future (no reactive pipeline); with global
+	 * limits, the two calls of {@link #tryConsume} as a future.
+	 */
+	@Override
+	public CompletableFuture<RateLimitDecision> tryConsumeAsync(ClientKey client, PlanLimits limits, long cost) {
+		if (!limits.hasGlobalLimits()) {
+			return this.store.tryConsumeAsync(client, limits, cost);
+		}
+		return ClientRateLimiter.super.tryConsumeAsync(client, limits, cost);
 	}
 
 	/**
