@@ -149,9 +149,10 @@ class RedisClusterTokenBucketTest {
 		assertThat(slots).hasSize(1);
 	}
 
-	@Test
-	void globalLimitsLiveInTheGroupsSlotAndStayAllOrNothingAcrossSlots() {
-		ScopedRateLimiter scoped = new ScopedRateLimiter(limiter);
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void globalLimitsLiveInTheGroupsSlotAndStayAllOrNothingAcrossSlots(String path) {
+		ScopedRateLimiter scoped = new ScopedRateLimiter(limiter(path));
 		PlanLimits limits = new PlanLimits("free", "search",
 				List.of(new BucketLimit("free-search", 2, 1, Duration.ofHours(1)), new BucketLimit("search-global", 3,
 						1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.GLOBAL)));
