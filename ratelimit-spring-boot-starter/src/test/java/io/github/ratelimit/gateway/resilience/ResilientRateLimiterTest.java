@@ -162,9 +162,13 @@ class ResilientRateLimiterTest {
 		java.util.concurrent.ExecutorService requestLoop = java.util.concurrent.Executors
 			.newSingleThreadExecutor((r) -> new Thread(r, "request-loop"));
 		try {
-			ResilientRateLimiter limiter = limiter(counting(Mono.just(RateLimitDecision.shared(LIMITS, true,
-					List.of(new LimitStatus(LIMIT, true, 9, 0, 100))))
-				.publishOn(reactor.core.scheduler.Schedulers.single())), FallbackMode.LOCAL);
+			// answered 20 ms later on a parallel thread (Redis latency), well within a 10 s timeout
+			ResilientRateLimiter limiter = new ResilientRateLimiter(
+					counting(Mono.delay(Duration.ofMillis(20)).thenReturn(RateLimitDecision.shared(LIMITS, true,
+							List.of(new LimitStatus(LIMIT, true, 9, 0, 100))))),
+					new LocalTokenBucketLimiter(100, () -> 1), this.breaker, Duration.ofSeconds(10), FallbackMode.LOCAL,
+					io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE, null);
+			this.limiters.add(limiter);
 			java.util.concurrent.atomic.AtomicReference<String> thread = new java.util.concurrent.atomic.AtomicReference<>();
 			StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false, requestLoop)
 				.doOnNext((d) -> thread.set(Thread.currentThread().getName())))
