@@ -114,13 +114,15 @@ class ObservabilityIntegrationTest {
 	@Test
 	void tagCardinalityStaysBoundedWith10000Clients() {
 		get("/load/warm", "load-warm");
-		int before = ratelimitMeters();
+		List<String> before = ratelimitMeterIds();
 		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
 		Flux.range(0, 10_000)
 			.flatMap((i) -> web.get().uri("/load/" + i).header("X-API-Key", "load-" + i)
 				.exchangeToMono((r) -> r.releaseBody().thenReturn(r.statusCode().value())), 32)
 			.blockLast(Duration.ofSeconds(120));
-		assertThat(ratelimitMeters()).isEqualTo(before);
+		// the decisions of 10,000 clients add no series (an outcome or source not seen before would, e.g. a
+		// fallback decision after a timeout on an overloaded machine: the list says which)
+		assertThat(ratelimitMeterIds()).containsExactlyInAnyOrderElementsOf(before);
 		assertThat(ratelimitMeters()).isLessThan(40);
 	}
 
@@ -235,6 +237,13 @@ class ObservabilityIntegrationTest {
 			}
 		}
 		throw new IllegalStateException("dashboard not found: " + path);
+	}
+
+	private List<String> ratelimitMeterIds() {
+		return this.meters.getMeters().stream().map(Meter::getId)
+			.filter((id) -> id.getName().startsWith("ratelimit."))
+			.map((id) -> id.getName() + id.getTags())
+			.toList();
 	}
 
 	private int ratelimitMeters() {
