@@ -11,7 +11,6 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.bind.BindResult;
-import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
@@ -26,16 +25,17 @@ import org.springframework.core.env.Environment;
  * slots, unknown nodes; at most every 2 s), so failover and resharding are followed without a restart. Settings made
  * under {@code spring.data.redis.lettuce.cluster.refresh.*} win. See {@link ClusterTopologyRefreshCustomizer}.
  *
- * <p>With {@code spring.data.redis.cluster.nodes} set, Lettuce's reconnect attempts also back off to at most 1 s
- * (instead of 30 s): a reconnect attempt to a failed master is what triggers the adaptive refresh that finds its
- * promoted replica, so this bounds how long that master's clients stay on the local fallback after a failover.
+ * <p>Lettuce's reconnect attempts back off to at most 1 s (instead of 30 s), standalone, Sentinel or Cluster: while
+ * a connection is down its commands are rejected and checks use the local fallback, so the reconnect delay bounds
+ * how long decisions stay local after Redis is back; on a Cluster a reconnect attempt to a failed master is also what
+ * triggers the adaptive refresh that finds its promoted replica.
  */
 @AutoConfiguration(beforeName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnClass({ GatewayFilterFactory.class, ClusterClientOptions.class,
 		LettuceClientOptionsBuilderCustomizer.class })
 public final class RateLimitRedisClusterAutoConfiguration {
 
-	/** Longest wait between two reconnect attempts to a cluster node. */
+	/** Longest wait between two reconnect attempts to a Redis node. */
 	static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
 
 	private static final String REFRESH = "spring.data.redis.lettuce.cluster.refresh";
@@ -52,22 +52,14 @@ public final class RateLimitRedisClusterAutoConfiguration {
 	}
 
 	/**
-	 * Reconnect attempts at most {@link #MAX_RECONNECT_DELAY} apart when {@code spring.data.redis.cluster.nodes} is
-	 * set (in any form, YAML lists included); Lettuce's default otherwise.
+	 * Reconnect attempts at most {@link #MAX_RECONNECT_DELAY} apart (exponential from 1 ms), whatever the Redis
+	 * setup. Replace by declaring a bean of this name.
 	 */
 	@Bean
-	@ConditionalOnMissingBean(name = "rateLimitClusterReconnectDelay")
-	ClientResourcesBuilderCustomizer rateLimitClusterReconnectDelay(Environment environment) {
-		boolean cluster = Binder.get(environment)
-			.bind("spring.data.redis.cluster.nodes", Bindable.listOf(String.class))
-			.map((nodes) -> !nodes.isEmpty())
-			.orElse(false);
-		return (resources) -> {
-			if (cluster) {
-				resources.reconnectDelay(
-						Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS));
-			}
-		};
+	@ConditionalOnMissingBean(name = "rateLimitReconnectDelay")
+	ClientResourcesBuilderCustomizer rateLimitReconnectDelay() {
+		return (resources) -> resources
+			.reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS));
 	}
 
 }

@@ -1,9 +1,11 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -27,12 +29,15 @@ import org.springframework.data.redis.core.script.RedisScript;
  * options (so {@code REJECT_COMMANDS} while disconnected and Cluster topology refresh apply here too). Every check
  * shares it; Lettuce pipelines the commands of concurrent checks on it.
  *
- * <p>Opening it blocks (Lettuce connects synchronously), so it is opened on Reactor's bounded elastic scheduler on
- * first use, never on the caller's thread; calls made meanwhile wait for that attempt (their caller's timeout bounds
+ * <p>Opening it blocks (Lettuce connects synchronously), so it is opened on Reactor's bounded elastic scheduler at
+ * start-up and, if that failed, on first use, never on the caller's thread; calls made meanwhile wait for that attempt (their caller's timeout bounds
  * the wait) and fail with its error if it fails; the next call then starts a new attempt. Once open, Lettuce
  * reconnects by itself.
  */
 final class LettuceScriptConnection implements AutoCloseable {
+
+	/** Longest a connect attempt is waited for before the next check starts another one. */
+	static final Duration CONNECT_ATTEMPT_LIMIT = Duration.ofSeconds(30);
 
 	private final LettuceConnectionFactory connectionFactory;
 
@@ -108,58 +113,97 @@ final class LettuceScriptConnection implements AutoCloseable {
 		});
 	}
 
+	/**
+	 * Start opening the connection now, in the background (at start-up, so the first checks find it open instead of
+	 * spending their timeout on the connect). A failure is left for the next check to retry.
+	 */
+	void connectInBackground() {
+		connect();
+	}
+
 	private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connect() {
 		while (true) {
 			CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> current = this.attempt.get();
 			if (current != null && !current.isCompletedExceptionally()) {
 				return current;
 			}
+			// an attempt that has not finished within CONNECT_ATTEMPT_LIMIT counts as failed (Lettuce's own connect
+			// timeout normally ends it first), so a hung connect never keeps every later check waiting
 			CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> next = new CompletableFuture<>();
+			next.orTimeout(CONNECT_ATTEMPT_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
 			if (this.attempt.compareAndSet(current, next)) {
-				Schedulers.boundedElastic().schedule(() -> {
-					try {
-						next.complete(open());
-					}
-					catch (Throwable ex) {
-						next.completeExceptionally(ex);
-					}
-				});
+				try {
+					Schedulers.boundedElastic().schedule(() -> {
+						try {
+							next.complete(open());
+						}
+						catch (Throwable ex) {
+							next.completeExceptionally(ex);
+						}
+					});
+				}
+				catch (RuntimeException ex) { // the scheduler is shutting down
+					next.completeExceptionally(ex);
+				}
 				return next;
 			}
 		}
 	}
 
-	private synchronized RedisClusterAsyncCommands<byte[], byte[]> open() {
+	/**
+	 * Open the connection (blocking; runs on the bounded elastic scheduler). No lock is held while Lettuce connects,
+	 * so {@link #close()} never waits for a connect in progress; a connection that opens after {@link #close()} is
+	 * closed at once.
+	 */
+	private RedisClusterAsyncCommands<byte[], byte[]> open() {
 		if (this.closed) {
 			throw new IllegalStateException("The rate limiter's Redis connection is closed");
 		}
-		if (this.commands != null) {
-			return this.commands;
+		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
+		if (open != null) {
+			return open;
 		}
 		AbstractRedisClient client = this.connectionFactory.getRequiredNativeClient();
+		StatefulConnection<byte[], byte[]> opened;
+		RedisClusterAsyncCommands<byte[], byte[]> async;
 		if (client instanceof RedisClusterClient cluster) {
-			StatefulRedisClusterConnection<byte[], byte[]> opened = cluster.connect(ByteArrayCodec.INSTANCE);
-			this.connection = opened;
-			this.commands = opened.async();
+			StatefulRedisClusterConnection<byte[], byte[]> connection = cluster.connect(ByteArrayCodec.INSTANCE);
+			opened = connection;
+			async = connection.async();
 		}
 		else if (client instanceof RedisClient standalone) {
-			StatefulRedisConnection<byte[], byte[]> opened = standalone.connect(ByteArrayCodec.INSTANCE);
-			this.connection = opened;
-			this.commands = opened.async();
+			StatefulRedisConnection<byte[], byte[]> connection = standalone.connect(ByteArrayCodec.INSTANCE);
+			opened = connection;
+			async = connection.async();
 		}
 		else {
 			throw new IllegalStateException("Unsupported Lettuce client " + client.getClass().getName());
 		}
-		return this.commands;
+		synchronized (this) {
+			if (!this.closed && this.commands == null) {
+				this.connection = opened;
+				this.commands = async;
+				return async;
+			}
+			if (!this.closed) { // an attempt given up on (see connect()) came back after a newer one succeeded
+				opened.closeAsync();
+				return this.commands;
+			}
+		}
+		opened.closeAsync();
+		throw new IllegalStateException("The rate limiter's Redis connection is closed");
 	}
 
-	/** Close the connection; later calls fail. */
+	/** Close the connection; later calls fail. Never waits for a connect in progress. */
 	@Override
-	public synchronized void close() {
-		this.closed = true;
-		StatefulConnection<byte[], byte[]> open = this.connection;
-		this.connection = null;
-		this.commands = null;
+	public void close() {
+		StatefulConnection<byte[], byte[]> open;
+		synchronized (this) {
+			this.closed = true;
+			open = this.connection;
+			this.connection = null;
+			this.commands = null;
+		}
 		if (open != null) {
 			open.closeAsync();
 		}

@@ -99,8 +99,9 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 	}
 
 	/**
-	 * Create a limiter that runs the script on a Lettuce connection of its own, opened (on first use, off the
-	 * caller's thread) from the factory's Lettuce client. Closed with this bean.
+	 * Create a limiter that runs the script on a Lettuce connection of its own, opened from the factory's Lettuce
+	 * client in the background right away (and, if Redis is down then, by the first check after it is up; never on
+	 * the caller's thread). Closed with this bean.
 	 * @param connectionFactory Boot's (or the application's) Lettuce connection factory
 	 * @param script the rate limit script, see {@link #tokenBucketScript()}
 	 * @param keys names the bucket keys
@@ -113,6 +114,7 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 		this.lettuceScript = LettuceScriptConnection.Script.of(script);
 		this.lettuceRefundScript = LettuceScriptConnection.Script.of(REFUND_SCRIPT);
 		this.keys = keys;
+		this.lettuce.connectInBackground();
 	}
 
 	/**

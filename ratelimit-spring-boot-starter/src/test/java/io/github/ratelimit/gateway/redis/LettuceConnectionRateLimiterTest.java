@@ -62,18 +62,46 @@ class LettuceConnectionRateLimiterTest {
 	}
 
 	@Test
-	void redisDownAtFirstUseFailsTheCheckThenTheLimiterConnectsOnceRedisIsUp() throws Exception {
+	void redisDownAtStartUpFailsTheCheckThenTheLimiterConnectsOnceRedisIsUp() throws Exception {
 		this.redis.stop();
-		CompletableFuture<RateLimitDecision> first = this.limiter.tryConsumeAsync(this.client, this.limits, 1);
-		assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
-		this.redis.restart();
-		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
-			RateLimitDecision decision = this.limiter.tryConsumeAsync(this.client, this.limits, 1)
-				.get(5, TimeUnit.SECONDS);
-			assertThat(decision.allowed()).isTrue();
-			assertThat(decision.source()).isEqualTo(RateLimitDecision.Source.SHARED);
-		});
+		// a limiter created while Redis is down: its background connect fails, the first check retries and fails
+		RedisTokenBucketRateLimiter late = new RedisTokenBucketRateLimiter(this.connectionFactory,
+				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+		try {
+			CompletableFuture<RateLimitDecision> first = late.tryConsumeAsync(this.client, this.limits, 1);
+			assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
+			this.redis.restart();
+			await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+				RateLimitDecision decision = late.tryConsumeAsync(this.client, this.limits, 1).get(5, TimeUnit.SECONDS);
+				assertThat(decision.allowed()).isTrue();
+				assertThat(decision.source()).isEqualTo(RateLimitDecision.Source.SHARED);
+			});
+		}
+		finally {
+			late.destroy();
+		}
 		assertThat(this.redis.command("HGET", "rl:{search|k:hashed}:0", "tk")).isNotNull();
+	}
+
+	@Test
+	void theConnectionIsOpenedAtCreationNotByTheFirstCheck() {
+		// the limiter of this test's set-up has opened its connection (redis-cli's own is the other client)
+		await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() >= 2);
+		int before = clientCount();
+		RedisTokenBucketRateLimiter another = new RedisTokenBucketRateLimiter(this.connectionFactory,
+				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+		try {
+			// one more client, without any check made through it
+			await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() == before + 1);
+		}
+		finally {
+			another.destroy();
+		}
+	}
+
+	private int clientCount() {
+		String list = this.redis.command("CLIENT", "LIST");
+		return (int) list.lines().filter((line) -> line.contains("addr=")).count();
 	}
 
 	@Test
