@@ -9,6 +9,7 @@ import java.util.Optional;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.key.ApiKeyHasher;
+import io.github.ratelimit.gateway.key.ClientAddressResolver;
 import io.github.ratelimit.gateway.key.ClientKey;
 import io.github.ratelimit.gateway.key.PlanResolver;
 import io.github.ratelimit.gateway.limit.BucketLimit;
@@ -25,6 +26,7 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * The {@code ratelimits} actuator endpoint, for the people who run the gateway.
@@ -60,6 +62,8 @@ public class RateLimitsEndpoint {
 	private final RateLimitGatewayFilterFactory filters;
 
 	private final ResilientRateLimiter resilient;
+
+	private ClientAddressResolver addresses = new ClientAddressResolver(0);
 
 	/**
 	 * Create the endpoint.
@@ -122,15 +126,24 @@ public class RateLimitsEndpoint {
 	 * ({@code client}, or {@code global} for the group-wide bucket), the limit's numbers, {@code tokens} (whole
 	 * tokens now) and {@code timeUntilFullMs}
 	 */
+	/**
+	 * Use the gateway's own address resolver to turn {@code ?ip=} into a client id (IPv6 prefix length).
+	 * @param addresses the resolver
+	 */
+	public void setClientAddressResolver(ClientAddressResolver addresses) {
+		this.addresses = addresses;
+	}
+
 	@ReadOperation
-	public Mono<Map<String, Object>> buckets(@Selector String group, @Nullable String apiKey, @Nullable String ip) {
-		return client(apiKey, ip).flatMap((client) -> {
+	public Mono<WebEndpointResponse<Map<String, Object>>> buckets(@Selector String group, @Nullable String apiKey,
+			@Nullable String ip) {
+		return known(group).then(client(apiKey, ip)).flatMap((client) -> {
 			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
 			return this.limiter.tryConsume(client, planLimits, 0).timeout(TIMEOUT).map((decision) -> {
 				List<Map<String, Object>> buckets = decision.statuses().stream().map(RateLimitsEndpoint::bucket).toList();
 				Map<String, Object> result = header(client, group);
 				result.put("buckets", buckets);
-				return result;
+				return new WebEndpointResponse<>(result);
 			});
 		}).onErrorResume(RateLimitsEndpoint::error);
 	}
@@ -144,8 +157,9 @@ public class RateLimitsEndpoint {
 	 * has global limits, the policies left alone ({@code globalPoliciesNotReset})
 	 */
 	@DeleteOperation
-	public Mono<Map<String, Object>> reset(@Selector String group, @Nullable String apiKey, @Nullable String ip) {
-		return client(apiKey, ip).flatMap((client) -> this.limiter
+	public Mono<WebEndpointResponse<Map<String, Object>>> reset(@Selector String group, @Nullable String apiKey,
+			@Nullable String ip) {
+		return known(group).then(client(apiKey, ip)).flatMap((client) -> this.limiter
 			.reset(client, this.limits.limitsFor(client.plan(), group))
 			.timeout(TIMEOUT)
 			.doOnSuccess((removed) -> {
@@ -165,7 +179,7 @@ public class RateLimitsEndpoint {
 				if (!global.isEmpty()) {
 					result.put("globalPoliciesNotReset", global);
 				}
-				return result;
+				return new WebEndpointResponse<>(result);
 			})).onErrorResume(RateLimitsEndpoint::error);
 	}
 
@@ -173,17 +187,30 @@ public class RateLimitsEndpoint {
 		boolean byKey = apiKey != null && !apiKey.isBlank();
 		boolean byIp = ip != null && !ip.isBlank();
 		if (byKey == byIp) {
-			return Mono.error(new IllegalArgumentException("give exactly one of apiKey or ip"));
+			return Mono.error(new BadRequest("give exactly one of apiKey or ip"));
 		}
 		if (byIp) {
-			return Mono.just(new ClientKey(ClientKey.Kind.IP, ip.strip(),
+			Optional<String> id = this.addresses.clientIdOf(ip);
+			if (id.isEmpty()) {
+				return Mono.error(new BadRequest("ip must be an IPv4 or IPv6 address"));
+			}
+			return Mono.just(new ClientKey(ClientKey.Kind.IP, id.get(),
 					this.limits.effectiveProperties().getAnonymousPlan()));
 		}
 		String key = apiKey.strip();
 		return this.plans.resolvePlan(key)
 			.map((plan) -> new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(key), plan))
-			.switchIfEmpty(Mono.error(() -> new IllegalArgumentException(
+			.switchIfEmpty(Mono.error(() -> new NotFound(
 					"unknown API key (sha256:" + ApiKeyHasher.hash(key) + "); such clients are limited by IP")));
+	}
+
+	/** Completes empty for an endpoint group that a route or the configuration names, else a 404 error. */
+	private Mono<Void> known(String group) {
+		RateLimitProperties effective = this.limits.effectiveProperties();
+		boolean known = effective.getGroups().containsKey(group)
+				|| effective.getPlans().values().stream().anyMatch((plan) -> plan.getGroups().containsKey(group))
+				|| this.filters.routeSettings().values().stream().anyMatch((route) -> route.group().equals(group));
+		return known ? Mono.empty() : Mono.error(new NotFound("unknown endpoint group '" + group + "'"));
 	}
 
 	private static Map<String, Object> header(ClientKey client, String group) {
@@ -221,10 +248,35 @@ public class RateLimitsEndpoint {
 		}).toList();
 	}
 
-	private static Mono<Map<String, Object>> error(Throwable ex) {
+	/**
+	 * An error as {@code {"error": "..."}} with its status: 400 for bad parameters, 404 for an unknown group or API
+	 * key, 503 when Redis did not answer (timeout, connection).
+	 */
+	private static Mono<WebEndpointResponse<Map<String, Object>>> error(Throwable ex) {
 		Map<String, Object> result = new LinkedHashMap<>();
-		result.put("error", Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName()));
-		return Mono.just(result);
+		int status = (ex instanceof BadRequest) ? WebEndpointResponse.STATUS_BAD_REQUEST
+				: (ex instanceof NotFound) ? WebEndpointResponse.STATUS_NOT_FOUND
+						: WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE;
+		String message = Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName());
+		result.put("error", (status == WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE)
+				? "Redis did not answer: " + message : message);
+		return Mono.just(new WebEndpointResponse<>(result, status));
+	}
+
+	private static final class BadRequest extends RuntimeException {
+
+		BadRequest(String message) {
+			super(message, null, false, false);
+		}
+
+	}
+
+	private static final class NotFound extends RuntimeException {
+
+		NotFound(String message) {
+			super(message, null, false, false);
+		}
+
 	}
 
 }

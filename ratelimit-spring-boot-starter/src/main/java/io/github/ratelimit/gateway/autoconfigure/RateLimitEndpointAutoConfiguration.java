@@ -4,6 +4,7 @@ import io.github.ratelimit.gateway.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.key.PlanResolver;
+import io.github.ratelimit.gateway.key.ClientAddressResolver;
 import io.github.ratelimit.gateway.limit.LimitResolver;
 import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
 import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
@@ -32,9 +33,11 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
 			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters,
-			ObjectProvider<ResilientRateLimiter> resilient) {
-		return new RateLimitsEndpoint(properties, limits, plans, new ScopedRateLimiter(limiter), filters,
-				resilient.getIfAvailable());
+			ObjectProvider<ResilientRateLimiter> resilient, ObjectProvider<ClientAddressResolver> addresses) {
+		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, new ScopedRateLimiter(limiter),
+				filters, resilient.getIfAvailable());
+		addresses.ifAvailable(endpoint::setClientAddressResolver);
+		return endpoint;
 	}
 
 }

@@ -6,6 +6,8 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Optional;
+
+import io.netty.util.NetUtil;
 import java.util.regex.Pattern;
 
 import org.springframework.cloud.gateway.support.ipresolver.RemoteAddressResolver;
@@ -101,6 +103,26 @@ public class ClientAddressResolver {
 		}
 		String entry = entries[Math.max(0, entries.length - this.trustedProxies)];
 		return IPV4.matcher(entry).matches() || IPV6.matcher(entry).matches();
+	}
+
+	/**
+	 * The client id this resolver gives the client at an address written as an IP literal (IPv6 addresses cut to
+	 * their prefix), as {@link #resolve} would; for looking a client up (actuator endpoint). No name lookup.
+	 * @param ipLiteral an IPv4 or IPv6 address literal
+	 * @return the client id, or empty when the text is not an IP address literal
+	 */
+	public Optional<String> clientIdOf(String ipLiteral) {
+		String text = ipLiteral.strip();
+		byte[] bytes = NetUtil.createByteArrayFromIpAddressString(text);
+		if (bytes == null) {
+			return Optional.empty();
+		}
+		try {
+			return ipOf(new InetSocketAddress(InetAddress.getByAddress(bytes), 0));
+		}
+		catch (UnknownHostException ex) {
+			return Optional.empty();
+		}
 	}
 
 	/**

@@ -164,6 +164,27 @@ class ObservabilityIntegrationTest {
 	}
 
 	@Test
+	void endpointAnswersBadLookupsWith4xxAndAnErrorField() {
+		this.client.get().uri("/actuator/ratelimits/a").exchange()
+			.expectStatus().isBadRequest().expectBody().jsonPath("$.error").isEqualTo("give exactly one of apiKey or ip");
+		this.client.get().uri("/actuator/ratelimits/a?apiKey=key-one&ip=127.0.0.1").exchange()
+			.expectStatus().isBadRequest();
+		this.client.get().uri("/actuator/ratelimits/a?ip=not-an-ip").exchange()
+			.expectStatus().isBadRequest().expectBody().jsonPath("$.error").isEqualTo("ip must be an IPv4 or IPv6 address");
+		this.client.get().uri("/actuator/ratelimits/no-such-group?ip=127.0.0.1").exchange()
+			.expectStatus().isNotFound().expectBody().jsonPath("$.error").isEqualTo("unknown endpoint group 'no-such-group'");
+		this.client.get().uri("/actuator/ratelimits/a?apiKey=never-issued").exchange()
+			.expectStatus().isNotFound()
+			.expectBody().consumeWith((result) -> assertThat(new String(result.getResponseBodyContent()))
+				.contains("unknown API key").doesNotContain("never-issued"));
+		this.client.delete().uri("/actuator/ratelimits/no-such-group?ip=127.0.0.1").exchange()
+			.expectStatus().isNotFound();
+		// an IPv6 client is looked up by the same /64 prefix the filter keys it by
+		this.client.get().uri("/actuator/ratelimits/a?ip=2001:db8::1").exchange()
+			.expectStatus().isOk().expectBody().jsonPath("$.client").isEqualTo("ip:2001:db8:0:0:0:0:0:0/64");
+	}
+
+	@Test
 	void endpointShowsScopeAndAlgorithmAndResetLeavesTheGroupsBucket() {
 		this.client.get().uri("/actuator/ratelimits").exchange()
 			.expectStatus().isOk()
