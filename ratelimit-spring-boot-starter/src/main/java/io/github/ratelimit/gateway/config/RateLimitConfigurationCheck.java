@@ -1,5 +1,8 @@
 package io.github.ratelimit.gateway.config;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 
@@ -8,6 +11,8 @@ import org.springframework.cloud.gateway.config.GatewayProperties;
  * replaces: a bad value stops start-up with a {@link RateLimitConfigurationException} naming each property.
  */
 public class RateLimitConfigurationCheck implements InitializingBean {
+
+	private static final Logger logger = LoggerFactory.getLogger(RateLimitConfigurationCheck.class);
 
 	private final RateLimitProperties properties;
 
@@ -26,6 +31,9 @@ public class RateLimitConfigurationCheck implements InitializingBean {
 	@Override
 	public void afterPropertiesSet() {
 		RateLimitConfigurationValidator.validate(this.properties, this.gateway);
+		for (String gap : RateLimitConfigurationValidator.globalLimitGaps(this.properties)) {
+			logger.warn(gap);
+		}
 	}
 
 }

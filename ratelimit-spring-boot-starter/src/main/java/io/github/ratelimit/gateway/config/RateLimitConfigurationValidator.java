@@ -294,6 +294,41 @@ public final class RateLimitConfigurationValidator {
 		}
 	}
 
+	/**
+	 * Endpoint groups whose global limits only some plans carry: the clients of the other plans (often the anonymous
+	 * plan) are not counted in the group-wide quota, which is legal but rarely what protecting a backend needs. One
+	 * message per such group, for a warning at start-up.
+	 * @param p the properties
+	 * @return the messages, empty when every group's global limits are carried by every plan or by none
+	 */
+	public static List<String> globalLimitGaps(RateLimitProperties p) {
+		String prefix = RateLimitProperties.PREFIX + ".plans.";
+		List<String> groups = new ArrayList<>(new TreeSet<>(knownGroups(p)));
+		groups.add(null);
+		List<String> messages = new ArrayList<>();
+		for (String group : groups) {
+			List<String> with = new ArrayList<>();
+			List<String> without = new ArrayList<>();
+			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group) : null;
+				String property = prefix + plan.getKey() + ".groups." + group;
+				if (limits == null || limits.isEmpty()) {
+					limits = plan.getValue().getDefault();
+					property = prefix + plan.getKey() + ".default";
+				}
+				(globalLimits(limits).isEmpty() ? without : with).add(property);
+			}
+			if (!with.isEmpty() && !without.isEmpty()) {
+				String where = (group != null) ? "Endpoint group '" + group + "'" : "The endpoint groups no plan lists";
+				messages.add(where + " has scope: global limits in " + with + " but none in " + without
+						+ ": clients of those plans are not counted in the group-wide quota (an anonymous client "
+						+ "passes a global cap its plan does not carry). Give those lists the same global limits to "
+						+ "count every client.");
+			}
+		}
+		return messages;
+	}
+
 	private static List<String> globalLimits(List<RateLimitProperties.Limit> limits) {
 		List<String> global = new ArrayList<>();
 		if (limits == null) {

@@ -96,6 +96,38 @@ class LimitScopeConfigurationTest {
 	}
 
 	@Test
+	void plansWithoutTheGroupsGlobalLimitAreNamedInAStartUpWarning() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Limit global = limit(100, io.github.ratelimit.gateway.limit.LimitScope.GLOBAL);
+		RateLimitProperties.Limit own = limit(5, io.github.ratelimit.gateway.limit.LimitScope.CLIENT);
+		for (String name : List.of("free", "pro")) {
+			RateLimitProperties.Plan plan = new RateLimitProperties.Plan();
+			plan.setDefault(List.of(own));
+			plan.getGroups().put("search", List.of(own, global));
+			properties.getPlans().put(name, plan);
+		}
+		RateLimitProperties.Plan anonymous = new RateLimitProperties.Plan();
+		anonymous.setDefault(List.of(own));
+		properties.getPlans().put("anonymous", anonymous);
+		assertThat(RateLimitConfigurationValidator.validateProperties(properties)).isEmpty();
+		assertThat(RateLimitConfigurationValidator.globalLimitGaps(properties)).singleElement()
+			.satisfies((message) -> assertThat(message).contains("Endpoint group 'search'")
+				.contains("ratelimit.plans.anonymous.default")
+				.contains("ratelimit.plans.free.groups.search"));
+		anonymous.getGroups().put("search", List.of(own, global));
+		assertThat(RateLimitConfigurationValidator.globalLimitGaps(properties)).isEmpty();
+	}
+
+	private static RateLimitProperties.Limit limit(long capacity, io.github.ratelimit.gateway.limit.LimitScope scope) {
+		RateLimitProperties.Limit limit = new RateLimitProperties.Limit();
+		limit.setCapacity(capacity);
+		limit.setRefillTokens(capacity);
+		limit.setRefillPeriod(Duration.ofSeconds(1));
+		limit.setScope(scope);
+		return limit;
+	}
+
+	@Test
 	void scopeSetToNullProgrammaticallyIsReported() {
 		RateLimitProperties properties = new RateLimitProperties();
 		RateLimitProperties.Plan plan = new RateLimitProperties.Plan();
