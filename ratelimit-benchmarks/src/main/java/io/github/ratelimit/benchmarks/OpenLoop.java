@@ -1,6 +1,9 @@
 package io.github.ratelimit.benchmarks;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -27,10 +30,18 @@ final class OpenLoop {
 
 	}
 
+	private static void finish(AtomicLong outstanding, CompletableFuture<Void> drained) {
+		if (outstanding.decrementAndGet() == 0) {
+			drained.complete(null);
+		}
+	}
+
 	static Result run(Contender contender, int keys, double perSecond, long durationNanos) throws InterruptedException {
 		contender.prepare();
 		Result result = new Result();
-		AtomicLong outstanding = new AtomicLong();
+		// checks not answered yet, plus 1 for the sender until it is done; the last to finish completes `drained`
+		AtomicLong outstanding = new AtomicLong(1);
+		CompletableFuture<Void> drained = new CompletableFuture<>();
 		double interval = 1e9 / perSecond;
 		long count = (long) (durationNanos / interval);
 		long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(5);
@@ -48,25 +59,28 @@ final class OpenLoop {
 					@Override
 					public void done(boolean allowed, String source) {
 						result.checks.record(System.nanoTime() - due, allowed, source);
-						outstanding.decrementAndGet();
+						finish(outstanding, drained);
 					}
 
 					@Override
 					public void failed(Throwable error) {
 						result.checks.recordError(System.nanoTime() - due, error);
-						outstanding.decrementAndGet();
+						finish(outstanding, drained);
 					}
 				});
 			}
 			catch (RuntimeException ex) {
 				result.checks.recordError(System.nanoTime() - due, ex);
-				outstanding.decrementAndGet();
+				finish(outstanding, drained);
 			}
 		}
 		long sendEnd = System.nanoTime();
-		long waitUntil = sendEnd + TimeUnit.SECONDS.toNanos(30);
-		while (outstanding.get() > 0 && System.nanoTime() < waitUntil) {
-			Thread.sleep(1);
+		finish(outstanding, drained);
+		try {
+			drained.get(30, TimeUnit.SECONDS); // answers still missing after 30 s stay counted as undecided
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// nothing to wait for any more
 		}
 		result.sent = count;
 		result.checks.seconds = (sendEnd - start) / 1e9;

@@ -49,10 +49,6 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	LettuceConnectionFactory getConnectionFactory() {
-		return this.connectionFactory;
-	}
-
 	LettuceScriptConnection(LettuceConnectionFactory connectionFactory) {
 		this.connectionFactory = connectionFactory;
 	}
