@@ -4,6 +4,7 @@ import java.util.List;
 
 import io.github.ratelimit.gateway.config.RateLimitConfigurationCheck;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.filter.CanonicalPathWebFilter;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.key.ClientAddressResolver;
 import io.github.ratelimit.gateway.key.ClientKeyResolver;
@@ -36,6 +37,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
@@ -99,6 +101,14 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	ClientAddressResolver rateLimitClientAddressResolver(RateLimitProperties properties) {
 		return new ClientAddressResolver(properties.getTrustedProxies());
+	}
+
+	/** Refuses or repairs request paths that are not canonical before any route is matched. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	CanonicalPathWebFilter rateLimitCanonicalPathWebFilter(RateLimitProperties properties) {
+		return new CanonicalPathWebFilter(properties.getNonCanonicalPaths());
 	}
 
 	@Bean

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limit.Algorithm;
 import io.github.ratelimit.gateway.limit.LimitScope;
 
@@ -89,6 +90,15 @@ public class RateLimitProperties {
 
 	/** Prefix of every Redis key the limiter writes (letters, digits, '-', '_', ':' and '.'). */
 	private String keyPrefix = "rl";
+
+	/**
+	 * What the gateway does with a request whose path is not in canonical form (empty or dot segments, encoded
+	 * '/', '\', '.', '%' or ';', see {@link RequestPathCheck}), checked before route matching so that no spelling of
+	 * a path escapes its endpoint group: {@code reject} answers 400 Bad Request with a problem body,
+	 * {@code normalize} routes and forwards the canonical path (RFC 3986 section 6.2.2; what has no canonical form is
+	 * still refused), {@code allow} routes every path as written (a path may then reach another group's limits).
+	 */
+	private RequestPathCheck.Policy nonCanonicalPaths = RequestPathCheck.Policy.REJECT;
 
 	public String getApiKeyHeader() {
 		return this.apiKeyHeader;
@@ -196,6 +206,14 @@ public class RateLimitProperties {
 
 	public void setKeyPrefix(String keyPrefix) {
 		this.keyPrefix = keyPrefix;
+	}
+
+	public RequestPathCheck.Policy getNonCanonicalPaths() {
+		return this.nonCanonicalPaths;
+	}
+
+	public void setNonCanonicalPaths(RequestPathCheck.Policy nonCanonicalPaths) {
+		this.nonCanonicalPaths = nonCanonicalPaths;
 	}
 
 	/** Which rate limit header fields a response carries. */

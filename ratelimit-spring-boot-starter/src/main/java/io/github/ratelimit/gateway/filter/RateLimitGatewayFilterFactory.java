@@ -12,6 +12,7 @@ import io.github.ratelimit.gateway.config.RateLimitProperties;
 import io.github.ratelimit.gateway.config.ConfigurationViolation;
 import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.gateway.http.RateLimitHeaders;
+import io.github.ratelimit.gateway.key.AmbiguousClientException;
 import io.github.ratelimit.gateway.key.ClientKey;
 import io.github.ratelimit.gateway.key.ClientKeyResolver;
 import io.github.ratelimit.gateway.key.KeyBy;
@@ -152,7 +153,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((client) -> client.isPresent() ? check(exchange, chain, route, client.get())
-					: ProblemResponses.clientUnidentified(exchange.getResponse(), path(exchange)));
+					: ProblemResponses.clientUnidentified(exchange.getResponse(), path(exchange)))
+			.onErrorResume(AmbiguousClientException.class,
+					(ex) -> ProblemResponses.ambiguousClient(exchange.getResponse(), ex.getMessage(), path(exchange)));
 	}
 
 	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitFilter route,

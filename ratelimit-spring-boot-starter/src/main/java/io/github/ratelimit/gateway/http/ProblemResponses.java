@@ -15,7 +15,8 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
  * Writes {@code application/problem+json} bodies (RFC 9457) for the limiter's refusals, using the problem types
  * registered by draft-ietf-httpapi-ratelimit-headers-10, section 8:
  * {@value #QUOTA_EXCEEDED} (429, with the {@code violated-policies} member) and {@value #TEMPORARY_REDUCED_CAPACITY}
- * (503), plus {@value #CLIENT_UNIDENTIFIED} (400) when a request carries no usable client address.
+ * (503), plus {@value #GENERIC_PROBLEM} (400, RFC 9457 section 4.2.1: no more specific type) when a request
+ * carries no usable client address, an ambiguous client identity, or a path that is not canonical.
  */
 public final class ProblemResponses {
 
@@ -25,8 +26,11 @@ public final class ProblemResponses {
 	/** Problem type of a refusal because the limiter is unavailable on a critical route. */
 	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
 
-	/** Problem type of a request whose client cannot be identified (no API key and no IP address). */
-	public static final String CLIENT_UNIDENTIFIED = "about:blank";
+	/**
+	 * Problem type of the 400 answers (no usable client address, an ambiguous client, a path that is not canonical):
+	 * {@code about:blank}, the type of a problem with no more meaning than its status code (RFC 9457 section 4.2.1).
+	 */
+	public static final String GENERIC_PROBLEM = "about:blank";
 
 	/** {@code application/problem+json}. */
 	public static final MediaType PROBLEM_JSON = MediaType.APPLICATION_PROBLEM_JSON;
@@ -79,9 +83,35 @@ public final class ProblemResponses {
 	 * @return completion of the write
 	 */
 	public static Mono<Void> clientUnidentified(ServerHttpResponse response, String instance) {
-		return write(response, HttpStatus.BAD_REQUEST, 0, CLIENT_UNIDENTIFIED, "Bad Request",
+		return write(response, HttpStatus.BAD_REQUEST, 0, GENERIC_PROBLEM, "Bad Request",
 				"The client address of this request cannot be determined, so it cannot be rate limited.", instance,
 				"");
+	}
+
+	/**
+	 * Answer 400 Bad Request when the request path is not in canonical form ({@link RequestPathCheck}).
+	 * @param response the response (headers not yet committed)
+	 * @param problem why the path is not canonical, e.g. "it contains an empty segment ('//')"
+	 * @param instance the request path as sent
+	 * @return completion of the write
+	 */
+	public static Mono<Void> nonCanonicalPath(ServerHttpResponse response, String problem, String instance) {
+		return write(response, HttpStatus.BAD_REQUEST, 0, GENERIC_PROBLEM, "Bad Request",
+				"The request path is not in canonical form: " + problem
+						+ ". Send the path without empty or dot segments and without encoded separators.",
+				instance, "");
+	}
+
+	/**
+	 * Answer 400 Bad Request when a request names more than one client, e.g. two API key header lines or a
+	 * comma-separated key: the limiter and an upstream could otherwise each take another one.
+	 * @param response the response (headers not yet committed)
+	 * @param detail what is ambiguous, naming the header but never its values (they are credentials)
+	 * @param instance the request path
+	 * @return completion of the write
+	 */
+	public static Mono<Void> ambiguousClient(ServerHttpResponse response, String detail, String instance) {
+		return write(response, HttpStatus.BAD_REQUEST, 0, GENERIC_PROBLEM, "Bad Request", detail, instance, "");
 	}
 
 	private static Mono<Void> write(ServerHttpResponse response, HttpStatus status, long retryAfterSeconds,

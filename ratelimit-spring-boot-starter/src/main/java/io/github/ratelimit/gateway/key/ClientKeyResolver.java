@@ -15,7 +15,8 @@ public interface ClientKeyResolver {
 	 * @param exchange the current exchange
 	 * @param keyBy what the route limits by
 	 * @return the client key, or an empty {@code Mono} when the client cannot be identified at all (the filter then
-	 * answers 400 Bad Request rather than put the request into a shared bucket)
+	 * answers 400 Bad Request rather than put the request into a shared bucket), or an
+	 * {@link AmbiguousClientException} error when the request names more than one client (400 Bad Request too)
 	 */
 	Mono<ClientKey> resolve(ServerWebExchange exchange, KeyBy keyBy);
 

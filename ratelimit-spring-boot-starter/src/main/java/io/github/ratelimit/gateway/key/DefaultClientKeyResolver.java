@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway.key;
 
+import java.util.List;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,6 +12,10 @@ import reactor.core.publisher.Mono;
  * Default {@link ClientKeyResolver}: on {@link KeyBy#API_KEY} routes, a non-blank API key header whose plan the
  * {@link PlanResolver} knows identifies the client (hashed); otherwise, and on {@link KeyBy#IP} routes, the client
  * IP address from {@link ClientAddressResolver}, under the anonymous plan.
+ *
+ * <p>One identity per request: on {@link KeyBy#API_KEY} routes a request with several API key header lines, or with a
+ * comma in the key (how HTTP joins repeated field lines, RFC 9110 section 5.3), is refused with an
+ * {@link AmbiguousClientException}: the limiter would take one key while an upstream may authenticate another.
  */
 public class DefaultClientKeyResolver implements ClientKeyResolver {
 
@@ -45,8 +51,16 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		if (keyBy == KeyBy.IP) {
 			return byAddress;
 		}
-		String apiKey = exchange.getRequest().getHeaders().getFirst(this.apiKeyHeader);
-		if (apiKey == null || apiKey.isBlank()) {
+		List<String> apiKeys = exchange.getRequest().getHeaders().get(this.apiKeyHeader);
+		if (apiKeys == null || apiKeys.isEmpty()) {
+			return byAddress;
+		}
+		String apiKey = apiKeys.get(0);
+		if (apiKeys.size() > 1 || apiKey.indexOf(',') >= 0) {
+			return Mono.error(new AmbiguousClientException("The request carries more than one " + this.apiKeyHeader
+					+ " value (several header lines, or a comma-separated list); send exactly one API key."));
+		}
+		if (apiKey.isBlank()) {
 			return byAddress;
 		}
 		String trimmed = apiKey.strip();

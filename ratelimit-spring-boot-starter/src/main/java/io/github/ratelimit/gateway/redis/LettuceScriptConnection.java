@@ -49,6 +49,9 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	private volatile boolean closed;
 
+	/** Counts {@link #suspend()} calls: a connection opened from a client that was shut down meanwhile is dropped. */
+	private int generation;
+
 	LettuceScriptConnection(LettuceConnectionFactory connectionFactory) {
 		this.connectionFactory = connectionFactory;
 	}
@@ -159,6 +162,10 @@ final class LettuceScriptConnection implements AutoCloseable {
 		if (open != null) {
 			return open;
 		}
+		int openedIn;
+		synchronized (this) {
+			openedIn = this.generation;
+		}
 		AbstractRedisClient client = this.connectionFactory.getRequiredNativeClient();
 		StatefulConnection<byte[], byte[]> opened;
 		RedisClusterAsyncCommands<byte[], byte[]> async;
@@ -176,6 +183,10 @@ final class LettuceScriptConnection implements AutoCloseable {
 			throw new IllegalStateException("Unsupported Lettuce client " + client.getClass().getName());
 		}
 		synchronized (this) {
+			if (this.generation != openedIn) { // suspended meanwhile: this client is being shut down
+				opened.closeAsync();
+				throw new IllegalStateException("The rate limiter's Redis connection was suspended while opening");
+			}
 			if (!this.closed && this.commands == null) {
 				this.connection = opened;
 				this.commands = async;
@@ -188,6 +199,25 @@ final class LettuceScriptConnection implements AutoCloseable {
 		}
 		opened.closeAsync();
 		throw new IllegalStateException("The rate limiter's Redis connection is closed");
+	}
+
+	/**
+	 * Close the connection for now, e.g. because the connection factory is about to shut its client down; the next
+	 * call or {@link #connectInBackground()} opens a new one from the factory's (new) client. Never waits for a
+	 * connect in progress.
+	 */
+	void suspend() {
+		StatefulConnection<byte[], byte[]> open;
+		synchronized (this) {
+			open = this.connection;
+			this.connection = null;
+			this.commands = null;
+			this.attempt.set(null);
+			this.generation++;
+		}
+		if (open != null) {
+			open.closeAsync();
+		}
 	}
 
 	/** Close the connection; later calls fail. Never waits for a connect in progress. */

@@ -19,6 +19,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -46,7 +47,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * the {@linkplain Algorithm#scriptCode() algorithm code} of each limit. The refund script
  * ({@value #REFUND_SCRIPT_LOCATION}) takes the same arguments.
  */
-public class RedisTokenBucketRateLimiter implements ClientRateLimiter, DisposableBean {
+public class RedisTokenBucketRateLimiter implements ClientRateLimiter, SmartLifecycle, DisposableBean {
 
 	/** Class path location of the rate limit script (every algorithm). */
 	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit.lua";
@@ -80,6 +81,11 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 
 	private volatile boolean connected;
 
+	/** Stopped and started right after the connection factory: its stop shuts the Lettuce client down. */
+	private final int phase;
+
+	private volatile boolean running;
+
 	/**
 	 * Create a limiter that runs the script through Spring Data Redis' reactive template.
 	 * @param redis the template used to run the script
@@ -96,6 +102,7 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 		this.lettuceScript = null;
 		this.lettuceRefundScript = null;
 		this.keys = keys;
+		this.phase = 0;
 	}
 
 	/**
@@ -114,6 +121,8 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 		this.lettuceScript = LettuceScriptConnection.Script.of(script);
 		this.lettuceRefundScript = LettuceScriptConnection.Script.of(REFUND_SCRIPT);
 		this.keys = keys;
+		this.phase = (connectionFactory.getPhase() < Integer.MAX_VALUE) ? connectionFactory.getPhase() + 1
+				: Integer.MAX_VALUE;
 		this.lettuce.connectInBackground();
 	}
 
@@ -177,6 +186,41 @@ public class RedisTokenBucketRateLimiter implements ClientRateLimiter, Disposabl
 			return Mono.fromFuture(() -> this.lettuce.del(arguments(limits).keys(this.keys, client, limits)), true);
 		}
 		return this.redis.delete(this.keys.keysFor(client, limits).toArray(String[]::new));
+	}
+
+	/**
+	 * Open the limiter's own Lettuce connection again (in the background) after {@link #stop()}: when the context is
+	 * started again (e.g. a paused test context, or a checkpoint and restore), after the connection factory, whose
+	 * start creates a new Lettuce client.
+	 */
+	@Override
+	public void start() {
+		this.running = true;
+		if (this.lettuce != null) {
+			this.lettuce.connectInBackground();
+		}
+	}
+
+	/**
+	 * Close the limiter's own Lettuce connection before the connection factory stops (which shuts its client down,
+	 * closing every connection for good); {@link #start()} opens a new one.
+	 */
+	@Override
+	public void stop() {
+		this.running = false;
+		if (this.lettuce != null) {
+			this.lettuce.suspend();
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return this.phase;
 	}
 
 	/** Closes the Lettuce connection, if this limiter opened one. */

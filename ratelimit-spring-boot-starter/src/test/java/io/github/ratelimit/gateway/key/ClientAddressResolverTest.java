@@ -33,7 +33,7 @@ class ClientAddressResolverTest {
 
 	@Test
 	void noHeaderFallsBackToThePeer() {
-		assertThat(new ClientAddressResolver(1).resolve(exchange(null))).contains("192.0.2.1");
+		assertThat(new ClientAddressResolver(1).resolve(exchange((String[]) null))).contains("192.0.2.1");
 	}
 
 	@Test
@@ -96,10 +96,46 @@ class ClientAddressResolverTest {
 		assertThat(new ClientAddressResolver(0).resolve(unresolved)).isEmpty();
 	}
 
-	private static MockServerWebExchange exchange(String forwardedFor) {
+	@Test
+	void severalForwardedForLinesAreCombinedInOrder() {
+		// the client sent its own line, the trusted proxy added another: the proxy's entry is the rightmost
+		assertThat(new ClientAddressResolver(1).resolve(exchange("6.6.6.6", "198.51.100.7"))).contains("198.51.100.7");
+		assertThat(new ClientAddressResolver(2).resolve(exchange("6.6.6.6, 198.51.100.7", "10.0.0.2")))
+			.contains("198.51.100.7");
+		// empty list elements and empty lines are ignored (RFC 9110 section 5.6.1)
+		assertThat(new ClientAddressResolver(1).resolve(exchange("6.6.6.6,,", "", " 198.51.100.7 ,")))
+			.contains("198.51.100.7");
+		// fewer entries than trusted proxies: the leftmost, as Gateway's own resolver picks it
+		assertThat(new ClientAddressResolver(3).resolve(exchange("198.51.100.7", "10.0.0.2"))).contains("198.51.100.7");
+		// only empty entries: the peer
+		assertThat(new ClientAddressResolver(1).resolve(exchange(",", " "))).contains("192.0.2.1");
+	}
+
+	@Test
+	void hostNamesAndLooseLiteralsAreNeverLookedUp() {
+		// "localhost" would resolve to 127.0.0.1 and ".5:6" reached getaddrinfo before: both count as the peer
+		for (String entry : new String[] { "localhost", ".5:6", "5:6", "1.2.3", "127.1", "0x7f.0.0.1", "1.2.3.4.5",
+				"1.2.3.4:", "1.2.3.4:99999", "1.2.3.4:8o", "[::1", "[::1]x", "[1.2.3.4]", "::1]", "1::2::3", "%", "[]" }) {
+			assertThat(new ClientAddressResolver(1).resolve(exchange(entry))).as(entry).contains("192.0.2.1");
+			assertThat(ClientAddressResolver.addressOf(entry)).as(entry).isNull();
+		}
+	}
+
+	@Test
+	void literalsWithPortsBracketsAndZonesAreParsed() {
+		ClientAddressResolver resolver = new ClientAddressResolver(1, 128);
+		assertThat(resolver.resolve(exchange("198.51.100.7:4711"))).contains("198.51.100.7");
+		assertThat(resolver.resolve(exchange("[2001:db8::1]"))).contains("2001:db8:0:0:0:0:0:1");
+		assertThat(resolver.resolve(exchange("[2001:db8::1]:4711"))).contains("2001:db8:0:0:0:0:0:1");
+		assertThat(resolver.resolve(exchange("fe80::1%eth0"))).contains("fe80:0:0:0:0:0:0:1");
+		assertThat(resolver.resolve(exchange("01.2.3.4"))).contains("1.2.3.4");
+		assertThat(resolver.clientIdOf(" [2001:db8::1]:80 ")).contains("2001:db8:0:0:0:0:0:1");
+	}
+
+	private static MockServerWebExchange exchange(String... forwardedForLines) {
 		MockServerHttpRequest.BaseBuilder<?> request = MockServerHttpRequest.get("/x").remoteAddress(PEER);
-		if (forwardedFor != null) {
-			request.header("X-Forwarded-For", forwardedFor);
+		if (forwardedForLines != null && forwardedForLines.length > 0) {
+			request.header("X-Forwarded-For", forwardedForLines);
 		}
 		return MockServerWebExchange.from(request);
 	}

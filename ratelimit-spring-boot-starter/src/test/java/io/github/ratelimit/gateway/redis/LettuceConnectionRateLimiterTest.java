@@ -105,6 +105,23 @@ class LettuceConnectionRateLimiterTest {
 	}
 
 	@Test
+	void aStoppedAndStartedContextGetsANewConnection() throws Exception {
+		// what a context stop/start does (a paused test context, a checkpoint and restore): the limiter stops first,
+		// the factory shuts its Lettuce client down, then the factory starts a new client and the limiter follows
+		this.limiter.start();
+		assertThat(this.limiter.getPhase()).isGreaterThan(this.connectionFactory.getPhase());
+		assertThat(consume(1).allowed()).isTrue();
+		this.limiter.stop();
+		this.connectionFactory.stop();
+		this.connectionFactory.start();
+		this.limiter.start();
+		assertThat(this.limiter.isRunning()).isTrue();
+		RateLimitDecision decision = consume(1);
+		assertThat(decision.allowed()).isTrue();
+		assertThat(decision.statuses().get(0).remaining()).isEqualTo(3);
+	}
+
+	@Test
 	void scriptFlushedOrRedisRestartedTheCheckStillRuns() throws Exception {
 		assertThat(consume(2).allowed()).isTrue();
 		this.redis.command("SCRIPT", "FLUSH");

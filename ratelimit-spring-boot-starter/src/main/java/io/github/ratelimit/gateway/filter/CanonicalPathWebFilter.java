@@ -1,0 +1,62 @@
+package io.github.ratelimit.gateway.filter;
+
+import io.github.ratelimit.gateway.http.ProblemResponses;
+import io.github.ratelimit.gateway.http.RequestPathCheck;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.Ordered;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+
+/**
+ * Runs {@link RequestPathCheck} on every request before route matching ({@code ratelimit.non-canonical-paths}), so
+ * that the path a route predicate matches, the limiter counts and the gateway forwards upstream is one and the same:
+ * a request whose path is not canonical is refused with 400 Bad Request and an {@code application/problem+json}
+ * body, or, with {@link RequestPathCheck.Policy#NORMALIZE}, routed and forwarded under its canonical path.
+ *
+ * <p>A {@link WebFilter} runs before Gateway's route matching (which happens in the handler mapping), and with
+ * {@link #ORDER} before Spring Security's filter chain; the request path is not decoded here beyond what
+ * {@link RequestPathCheck} reads.
+ */
+public class CanonicalPathWebFilter implements WebFilter, Ordered {
+
+	/** Order of this filter: right after Spring's observation filter, before Spring Security's chain (-100). */
+	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
+
+	private static final Logger logger = LoggerFactory.getLogger(CanonicalPathWebFilter.class);
+
+	private final RequestPathCheck.Policy policy;
+
+	/**
+	 * Create the filter.
+	 * @param policy what to do with a path that is not canonical ({@link RequestPathCheck.Policy#ALLOW} lets every
+	 * request through unchanged)
+	 */
+	public CanonicalPathWebFilter(RequestPathCheck.Policy policy) {
+		this.policy = policy;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		String rawPath = exchange.getRequest().getURI().getRawPath();
+		RequestPathCheck.Verdict verdict = RequestPathCheck.check(rawPath, this.policy);
+		if (verdict.refused()) {
+			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
+			return ProblemResponses.nonCanonicalPath(exchange.getResponse(), verdict.problem(), rawPath);
+		}
+		if (verdict.repaired()) {
+			String canonical = verdict.path();
+			return chain.filter(exchange.mutate().request((request) -> request.path(canonical)).build());
+		}
+		return chain.filter(exchange);
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+}
