@@ -132,6 +132,12 @@ public final class RateLimitConfigurationValidator {
 			v.add(new ConfigurationViolation(prefix + "denial-log-level", "must be set.",
 					"use one of off, error, warn, info, debug, trace."));
 		}
+		if (p.getDenialLogInterval() == null || p.getDenialLogInterval().isNegative()
+				|| p.getDenialLogInterval().isZero()) {
+			v.add(new ConfigurationViolation(prefix + "denial-log-interval",
+					"must be positive, was " + p.getDenialLogInterval() + ".",
+					"set a duration such as 1m: one full denial log line per client and endpoint group per interval."));
+		}
 		if (p.getHeaderStyle() == null) {
 			v.add(new ConfigurationViolation(prefix + "header-style", "must be set.",
 					"use one of ietf, legacy, both, none."));

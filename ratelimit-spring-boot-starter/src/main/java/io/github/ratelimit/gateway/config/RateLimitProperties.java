@@ -85,8 +85,18 @@ public class RateLimitProperties {
 	/** Whether responses in shadow mode carry the rate limit header fields (off: clients see nothing). */
 	private boolean shadowHeaders;
 
-	/** Level of the log line written for every denied request (off, error, warn, info, debug, trace). */
+	/**
+	 * Level of the denial log (off, error, warn, info, debug, trace): the full line of a client's first denial in
+	 * an endpoint group per {@link #getDenialLogInterval() interval}, and the summary line of its further denials.
+	 */
 	private DenialLogLevel denialLogLevel = DenialLogLevel.INFO;
+
+	/**
+	 * How long one full denial log line per client and endpoint group stands for all its denials: the client's
+	 * further denials in the group are counted, and when the interval (started by the full line) ends one summary
+	 * line gives their number. Must be positive; e.g. 1m (the default), 10s. Read at start-up.
+	 */
+	private Duration denialLogInterval = Duration.ofMinutes(1);
 
 	/** Prefix of every Redis key the limiter writes (letters, digits, '-', '_', ':' and '.'). */
 	private String keyPrefix = "rl";
@@ -186,6 +196,22 @@ public class RateLimitProperties {
 
 	public void setDenialLogLevel(DenialLogLevel denialLogLevel) {
 		this.denialLogLevel = denialLogLevel;
+	}
+
+	/**
+	 * How long one full denial log line per client and endpoint group stands for all its denials.
+	 * @return a positive duration, 1 minute by default
+	 */
+	public Duration getDenialLogInterval() {
+		return this.denialLogInterval;
+	}
+
+	/**
+	 * Set how long one full denial log line per client and endpoint group stands for all its denials.
+	 * @param denialLogInterval a positive duration
+	 */
+	public void setDenialLogInterval(Duration denialLogInterval) {
+		this.denialLogInterval = denialLogInterval;
 	}
 
 	public CircuitBreaker getCircuitBreaker() {

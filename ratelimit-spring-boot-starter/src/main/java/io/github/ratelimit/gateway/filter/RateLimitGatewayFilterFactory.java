@@ -91,7 +91,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		this.headers = new RateLimitHeaders(properties.getHeaderStyle());
 		this.failClosedRetryAfterSeconds = RateLimitHeaders
 			.retryAfterSeconds(properties.getCircuitBreaker().getWaitDurationInOpenState().toMillis());
-		this.denialLog = new DenialLog(properties.getDenialLogLevel());
+		this.denialLog = new DenialLog(properties.getDenialLogLevel(), properties.getDenialLogInterval());
 	}
 
 	/**

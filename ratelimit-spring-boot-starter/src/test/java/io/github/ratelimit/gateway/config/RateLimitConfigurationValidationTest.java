@@ -145,6 +145,18 @@ class RateLimitConfigurationValidationTest {
 	}
 
 	@Test
+	void nonPositiveDenialLogIntervalIsRefusedNamingTheProperty() {
+		this.runner.withPropertyValues("ratelimit.denial-log-interval=0s")
+			.run((context) -> assertThat(failure(context))
+				.contains("ratelimit.denial-log-interval: must be positive, was PT0S."));
+		this.runner.withPropertyValues("ratelimit.denial-log-interval=-1m")
+			.run((context) -> assertThat(failure(context))
+				.contains("ratelimit.denial-log-interval: must be positive, was PT-1M."));
+		this.runner.withPropertyValues("ratelimit.denial-log-interval=2s")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void failureAnalysisNamesPropertyProblemAndFix() {
 		RateLimitConfigurationException exception = new RateLimitConfigurationException(
 				List.of(new ConfigurationViolation("ratelimit.plans.free.default[0].capacity", "must be between 1 and 2^53 tokens, was 0.",
