@@ -115,6 +115,7 @@ ratelimit:
   header-style: {{ $v.rateLimit.headerStyle | quote }}
   redis-timeout: {{ $v.rateLimit.redisTimeout | quote }}
   key-prefix: {{ $v.rateLimit.keyPrefix | quote }}
+  non-canonical-paths: {{ $v.rateLimit.nonCanonicalPaths | quote }}
   plans:
     {{- range $name, $plan := $v.rateLimit.plans }}
     {{- if $plan }}

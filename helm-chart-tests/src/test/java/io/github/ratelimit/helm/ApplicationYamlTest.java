@@ -7,6 +7,7 @@ import java.util.List;
 import io.github.ratelimit.gateway.config.ConfigurationViolation;
 import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limit.Algorithm;
 import io.github.ratelimit.gateway.limit.LimitScope;
 import org.junit.jupiter.api.Test;
@@ -44,6 +45,7 @@ class ApplicationYamlTest {
 		assertThat(properties.getGroups().get("login").isCritical()).isTrue();
 		assertThat(properties.getGroups().get("search").isCritical()).isFalse();
 		assertThat(properties.getTrustedProxies()).isZero();
+		assertThat(properties.getNonCanonicalPaths()).isEqualTo(RequestPathCheck.Policy.REJECT);
 		assertThat(properties.getRedisTimeout()).isEqualTo(Duration.ofMillis(20));
 		assertThat(properties.getFallback().getMode()).isEqualTo(RateLimitProperties.FallbackMode.LOCAL);
 		assertThat(properties.getFallback().getInstances()).isEqualTo(2);
@@ -106,6 +108,13 @@ class ApplicationYamlTest {
 		// The existing API key Secret is imported from its mount.
 		assertThat(config.get("spring.config.import", String.class))
 			.isEqualTo("file:/etc/ratelimit-gateway/secrets/api-keys.yml");
+	}
+
+	@Test
+	void nonCanonicalPathsReachTheStarter() {
+		assertThat(bindAndValidate(RenderedConfig
+			.of(HelmChart.render(HelmChart.template().set("rateLimit.nonCanonicalPaths", "normalize"))))
+			.getNonCanonicalPaths()).isEqualTo(RequestPathCheck.Policy.NORMALIZE);
 	}
 
 	@Test

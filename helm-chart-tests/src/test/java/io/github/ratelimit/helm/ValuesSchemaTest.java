@@ -63,6 +63,7 @@ class ValuesSchemaTest {
 						""", "at '/rateLimit/plans/free/default/0/algorithm': value must be one of"),
 				Arguments.of("rateLimit: { trustedProxies: 33 }", "at '/rateLimit/trustedProxies': maximum: got 33"),
 				Arguments.of("rateLimit: { headerStyle: x-ratelimit }", "at '/rateLimit/headerStyle': value must be one of"),
+				Arguments.of("rateLimit: { nonCanonicalPaths: strict }", "at '/rateLimit/nonCanonicalPaths': value must be one of"),
 				Arguments.of("rateLimit: { fallback: { mode: deny } }", "at '/rateLimit/fallback/mode': value must be one of"),
 				Arguments.of("rateLimit: { redisTimeout: 20 ms }", "at '/rateLimit/redisTimeout': '20 ms' does not match"),
 				Arguments.of("""
