@@ -32,6 +32,7 @@ import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.HttpHeaders;
@@ -65,7 +66,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 				// Spring Security's auto-configuration back on (src/test/resources/application.yml excludes it for
 				// every other test context of the starter)
 				"spring.autoconfigure.exclude=",
-				"management.endpoints.web.exposure.include=ratelimits",
+				// the actuator on a port of its own, as in the sample: Spring Security guards that port too
+				"management.server.port=0", "management.endpoints.web.exposure.include=ratelimits",
 				"management.endpoint.ratelimits.access=unrestricted",
 				"management.endpoint.ratelimits.roles=OPERATOR" })
 class EndpointSecurityIntegrationTest {
@@ -77,6 +79,9 @@ class EndpointSecurityIntegrationTest {
 
 	@LocalServerPort
 	int port;
+
+	@LocalManagementPort
+	int managementPort;
 
 	@Autowired
 	ResilientRateLimiter resilient;
@@ -96,7 +101,11 @@ class EndpointSecurityIntegrationTest {
 	@Autowired
 	RateLimitGatewayFilterFactory filters;
 
+	/** Requests through the gateway's routes. */
 	WebTestClient client;
+
+	/** Requests to the actuator. */
+	WebTestClient management;
 
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
@@ -110,6 +119,8 @@ class EndpointSecurityIntegrationTest {
 		this.resilient.forgetAll();
 		SecuredGateway.ASKED.clear();
 		this.client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port)
+			.responseTimeout(Duration.ofSeconds(10)).build();
+		this.management = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.managementPort)
 			.responseTimeout(Duration.ofSeconds(10)).build();
 	}
 
@@ -232,7 +243,7 @@ class EndpointSecurityIntegrationTest {
 
 	private Answer call(String request, Consumer<HttpHeaders> caller) {
 		String[] parts = request.split(" ", 2);
-		EntityExchangeResult<byte[]> result = this.client.method(HttpMethod.valueOf(parts[0]))
+		EntityExchangeResult<byte[]> result = this.management.method(HttpMethod.valueOf(parts[0]))
 			.uri(parts[1])
 			.headers(caller)
 			.exchange()
