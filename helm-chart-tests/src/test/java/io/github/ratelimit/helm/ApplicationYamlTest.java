@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.config.ConfigurationViolation;
 import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
@@ -13,6 +14,7 @@ import io.github.ratelimit.gateway.limit.LimitScope;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointProperties;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.autoconfigure.web.server.ManagementServerProperties;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.boot.web.server.autoconfigure.ServerProperties;
@@ -77,6 +79,28 @@ class ApplicationYamlTest {
 			.isEqualTo(8081);
 		assertThat(config.bindStrictly("management.endpoints.web", new WebEndpointProperties()).getExposure()
 			.getInclude()).containsExactly("health", "info", "gateway");
+		// the ratelimits endpoint is not exposed, and would show single clients to nobody (the image has no Spring
+		// Security): the starter's default
+		assertThat(config.bindStrictly(RateLimitsEndpointProperties.PREFIX, new RateLimitsEndpointProperties())
+			.getShowClients()).isEqualTo(Show.WHEN_AUTHORIZED);
+	}
+
+	@Test
+	void ratelimitsEndpointForOperatorsIsExposedAndOpenedThroughValues() {
+		// src/docs/kubernetes.md, "Health, probes and the management port": only with the management port closed to
+		// everyone but operators (networkPolicy.managementFrom)
+		RenderedConfig config = RenderedConfig.of(HelmChart.render(HelmChart.template()
+			.set("management.exposure[0]", "health")
+			.set("management.exposure[1]", "info")
+			.set("management.exposure[2]", "gateway")
+			.set("management.exposure[3]", "ratelimits")
+			.set("extraConfig.management.endpoint.ratelimits.show-clients", "always")));
+
+		assertThat(config.bindStrictly("management.endpoints.web", new WebEndpointProperties()).getExposure()
+			.getInclude()).containsExactly("health", "info", "gateway", "ratelimits");
+		assertThat(config.bindStrictly(RateLimitsEndpointProperties.PREFIX, new RateLimitsEndpointProperties())
+			.getShowClients()).isEqualTo(Show.ALWAYS);
+		bindAndValidate(config);
 	}
 
 	@Test

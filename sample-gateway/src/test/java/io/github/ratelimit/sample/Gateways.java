@@ -30,6 +30,18 @@ final class Gateways {
 	}
 
 	/**
+	 * A client talking real HTTP to a gateway's management port, which listens on 127.0.0.1 only (application.yml).
+	 * @param port the management port
+	 * @return the client
+	 */
+	static WebTestClient managementClient(int port) {
+		return WebTestClient.bindToServer()
+			.baseUrl("http://127.0.0.1:" + port)
+			.responseTimeout(Duration.ofSeconds(10))
+			.build();
+	}
+
+	/**
 	 * A client for a context started by {@link #start(TestRedis, String...)}.
 	 * @param context the running context
 	 * @return the client
@@ -42,15 +54,19 @@ final class Gateways {
 		return Integer.parseInt(context.getEnvironment().getRequiredProperty("local.server.port"));
 	}
 
+	static int managementPort(ConfigurableApplicationContext context) {
+		return Integer.parseInt(context.getEnvironment().getRequiredProperty("local.management.port"));
+	}
+
 	/**
-	 * Start one more instance of the sample gateway on a random port, using the given Redis. Settings are passed as
-	 * command-line arguments so they win over {@code application.yml}.
+	 * Start one more instance of the sample gateway on random ports (requests and management), using the given Redis.
+	 * Settings are passed as command-line arguments so they win over {@code application.yml}.
 	 * @param redis the Redis shared by the instances
 	 * @param extraArguments further {@code --name=value} arguments
 	 * @return the running context; close it when done
 	 */
 	static ConfigurableApplicationContext start(TestRedis redis, String... extraArguments) {
-		String[] base = { "--server.port=0", "--spring.main.banner-mode=off",
+		String[] base = { "--server.port=0", "--management.server.port=0", "--spring.main.banner-mode=off",
 				"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port() };
 		String[] arguments = new String[base.length + extraArguments.length];
 		System.arraycopy(base, 0, arguments, 0, base.length);

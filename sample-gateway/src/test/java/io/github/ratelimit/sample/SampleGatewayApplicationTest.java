@@ -1,7 +1,12 @@
 package io.github.ratelimit.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 
@@ -15,6 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -38,33 +44,64 @@ class SampleGatewayApplicationTest {
 	@LocalServerPort
 	private int port;
 
+	@LocalManagementPort
+	private int managementPort;
+
 	@Autowired
 	private RedisStartupCheck redisStartupCheck;
 
 	private WebTestClient client;
 
+	/** The actuator's own port (management.server.port): the only place the actuator answers. */
+	private WebTestClient management;
+
 	@BeforeEach
 	void client() {
 		this.client = Gateways.client(this.port);
+		this.management = Gateways.managementClient(this.managementPort);
 	}
 
 	@Test
-	void ratelimitsEndpointIsExposedReadOnly() {
-		this.client.get().uri("/actuator/ratelimits").exchange()
+	void ratelimitsEndpointIsExposedReadOnlyOnTheManagementPort() {
+		this.management.get().uri("/actuator/ratelimits").exchange()
 			.expectStatus().isOk()
 			.expectBody().jsonPath("$.routes.search.group").isEqualTo("search");
-		this.client.get().uri("/actuator/ratelimits/search?apiKey=demo-free-key").exchange()
+		// show-clients: always on the management port (the operator boundary): lookups get the real answers
+		this.management.get().uri("/actuator/ratelimits/search?apiKey=demo-free-key").exchange()
 			.expectStatus().isOk()
 			.expectBody().jsonPath("$.buckets[0].policy").isEqualTo("free-search");
+		this.management.get().uri("/actuator/ratelimits/search?apiKey=never-issued").exchange()
+			.expectStatus().isNotFound();
 		// resetting is a write operation: not available unless management.endpoint.ratelimits.access=unrestricted
-		this.client.delete().uri("/actuator/ratelimits/search?apiKey=demo-free-key").exchange()
+		this.management.delete().uri("/actuator/ratelimits/search?apiKey=demo-free-key").exchange()
 			.expectStatus().is4xxClientError();
+	}
+
+	@Test
+	void actuatorIsNotServedOnTheTrafficPort() {
+		assertThat(this.managementPort).isNotEqualTo(this.port);
+		for (String path : List.of("/actuator/ratelimits", "/actuator/ratelimits/search?apiKey=demo-free-key",
+				"/actuator/ratelimits/search?apiKey=never-issued", "/actuator/health", "/actuator/prometheus",
+				"/actuator/gateway/routes", "/actuator")) {
+			this.client.get().uri(path).exchange().expectStatus().isNotFound();
+			int expected = path.endsWith("never-issued") ? 404 : 200; // unknown API key: the operator's answer
+			this.management.get().uri(path).exchange().expectStatus().value((status) -> assertThat(status)
+				.as("%s on the management port", path).isEqualTo(expected));
+		}
+	}
+
+	@Test
+	void managementPortListensOnLoopbackOnly() throws IOException {
+		// 127.0.0.2 is this host too (Linux loopback), but not the address the management port is bound to
+		assertThatThrownBy(() -> connect("127.0.0.2", this.managementPort)).isInstanceOf(ConnectException.class);
+		connect("127.0.0.1", this.managementPort);
+		connect("127.0.0.2", this.port); // the traffic port listens on every address
 	}
 
 	@Test
 	void prometheusScrapeHasTheDecisionMeters() {
 		Gateways.get(this.client, "/api/orders", "demo-free-key");
-		this.client.get().uri("/actuator/prometheus").exchange()
+		this.management.get().uri("/actuator/prometheus").exchange()
 			.expectStatus().isOk()
 			.expectBody(String.class)
 			.value((body) -> org.assertj.core.api.Assertions.assertThat(body)
@@ -130,7 +167,7 @@ class SampleGatewayApplicationTest {
 
 	@Test
 	void routeListingShowsTheReadableRateLimitFilters() {
-		EntityExchangeResult<String> result = Gateways.get(this.client, "/actuator/gateway/routes", null);
+		EntityExchangeResult<String> result = Gateways.get(this.management, "/actuator/gateway/routes", null);
 
 		assertThat(result.getStatus()).isEqualTo(HttpStatus.OK);
 		List<String> searchFilters = JsonPath.read(result.getResponseBody(), "$[?(@.route_id == 'search')].filters[*]");
@@ -147,7 +184,7 @@ class SampleGatewayApplicationTest {
 
 	@Test
 	void routeListingIsReadOnly() {
-		this.client.post()
+		this.management.post()
 			.uri("/actuator/gateway/refresh")
 			.exchange()
 			.expectStatus()
@@ -157,6 +194,12 @@ class SampleGatewayApplicationTest {
 	@Test
 	void startupCheckReachesRedis() {
 		assertThat(this.redisStartupCheck.check().block(Duration.ofSeconds(10))).isTrue();
+	}
+
+	private static void connect(String address, int port) throws IOException {
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress(address, port), 2000);
+		}
 	}
 
 }

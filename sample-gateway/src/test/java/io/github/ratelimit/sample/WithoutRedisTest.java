@@ -17,6 +17,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -43,6 +44,9 @@ class WithoutRedisTest {
 
 	@LocalServerPort
 	private int port;
+
+	@LocalManagementPort
+	private int managementPort;
 
 	@Autowired
 	private RedisStartupCheck redisStartupCheck;
@@ -84,7 +88,7 @@ class WithoutRedisTest {
 
 	@Test
 	void healthStaysUpAndReportsTheLimiter() {
-		Gateways.client(this.port).get().uri("/actuator/health").exchange()
+		Gateways.managementClient(this.managementPort).get().uri("/actuator/health").exchange()
 			.expectStatus().isOk()
 			.expectBody()
 			.jsonPath("$.status").isEqualTo("UP")

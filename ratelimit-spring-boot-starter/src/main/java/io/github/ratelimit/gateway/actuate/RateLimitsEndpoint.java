@@ -22,6 +22,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -45,11 +46,21 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * Like every actuator endpoint it is exposed over HTTP only when listed in
  * {@code management.endpoints.web.exposure.include}; its default access is read-only. Answers name a client by its
  * hashed id ({@code k:<hash>} or {@code ip:<address>}), never by the raw API key.
+ * <p>The per-client operations answer only operators ({@link RateLimitsEndpointProperties}; by default an
+ * authenticated caller holding one of {@code management.endpoint.ratelimits.roles}, or any authenticated caller when
+ * no role is configured). Everyone else gets the same {@code 403} for every lookup,
+ * whatever the group, key or address and whatever Redis holds, decided before any of them is looked at: the endpoint
+ * is no oracle for guessed API keys.
  */
 @Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
 public class RateLimitsEndpoint {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(2);
+
+	private static final int STATUS_FORBIDDEN = 403;
+
+	private static final String NOT_SHOWN = "client buckets are shown to operators only ("
+			+ RateLimitsEndpointProperties.PREFIX + ".show-clients)";
 
 	private final RateLimitProperties properties;
 
@@ -63,6 +74,8 @@ public class RateLimitsEndpoint {
 
 	private final ResilientRateLimiter resilient;
 
+	private final RateLimitsEndpointProperties access;
+
 	private ClientAddressResolver addresses = new ClientAddressResolver(0);
 
 	/**
@@ -73,15 +86,18 @@ public class RateLimitsEndpoint {
 	 * @param limiter the shared limiter (read with cost 0, reset)
 	 * @param filters knows the routes' settings
 	 * @param resilient the failure policy, whose over-limit cache forgets a reset client; may be {@code null}
+	 * @param access who may look up and reset single clients
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters, @Nullable ResilientRateLimiter resilient) {
+			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters, @Nullable ResilientRateLimiter resilient,
+			RateLimitsEndpointProperties access) {
 		this.properties = properties;
 		this.limits = limits;
 		this.plans = plans;
 		this.limiter = limiter;
 		this.filters = filters;
 		this.resilient = resilient;
+		this.access = access;
 	}
 
 	/**
@@ -118,15 +134,6 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * One client's buckets in an endpoint group, read without consuming.
-	 * @param group the endpoint group
-	 * @param apiKey the client's API key (never echoed back), or {@code null}
-	 * @param ip the client's IP address, or {@code null}
-	 * @return the client's hashed id, plan and per-limit state: {@code policy}, {@code algorithm}, {@code scope}
-	 * ({@code client}, or {@code global} for the group-wide bucket), the limit's numbers, {@code tokens} (whole
-	 * tokens now) and {@code timeUntilFullMs}
-	 */
-	/**
 	 * Use the gateway's own address resolver to turn {@code ?ip=} into a client id (IPv6 prefix length).
 	 * @param addresses the resolver
 	 */
@@ -134,9 +141,22 @@ public class RateLimitsEndpoint {
 		this.addresses = addresses;
 	}
 
+	/**
+	 * One client's buckets in an endpoint group, read without consuming.
+	 * @param caller who asks (Boot passes the request's principal)
+	 * @param group the endpoint group
+	 * @param apiKey the client's API key (never echoed back), or {@code null}
+	 * @param ip the client's IP address, or {@code null}
+	 * @return the client's hashed id, plan and per-limit state: {@code policy}, {@code algorithm}, {@code scope}
+	 * ({@code client}, or {@code global} for the group-wide bucket), the limit's numbers, {@code tokens} (whole
+	 * tokens now) and {@code timeUntilFullMs}; {@code 403} for a caller who is not an operator
+	 */
 	@ReadOperation
-	public Mono<WebEndpointResponse<Map<String, Object>>> buckets(@Selector String group, @Nullable String apiKey,
-			@Nullable String ip) {
+	public Mono<WebEndpointResponse<Map<String, Object>>> buckets(SecurityContext caller, @Selector String group,
+			@Nullable String apiKey, @Nullable String ip) {
+		if (!isOperator(caller)) {
+			return Mono.just(notShown());
+		}
 		return known(group).then(client(apiKey, ip)).flatMap((client) -> {
 			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
 			return this.limiter.tryConsume(client, planLimits, 0).timeout(TIMEOUT).map((decision) -> {
@@ -150,15 +170,20 @@ public class RateLimitsEndpoint {
 
 	/**
 	 * Reset one client's buckets in an endpoint group to full.
+	 * @param caller who asks (Boot passes the request's principal)
 	 * @param group the endpoint group
 	 * @param apiKey the client's API key (never echoed back), or {@code null}
 	 * @param ip the client's IP address, or {@code null}
 	 * @return the client's hashed id, how many of its buckets were removed ({@code bucketsReset}) and, when the group
-	 * has global limits, the policies left alone ({@code globalPoliciesNotReset})
+	 * has global limits, the policies left alone ({@code globalPoliciesNotReset}); {@code 403} for a caller who is
+	 * not an operator
 	 */
 	@DeleteOperation
-	public Mono<WebEndpointResponse<Map<String, Object>>> reset(@Selector String group, @Nullable String apiKey,
-			@Nullable String ip) {
+	public Mono<WebEndpointResponse<Map<String, Object>>> reset(SecurityContext caller, @Selector String group,
+			@Nullable String apiKey, @Nullable String ip) {
+		if (!isOperator(caller)) {
+			return Mono.just(notShown());
+		}
 		return known(group).then(client(apiKey, ip)).flatMap((client) -> this.limiter
 			.reset(client, this.limits.limitsFor(client.plan(), group))
 			.timeout(TIMEOUT)
@@ -181,6 +206,16 @@ public class RateLimitsEndpoint {
 				}
 				return new WebEndpointResponse<>(result);
 			})).onErrorResume(RateLimitsEndpoint::error);
+	}
+
+	/** Whether the caller may see single clients: decided from the caller alone, before anything is looked up. */
+	private boolean isOperator(SecurityContext caller) {
+		return this.access.getShowClients().isShown(caller, this.access.getRoles());
+	}
+
+	/** The one answer every caller who is not an operator gets, whatever the lookup. */
+	private static WebEndpointResponse<Map<String, Object>> notShown() {
+		return new WebEndpointResponse<>(Map.of("error", NOT_SHOWN), STATUS_FORBIDDEN);
 	}
 
 	private Mono<ClientKey> client(@Nullable String apiKey, @Nullable String ip) {

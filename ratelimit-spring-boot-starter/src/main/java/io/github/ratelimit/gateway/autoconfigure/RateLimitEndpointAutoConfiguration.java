@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpoint;
+import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.config.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.key.PlanResolver;
@@ -17,15 +18,18 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
 /**
  * Registers the {@code ratelimits} actuator endpoint ({@link RateLimitsEndpoint}) when Spring Boot Actuator is
- * present, the limiter is configured and the endpoint is available (access not {@code none}, and exposed).
+ * present, the limiter is configured and the endpoint is available (access not {@code none}, and exposed). Who may
+ * look up single clients: {@link RateLimitsEndpointProperties} ({@code management.endpoint.ratelimits.*}).
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnBean(RateLimitGatewayFilterFactory.class)
+@EnableConfigurationProperties(RateLimitsEndpointProperties.class)
 public final class RateLimitEndpointAutoConfiguration {
 
 	@Bean
@@ -33,9 +37,10 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
 			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters,
-			ObjectProvider<ResilientRateLimiter> resilient, ObjectProvider<ClientAddressResolver> addresses) {
+			ObjectProvider<ResilientRateLimiter> resilient, ObjectProvider<ClientAddressResolver> addresses,
+			RateLimitsEndpointProperties access) {
 		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, new ScopedRateLimiter(limiter),
-				filters, resilient.getIfAvailable());
+				filters, resilient.getIfAvailable(), access);
 		addresses.ifAvailable(endpoint::setClientAddressResolver);
 		return endpoint;
 	}

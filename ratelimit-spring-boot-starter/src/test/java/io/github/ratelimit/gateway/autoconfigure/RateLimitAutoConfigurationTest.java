@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.key.ClientKeyResolver;
 import io.github.ratelimit.gateway.key.PlanResolver;
@@ -18,6 +19,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -110,6 +112,38 @@ class RateLimitAutoConfigurationTest {
 					"ratelimit.plans.anonymous.default[0].refill-tokens=60",
 					"ratelimit.plans.anonymous.default[0].refill-period=1m")
 			.run((context) -> assertThat(context).hasSingleBean(RateLimiterHealthIndicator.class));
+	}
+
+	@Test
+	void endpointShowsClientsOnlyToAuthorizedCallersByDefault() {
+		this.runner.withConfiguration(AutoConfigurations.of(RateLimitEndpointAutoConfiguration.class))
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				RateLimitsEndpointProperties access = context.getBean(RateLimitsEndpointProperties.class);
+				assertThat(access.getShowClients()).isEqualTo(Show.WHEN_AUTHORIZED);
+				assertThat(access.getRoles()).isEmpty();
+			});
+	}
+
+	@Test
+	void endpointAccessPropertiesBind() {
+		this.runner.withConfiguration(AutoConfigurations.of(RateLimitEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoint.ratelimits.show-clients=never",
+					"management.endpoint.ratelimits.roles=OPERATOR,ROLE_ADMIN")
+			.run((context) -> {
+				RateLimitsEndpointProperties access = context.getBean(RateLimitsEndpointProperties.class);
+				assertThat(access.getShowClients()).isEqualTo(Show.NEVER);
+				assertThat(access.getRoles()).containsExactly("OPERATOR", "ROLE_ADMIN");
+			});
+	}
+
+	@Test
+	void aBadShowClientsValueStopsStartUpNamingTheProperty() {
+		this.runner.withConfiguration(AutoConfigurations.of(RateLimitEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoint.ratelimits.show-clients=operators")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("Failed to bind properties under 'management.endpoint.ratelimits.show-clients'"));
 	}
 
 	@Configuration(proxyBeanMethods = false)
