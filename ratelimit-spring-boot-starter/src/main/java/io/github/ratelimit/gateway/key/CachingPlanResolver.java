@@ -95,6 +95,13 @@ public class CachingPlanResolver implements PlanResolver {
 	public Mono<String> resolvePlan(String apiKey) {
 		String keyHash = PlanStore.keyHash(apiKey);
 		CompletableFuture<Lookup> lookup = this.cache.getIfPresent(keyHash);
+		if (lookup != null && lookup.isDone() && !lookup.isCompletedExceptionally()
+				&& lookup.join().kind() == Lookup.Kind.NOT_LOOKED_UP) {
+			// a failed look-up is never cached (expiry 0), but Caffeine drops it only once its completion callback
+			// has run, which may be after the waiting request went on: look it up again rather than reuse the failure
+			this.cache.asMap().remove(keyHash, lookup);
+			lookup = null;
+		}
 		if (lookup == null) {
 			if (this.budget != null && !this.budget.tryAcquire()) {
 				// neither looked up nor cached: a flood of random keys must not push real ones out of the cache
