@@ -6,7 +6,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
+import java.net.URI;
+
 import org.springframework.core.Ordered;
+import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -15,7 +18,12 @@ import org.springframework.web.server.WebFilterChain;
  * Runs {@link RequestPathCheck} on every request before route matching ({@code ratelimit.non-canonical-paths}), so
  * that the path a route predicate matches, the limiter counts and the gateway forwards upstream is one and the same:
  * a request whose path is not canonical is refused with 400 Bad Request and an {@code application/problem+json}
- * body, or, with {@link RequestPathCheck.Policy#NORMALIZE}, routed and forwarded under its canonical path.
+ * body, or, with {@link RequestPathCheck.Policy#NORMALIZE}, routed and forwarded under its canonical path. A query
+ * with characters RFC 3986 does not allow there (e.g. {@code [}) is forwarded percent-encoded
+ * ({@link RequestPathCheck#encodedQuery}), since Gateway would otherwise encode the whole URI again, path included.
+ * {@code CONNECT} and {@code TRACE} are answered 501 Not Implemented: a gateway routes neither (a {@code CONNECT}
+ * forwarded upstream was seen to leave later requests of other clients hanging). With
+ * {@link RequestPathCheck.Policy#ALLOW} the filter lets every request through unchanged.
  *
  * <p>A {@link WebFilter} runs before Gateway's route matching (which happens in the handler mapping), and with
  * {@link #ORDER} before Spring Security's filter chain; the request path is not decoded here beyond what
@@ -41,17 +49,30 @@ public class CanonicalPathWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		String rawPath = exchange.getRequest().getURI().getRawPath();
+		if (this.policy == RequestPathCheck.Policy.ALLOW) {
+			return chain.filter(exchange);
+		}
+		ServerHttpRequest request = exchange.getRequest();
+		URI uri = request.getURI();
+		String rawPath = uri.getRawPath();
+		String method = request.getMethod().name();
+		if (method.equals("CONNECT") || method.equals("TRACE")) {
+			return ProblemResponses.methodNotImplemented(exchange.getResponse(), method, rawPath);
+		}
 		RequestPathCheck.Verdict verdict = RequestPathCheck.check(rawPath, this.policy);
 		if (verdict.refused()) {
 			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
 			return ProblemResponses.nonCanonicalPath(exchange.getResponse(), verdict.problem(), rawPath);
 		}
-		if (verdict.repaired()) {
-			String canonical = verdict.path();
-			return chain.filter(exchange.mutate().request((request) -> request.path(canonical)).build());
+		String rawQuery = uri.getRawQuery();
+		String query = (rawQuery != null) ? RequestPathCheck.encodedQuery(rawQuery) : null;
+		if (!verdict.repaired() && query == rawQuery) {
+			return chain.filter(exchange);
 		}
-		return chain.filter(exchange);
+		String path = verdict.path();
+		URI canonical = URI.create(uri.getScheme() + "://" + uri.getRawAuthority() + path
+				+ ((query != null) ? "?" + query : ""));
+		return chain.filter(exchange.mutate().request((builder) -> builder.uri(canonical)).build());
 	}
 
 	@Override

@@ -28,7 +28,8 @@ import org.slf4j.spi.LoggingEventBuilder;
  * <p><b>Full line.</b> The first denial of a client in an endpoint group per interval
  * ({@code ratelimit.denial-log-interval}) is written in full, with key-value pairs that Spring Boot's structured
  * logging renders as fields: {@code client} (hashed: an API key's hash, or the SHA-256 prefix of the IP address,
- * never the raw value), {@code route}, {@code group}, {@code plan}, {@code policies} (the violated ones),
+ * never the raw value; an IP address's hash is a pseudonym, not anonymous: the address space can be searched),
+ * {@code route}, {@code group}, {@code plan}, {@code policies} (the violated ones),
  * {@code outcome} ({@code denied}, {@code fallback-denied}, {@code failed-closed} or {@code shadow-denied}),
  * {@code retryAfterMs}. The first denial of each outcome is written in full: a client denied by Redis and then
  * refused because the limiter failed closed gets both lines.
@@ -55,7 +56,7 @@ import org.slf4j.spi.LoggingEventBuilder;
  * so the denial log writes at most {@value #MAX_LINES} client lines (full and summary) per interval in all, the
  * line budget. Once it is spent, the denials that would have been written are counted, and when the budget's
  * interval ends (it starts with its first line) one line says how many:
- * {@code Rate limit denials: 812,345 more for other clients in the last 60 s (at most 10,000 lines per interval)},
+ * {@code Rate limit denials: 812,345 more for other clients in the last 60 s (at most 1,000 lines per interval)},
  * key-value pairs {@code suppressed}, {@code intervalSeconds}, {@code maxLines}. A tracked client's further denials
  * are still counted for its own summary, which again needs a line of the budget. Every denial is thus written in
  * full or counted in exactly one summary, and any stretch of one interval holds at most about two budgets' worth
@@ -70,7 +71,7 @@ final class DenialLog {
 	static final int MAX_CLIENTS = 10_000;
 
 	/** Most client lines (full and summary) per interval, the line budget. */
-	static final int MAX_LINES = 10_000;
+	static final int MAX_LINES = 1_000;
 
 	private static final Logger logger = LoggerFactory.getLogger(LOGGER_NAME);
 

@@ -103,6 +103,18 @@ public final class ProblemResponses {
 	}
 
 	/**
+	 * Answer 501 Not Implemented for a method the gateway does not route ({@code CONNECT}, {@code TRACE}).
+	 * @param response the response (headers not yet committed)
+	 * @param method the method's name
+	 * @param instance the request path
+	 * @return completion of the write
+	 */
+	public static Mono<Void> methodNotImplemented(ServerHttpResponse response, String method, String instance) {
+		return write(response, HttpStatus.NOT_IMPLEMENTED, 0, GENERIC_PROBLEM, "Not Implemented",
+				"The gateway does not route " + method + " requests.", instance, "");
+	}
+
+	/**
 	 * Answer 400 Bad Request when a request names more than one client, e.g. two API key header lines or a
 	 * comma-separated key: the limiter and an upstream could otherwise each take another one.
 	 * @param response the response (headers not yet committed)

@@ -111,6 +111,53 @@ public final class RequestPathCheck {
 		return new Verdict(normalize(rawPath), segments);
 	}
 
+	/**
+	 * The query with every character RFC 3986 section 3.4 does not allow in a query percent-encoded (as UTF-8),
+	 * e.g. {@code [}, {@code ]}, {@code |}, {@code "} or a {@code %} not followed by two hex digits. Gateway forwards a
+	 * URI that is not fully encoded after encoding it again, the path included ({@code /a/%61?x=[1]} would reach the
+	 * upstream as {@code /a/%2561?x=%5B1%5D}); with the query encoded, the path goes upstream as it was matched.
+	 * @param rawQuery the query as sent, without {@code ?}
+	 * @return {@code rawQuery} itself when it is fully encoded, else its encoded form
+	 */
+	public static String encodedQuery(String rawQuery) {
+		int first = 0;
+		while (first < rawQuery.length() && isQueryCharacter(rawQuery, first)) {
+			first++;
+		}
+		if (first == rawQuery.length()) {
+			return rawQuery;
+		}
+		StringBuilder encoded = new StringBuilder(rawQuery.length() + 16).append(rawQuery, 0, first);
+		for (int i = first; i < rawQuery.length(); i++) {
+			if (isQueryCharacter(rawQuery, i)) {
+				encoded.append(rawQuery.charAt(i));
+				continue;
+			}
+			int codePoint = rawQuery.codePointAt(i);
+			if (Character.isSupplementaryCodePoint(codePoint)) {
+				i++;
+			}
+			for (byte b : new String(Character.toChars(codePoint)).getBytes(StandardCharsets.UTF_8)) {
+				encoded.append('%').append(HEX[(b >> 4) & 0xF]).append(HEX[b & 0xF]);
+			}
+		}
+		return encoded.toString();
+	}
+
+	private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+	/** Whether the character at {@code i} may stand in a query as it is (RFC 3986 section 3.4). */
+	private static boolean isQueryCharacter(String query, int i) {
+		char c = query.charAt(i);
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return true;
+		}
+		if (c == '%') {
+			return i + 2 < query.length() && hexByte(query.charAt(i + 1), query.charAt(i + 2)) >= 0;
+		}
+		return "-._~!$&'()*+,;=:@/?".indexOf(c) >= 0;
+	}
+
 	private static Verdict refused(String problem) {
 		return new Verdict(null, problem);
 	}

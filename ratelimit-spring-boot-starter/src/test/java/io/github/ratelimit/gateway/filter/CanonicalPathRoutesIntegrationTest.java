@@ -90,4 +90,28 @@ class CanonicalPathRoutesIntegrationTest extends RecordingUpstreamRoutesTest {
 		assertThat(upstream.received()).containsExactly("/api/se%61rch/x?q=a%2Fb", "/api/search/", "/api/search/v1.2/..x");
 	}
 
+	@Test
+	void aQueryThatIsNotFullyEncodedDoesNotChangeTheForwardedPath() {
+		// Gateway encodes a URI again when any part is not fully encoded: /api/search/%61bc would go up as %2561bc
+		RawHttp.Response sloppy = send("GET", "/api/search/%61bc?x=[1]", KEY);
+		assertThat(sloppy.header("RateLimit")).as(sloppy.toString())
+			.isEqualTo("\"free-search\";r=4;t=60");
+		assertThat(send("GET", "/api/search/%C3%A9?q=[", KEY).status()).isEqualTo(200);
+		assertThat(upstream.received()).containsExactly("/api/search/%61bc?x=%5B1%5D",
+				"/api/search/%C3%A9?q=%5B");
+	}
+
+	@Test
+	void connectAndTraceAreNotRouted() {
+		for (String method : List.of("CONNECT", "TRACE")) {
+			RawHttp.Response response = send(method, "/public/x");
+			assertThat(response.status()).as(method).isEqualTo(501);
+			assertThat(response.body()).contains("The gateway does not route " + method + " requests.");
+		}
+		assertThat(upstream.received()).isEmpty();
+		// other clients' requests go on as before
+		assertThat(send("GET", "/public/y").status()).isEqualTo(200);
+		assertThat(upstream.received()).containsExactly("/public/y");
+	}
+
 }

@@ -28,6 +28,24 @@ class ClientIdentityRoutesIntegrationTest extends RecordingUpstreamRoutesTest {
 	}
 
 	@Test
+	void lookAlikeHeadersAndKeysUpstreamsWouldReadDifferentlyAreRefused() {
+		// CGI and WSGI upstreams read X_API_KEY as X-API-Key; Python, JavaScript and .NET trim U+00A0 and U+0085
+		for (String[] headers : new String[][] { { "X_API_KEY: key-one" }, { "x_api_key: key-one" },
+				{ "X-API_KEY: key-one" }, { "X-API-Key: key-one", "X_API_KEY: key-two" },
+				{ "X-API-Key: key-one\u00a0" }, { "X-API-Key: key-one\u0085" }, { "X-API-Key: key one" } }) {
+			RawHttp.Response response = send("GET", "/api/search/x", headers);
+			assertThat(response.status()).as(String.join(" | ", headers)).isEqualTo(400);
+			assertThat(response.body()).doesNotContain("key-one", "key-two");
+		}
+		assertThat(upstream.received()).isEmpty();
+		// spaces and tabs around the value are not part of it (RFC 9110 section 5.5): the same client
+		assertThat(send("GET", "/api/search/x", "X-API-Key: \tkey-one \t").header("RateLimit"))
+			.isEqualTo("\"free-search\";r=4;t=60");
+		assertThat(send("GET", "/api/search/x", "X-API-Key: key-one").header("RateLimit"))
+			.isEqualTo("\"free-search\";r=3;t=120");
+	}
+
+	@Test
 	void routesLimitedByAddressDoNotReadTheApiKey() {
 		RawHttp.Response response = send("GET", "/public/x", "X-API-Key: key-one", "X-API-Key: key-two");
 		assertThat(response.status()).isEqualTo(200);

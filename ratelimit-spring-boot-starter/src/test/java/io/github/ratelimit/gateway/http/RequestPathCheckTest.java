@@ -96,6 +96,17 @@ class RequestPathCheckTest {
 	}
 
 	@Test
+	void queriesThatAreNotFullyEncodedAreEncoded() {
+		String encoded = "a=1&b=%2F&c=x:y@z/?w;v!$'()*+,~";
+		assertThat(RequestPathCheck.encodedQuery(encoded)).isSameAs(encoded);
+		assertThat(RequestPathCheck.encodedQuery("x=[1]")).isEqualTo("x=%5B1%5D");
+		assertThat(RequestPathCheck.encodedQuery("q=%zz&r=%4")).isEqualTo("q=%25zz&r=%254");
+		assertThat(RequestPathCheck.encodedQuery("a|b\"c\"{}^`<>")).isEqualTo("a%7Cb%22c%22%7B%7D%5E%60%3C%3E");
+		assertThat(RequestPathCheck.encodedQuery("caf\u00e9=\ud83d\ude00")).isEqualTo("caf%C3%A9=%F0%9F%98%80");
+		assertThat(RequestPathCheck.encodedQuery("")).isEmpty();
+	}
+
+	@Test
 	void noPathIsTheRoot() {
 		assertThat(RequestPathCheck.check("", Policy.REJECT).path()).isEqualTo("/");
 		assertThat(RequestPathCheck.check(null, Policy.NORMALIZE).path()).isEqualTo("/");
