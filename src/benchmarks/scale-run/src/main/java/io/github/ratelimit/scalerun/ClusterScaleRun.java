@@ -66,7 +66,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  *
  * <pre>
  * ./mvnw -B -q install -DskipTests
- * ./mvnw -B -q -pl ratelimit-scale-run exec:java -Dexec.args="--keys 200000 --report target/scale-report.md"
+ * ./mvnw -B -q -pl :ratelimit-scale-run exec:java -Dexec.args="--keys 200000 --report target/scale-report.md"
  * </pre>
  */
 public final class ClusterScaleRun {
