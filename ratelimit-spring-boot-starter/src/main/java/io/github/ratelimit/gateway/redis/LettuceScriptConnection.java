@@ -223,16 +223,8 @@ final class LettuceScriptConnection implements AutoCloseable {
 	/** Close the connection; later calls fail. Never waits for a connect in progress. */
 	@Override
 	public void close() {
-		StatefulConnection<byte[], byte[]> open;
-		synchronized (this) {
-			this.closed = true;
-			open = this.connection;
-			this.connection = null;
-			this.commands = null;
-		}
-		if (open != null) {
-			open.closeAsync();
-		}
+		this.closed = true;
+		suspend();
 	}
 
 	private static Throwable unwrap(Throwable ex) {
