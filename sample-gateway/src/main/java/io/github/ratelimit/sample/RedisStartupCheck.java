@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
 
-import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;

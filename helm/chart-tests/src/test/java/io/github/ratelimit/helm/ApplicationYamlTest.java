@@ -5,12 +5,13 @@ import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
-import io.github.ratelimit.gateway.config.ConfigurationViolation;
-import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
-import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.ConfigurationViolation;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationValidator;
+import io.github.ratelimit.gateway.chain.FallbackMode;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
-import io.github.ratelimit.gateway.limit.Algorithm;
-import io.github.ratelimit.gateway.limit.LimitScope;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitScope;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointProperties;
@@ -49,7 +50,7 @@ class ApplicationYamlTest {
 		assertThat(properties.getTrustedProxies()).isZero();
 		assertThat(properties.getNonCanonicalPaths()).isEqualTo(RequestPathCheck.Policy.REJECT);
 		assertThat(properties.getRedisTimeout()).isEqualTo(Duration.ofMillis(20));
-		assertThat(properties.getFallback().getMode()).isEqualTo(RateLimitProperties.FallbackMode.LOCAL);
+		assertThat(properties.getFallback().getMode()).isEqualTo(FallbackMode.LOCAL);
 		assertThat(properties.getFallback().getInstances()).isEqualTo(2);
 		assertThat(properties.getFallback().isLearnInstances()).isTrue();
 		assertThat(properties.getApiKeys()).as("no static keys by default, and none from the image").isEmpty();

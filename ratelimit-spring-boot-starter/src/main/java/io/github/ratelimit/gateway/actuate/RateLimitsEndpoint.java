@@ -6,18 +6,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.key.ClientAddressResolver;
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.key.PlanResolver;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.LimitResolver;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
-import io.github.ratelimit.gateway.limiter.LimitStatus;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -72,7 +72,7 @@ public class RateLimitsEndpoint {
 
 	private final RateLimitGatewayFilterFactory filters;
 
-	private final ResilientRateLimiter resilient;
+	private final FailurePolicyLimiter resilient;
 
 	private final RateLimitsEndpointProperties access;
 
@@ -89,7 +89,7 @@ public class RateLimitsEndpoint {
 	 * @param access who may look up and reset single clients
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters, @Nullable ResilientRateLimiter resilient,
+			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters, @Nullable FailurePolicyLimiter resilient,
 			RateLimitsEndpointProperties access) {
 		this.properties = properties;
 		this.limits = limits;
@@ -198,8 +198,8 @@ public class RateLimitsEndpoint {
 				List<String> global = this.limits.limitsFor(client.plan(), group)
 					.limits()
 					.stream()
-					.filter(BucketLimit::isGlobal)
-					.map(BucketLimit::policyName)
+					.filter(LimitDefinition::isGlobal)
+					.map(LimitDefinition::policyName)
 					.toList();
 				if (!global.isEmpty()) {
 					result.put("globalPoliciesNotReset", global);
@@ -257,7 +257,7 @@ public class RateLimitsEndpoint {
 	}
 
 	private static Map<String, Object> bucket(LimitStatus status) {
-		BucketLimit limit = status.limit();
+		LimitDefinition limit = status.limit();
 		Map<String, Object> bucket = new LinkedHashMap<>();
 		bucket.put("policy", limit.policyName());
 		bucket.put("algorithm", limit.algorithm().configName());

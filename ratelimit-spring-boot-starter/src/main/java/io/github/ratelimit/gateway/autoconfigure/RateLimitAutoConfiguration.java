@@ -2,27 +2,27 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.util.List;
 
-import io.github.ratelimit.gateway.config.RateLimitConfigurationCheck;
-import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationCheck;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.CanonicalPathWebFilter;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.key.ClientAddressResolver;
-import io.github.ratelimit.gateway.key.ClientKeyResolver;
-import io.github.ratelimit.gateway.key.DefaultClientKeyResolver;
-import io.github.ratelimit.gateway.key.PlanResolver;
-import io.github.ratelimit.gateway.key.StaticPlanResolver;
-import io.github.ratelimit.gateway.limit.LimitReloader;
-import io.github.ratelimit.gateway.limit.LimitResolver;
-import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
-import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
+import io.github.ratelimit.gateway.client.ClientKeyResolver;
+import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
+import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.plan.StaticPlanResolver;
+import io.github.ratelimit.gateway.properties.LimitReloader;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
-import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
-import io.github.ratelimit.gateway.resilience.InstanceCounter;
-import io.github.ratelimit.gateway.resilience.LocalTokenBucketLimiter;
-import io.github.ratelimit.gateway.resilience.OverLimitCache;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.redis.InstanceCounter;
+import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -122,7 +122,7 @@ public final class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimitTokenBucketScript")
 	RedisScript<List<Long>> rateLimitTokenBucketScript() {
-		return RedisTokenBucketRateLimiter.tokenBucketScript();
+		return RedisRateLimitStore.tokenBucketScript();
 	}
 
 	@Bean
@@ -133,9 +133,9 @@ public final class RateLimitAutoConfiguration {
 		BucketKeys keys = new BucketKeys(properties.getKeyPrefix());
 		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
 			// a connection of its own, straight on Lettuce: pre-encoded arguments, one future per check
-			return new RedisTokenBucketRateLimiter(lettuce, rateLimitTokenBucketScript, keys);
+			return new RedisRateLimitStore(lettuce, rateLimitTokenBucketScript, keys);
 		}
-		return new RedisTokenBucketRateLimiter(new ReactiveStringRedisTemplate(connectionFactory),
+		return new RedisRateLimitStore(new ReactiveStringRedisTemplate(connectionFactory),
 				rateLimitTokenBucketScript, keys);
 	}
 
@@ -181,25 +181,25 @@ public final class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(ClientRateLimiter.class)
-	ResilientRateLimiter rateLimitResilientRateLimiter(ClientRateLimiter limiter, RateLimitProperties properties,
+	FailurePolicyLimiter rateLimitResilientRateLimiter(ClientRateLimiter limiter, RateLimitProperties properties,
 			@Qualifier("rateLimitCircuitBreaker") CircuitBreaker rateLimitCircuitBreaker,
 			ObjectProvider<InstanceCounter> instanceCounter, ObjectProvider<RateLimitMetrics> metrics) {
 		InstanceCounter counter = instanceCounter.getIfAvailable();
 		int configured = properties.getFallback().getInstances();
-		LocalTokenBucketLimiter local = new LocalTokenBucketLimiter(properties.getFallback().getMaxBuckets(),
+		LocalFallbackLimiter local = new LocalFallbackLimiter(properties.getFallback().getMaxBuckets(),
 				(counter != null) ? counter::instances : () -> configured);
 		RateLimitProperties.OverLimitCache cache = properties.getOverLimitCache();
 		// global limits: the timeout and the breaker cover both calls of a request in a group that has them
-		return new ResilientRateLimiter(new ScopedRateLimiter(limiter), local, rateLimitCircuitBreaker,
+		return new FailurePolicyLimiter(new ScopedRateLimiter(limiter), local, rateLimitCircuitBreaker,
 				properties.getRedisTimeout(), properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE),
 				cache.isEnabled() ? new OverLimitCache(cache.getMaxEntries()) : null);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(ResilientRateLimiter.class)
+	@ConditionalOnBean(FailurePolicyLimiter.class)
 	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitProperties properties,
-			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, ResilientRateLimiter limiter,
+			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, FailurePolicyLimiter limiter,
 			ObjectProvider<RateLimitMetrics> metrics) {
 		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, limiter,
 				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));

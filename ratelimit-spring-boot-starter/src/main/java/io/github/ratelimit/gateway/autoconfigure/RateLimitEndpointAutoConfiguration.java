@@ -2,14 +2,14 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
-import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.key.PlanResolver;
-import io.github.ratelimit.gateway.key.ClientAddressResolver;
-import io.github.ratelimit.gateway.limit.LimitResolver;
-import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
-import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -37,7 +37,7 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
 			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters,
-			ObjectProvider<ResilientRateLimiter> resilient, ObjectProvider<ClientAddressResolver> addresses,
+			ObjectProvider<FailurePolicyLimiter> resilient, ObjectProvider<ClientAddressResolver> addresses,
 			RateLimitsEndpointProperties access) {
 		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, new ScopedRateLimiter(limiter),
 				filters, resilient.getIfAvailable(), access);

@@ -1,8 +1,8 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
-import io.github.ratelimit.gateway.resilience.InstanceCounter;
-import io.github.ratelimit.gateway.resilience.RateLimiterHealthIndicator;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.redis.InstanceCounter;
+import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -17,12 +17,12 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass(ReactiveHealthIndicator.class)
-@ConditionalOnBean({ ResilientRateLimiter.class, InstanceCounter.class })
+@ConditionalOnBean({ FailurePolicyLimiter.class, InstanceCounter.class })
 public final class RateLimitHealthAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimiterHealthIndicator")
-	RateLimiterHealthIndicator rateLimiterHealthIndicator(ResilientRateLimiter limiter, InstanceCounter counter) {
+	RateLimiterHealthIndicator rateLimiterHealthIndicator(FailurePolicyLimiter limiter, InstanceCounter counter) {
 		return new RateLimiterHealthIndicator(limiter, counter);
 	}
 

@@ -5,14 +5,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.github.ratelimit.gateway.config.PlanStoreProperties;
-import io.github.ratelimit.gateway.config.RateLimitConfigurationException;
-import io.github.ratelimit.gateway.config.RateLimitProperties;
-import io.github.ratelimit.gateway.key.CachingPlanResolver;
-import io.github.ratelimit.gateway.key.ChainedPlanResolver;
-import io.github.ratelimit.gateway.key.PlanResolver;
-import io.github.ratelimit.gateway.key.PlanStore;
-import io.github.ratelimit.gateway.key.StaticPlanResolver;
+import io.github.ratelimit.gateway.properties.PlanStoreProperties;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.plan.CachingPlanResolver;
+import io.github.ratelimit.gateway.plan.ChainedPlanResolver;
+import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.plan.PlanStore;
+import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -60,7 +60,7 @@ public final class RateLimitPlanStoreAutoConfiguration {
 	}
 
 	private static void validate(PlanStoreProperties planStoreProperties) {
-		List<io.github.ratelimit.gateway.config.ConfigurationViolation> violations = new ArrayList<>(
+		List<io.github.ratelimit.gateway.properties.ConfigurationViolation> violations = new ArrayList<>(
 				planStoreProperties.validate());
 		if (!violations.isEmpty()) {
 			throw new RateLimitConfigurationException(violations);

@@ -1,26 +1,28 @@
 package io.github.ratelimit.gateway.filter;
 
+import io.github.ratelimit.gateway.metrics.DenialLog;
+
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
-import io.github.ratelimit.gateway.config.RateLimitConfigurationException;
-import io.github.ratelimit.gateway.config.RateLimitConfigurationValidator;
-import io.github.ratelimit.gateway.config.RateLimitProperties;
-import io.github.ratelimit.gateway.config.ConfigurationViolation;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationValidator;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.gateway.http.RateLimitHeaders;
-import io.github.ratelimit.gateway.key.AmbiguousClientException;
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.key.ClientKeyResolver;
-import io.github.ratelimit.gateway.key.KeyBy;
-import io.github.ratelimit.gateway.limit.LimitResolver;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.client.AmbiguousClientException;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.client.ClientKeyResolver;
+import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -47,7 +49,7 @@ import org.springframework.web.server.ServerWebExchange;
  * </pre>
  *
  * Allowed requests go upstream with the rate limit header fields; denied ones get 429 with {@code Retry-After}
- * and a problem body, and consume no tokens. When Redis is unavailable the {@link ResilientRateLimiter failure
+ * and a problem body, and consume no tokens. When Redis is unavailable the {@link FailurePolicyLimiter failure
  * policy} applies: critical routes answer 503 with {@code Retry-After}, others fall back to a local limiter.
  */
 public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> {
@@ -60,7 +62,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private final ClientKeyResolver clientKeyResolver;
 
-	private final ResilientRateLimiter limiter;
+	private final FailurePolicyLimiter limiter;
 
 	private final RateLimitMetrics metrics;
 
@@ -81,7 +83,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * @param metrics observes decisions
 	 */
 	public RateLimitGatewayFilterFactory(RateLimitProperties properties, LimitResolver limitResolver,
-			ClientKeyResolver clientKeyResolver, ResilientRateLimiter limiter, RateLimitMetrics metrics) {
+			ClientKeyResolver clientKeyResolver, FailurePolicyLimiter limiter, RateLimitMetrics metrics) {
 		super(Config.class);
 		this.properties = properties;
 		this.limitResolver = limitResolver;

@@ -4,11 +4,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.github.ratelimit.gateway.config.RateLimitProperties.HeaderStyle;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.LimitStatus;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.http.HeaderStyle;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 
 import org.springframework.http.HttpHeaders;
 
@@ -114,7 +114,7 @@ public final class RateLimitHeaders {
 	static String policyField(List<LimitStatus> statuses) {
 		StringBuilder field = new StringBuilder();
 		for (LimitStatus status : statuses) {
-			BucketLimit limit = status.limit();
+			LimitDefinition limit = status.limit();
 			if (field.length() > 0) {
 				field.append(", ");
 			}

@@ -2,14 +2,16 @@ package io.github.ratelimit.gateway.metrics;
 
 import java.util.concurrent.TimeoutException;
 
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.CheckListener;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 
 /**
- * Observes the limiter. The default implementation publishes Micrometer meters when a {@code MeterRegistry} exists
+ * Observes the limiter: the decisions as enforced, and (as the failure policy's {@link CheckListener}) the
+ * duration of every check and every failed store call. The default implementation publishes Micrometer meters when a {@code MeterRegistry} exists
  * ({@link MicrometerRateLimitMetrics}, names and tags documented there); otherwise nothing is recorded.
  */
-public interface RateLimitMetrics {
+public interface RateLimitMetrics extends CheckListener {
 
 	/** Records nothing. */
 	RateLimitMetrics NONE = new RateLimitMetrics() {
@@ -23,21 +25,6 @@ public interface RateLimitMetrics {
 	 * @param shadow whether the route runs in shadow mode (a refusal is then let through)
 	 */
 	default void recordDecision(String route, String group, RateLimitDecision decision, boolean shadow) {
-	}
-
-	/**
-	 * Record the duration of one check, from asking the limiter to having a decision.
-	 * @param source where the decision came from
-	 * @param nanos the duration in nanoseconds
-	 */
-	default void recordCheck(RateLimitDecision.Source source, long nanos) {
-	}
-
-	/**
-	 * Record one failed call to the shared store.
-	 * @param error the failure
-	 */
-	default void recordRedisError(Throwable error) {
 	}
 
 	/**

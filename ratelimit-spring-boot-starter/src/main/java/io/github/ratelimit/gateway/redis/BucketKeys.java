@@ -3,9 +3,9 @@ package io.github.ratelimit.gateway.redis;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.Algorithm;
-import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.PlanLimits;
 
 /**
  * Names the Redis keys of a client's buckets: {@code <prefix>:{<group>|<kind>:<id>}:<i>} where {@code i} is the

@@ -1,6 +1,6 @@
 package io.github.ratelimit.gateway.redis;
 
-import io.github.ratelimit.gateway.key.PlanStore;
+import io.github.ratelimit.gateway.plan.PlanStore;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -49,7 +49,7 @@ public class RedisPlanStore implements PlanStore {
 		if (this.connected) {
 			return get;
 		}
-		// As in RedisTokenBucketRateLimiter: until a first call succeeds, opening the shared connection happens
+		// As in RedisRateLimitStore: until a first call succeeds, opening the shared connection happens
 		// synchronously on the subscribing thread; keep it off the event loop so the caller's timeout bounds it.
 		return get.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((plan) -> this.connected = true);
 	}

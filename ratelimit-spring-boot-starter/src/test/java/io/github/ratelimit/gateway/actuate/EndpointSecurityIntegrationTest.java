@@ -12,14 +12,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.ratelimit.gateway.config.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.key.PlanResolver;
-import io.github.ratelimit.gateway.limit.LimitResolver;
-import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
-import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -84,7 +84,7 @@ class EndpointSecurityIntegrationTest {
 	int managementPort;
 
 	@Autowired
-	ResilientRateLimiter resilient;
+	FailurePolicyLimiter resilient;
 
 	@Autowired
 	RateLimitsEndpointProperties access;

@@ -11,9 +11,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.ratelimit.gateway.filter.GatewayTestApplication;
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
@@ -54,7 +54,7 @@ class ObservabilityIntegrationTest {
 	int port;
 
 	@Autowired
-	ResilientRateLimiter resilient;
+	FailurePolicyLimiter resilient;
 
 	@Autowired
 	MeterRegistry meters;

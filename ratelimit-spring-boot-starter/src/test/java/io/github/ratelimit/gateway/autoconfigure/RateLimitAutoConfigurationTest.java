@@ -7,14 +7,14 @@ import java.util.List;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.key.ClientKeyResolver;
-import io.github.ratelimit.gateway.key.PlanResolver;
-import io.github.ratelimit.gateway.key.StaticPlanResolver;
-import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
-import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
-import io.github.ratelimit.gateway.resilience.RateLimiterHealthIndicator;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.client.ClientKeyResolver;
+import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.plan.StaticPlanResolver;
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -64,7 +64,7 @@ class RateLimitAutoConfigurationTest {
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
-			assertThat(context).getBean(ClientRateLimiter.class).isInstanceOf(RedisTokenBucketRateLimiter.class);
+			assertThat(context).getBean(ClientRateLimiter.class).isInstanceOf(RedisRateLimitStore.class);
 			assertThat(context).getBean(PlanResolver.class).isInstanceOf(StaticPlanResolver.class);
 			assertThat(context).hasSingleBean(ClientKeyResolver.class);
 		});
@@ -97,7 +97,7 @@ class RateLimitAutoConfigurationTest {
 		this.runner.withBean(CircuitBreakerRegistry.class, () -> registry).run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(registry.find(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME)).isPresent();
-			assertThat(context.getBean(ResilientRateLimiter.class).getCircuitBreaker())
+			assertThat(context.getBean(FailurePolicyLimiter.class).getCircuitBreaker())
 				.isSameAs(registry.circuitBreaker(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME));
 		});
 	}

@@ -2,13 +2,13 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.time.Duration;
 
-import io.github.ratelimit.gateway.config.RateLimitConfigurationException;
-import io.github.ratelimit.gateway.key.CachingPlanResolver;
-import io.github.ratelimit.gateway.key.ChainedPlanResolver;
-import io.github.ratelimit.gateway.key.ClientAddressResolver;
-import io.github.ratelimit.gateway.key.PlanResolver;
-import io.github.ratelimit.gateway.key.PlanStore;
-import io.github.ratelimit.gateway.key.StaticPlanResolver;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.plan.CachingPlanResolver;
+import io.github.ratelimit.gateway.plan.ChainedPlanResolver;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
+import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.plan.PlanStore;
+import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.lettuce.core.ClientOptions;

@@ -3,10 +3,10 @@ package io.github.ratelimit.gateway.cluster;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.test.redis.RedisCluster;
@@ -25,7 +25,7 @@ final class ClusterTestSupport {
 
 	/** The Redis key of the (single) bucket of an API key client in an endpoint group. */
 	static String bucketKey(String apiKey, String plan, String group) {
-		PlanLimits oneLimit = new PlanLimits(plan, group, List.of(new BucketLimit("x", 1, 1, Duration.ofSeconds(1))));
+		PlanLimits oneLimit = new PlanLimits(plan, group, List.of(new LimitDefinition("x", 1, 1, Duration.ofSeconds(1))));
 		return new BucketKeys("rl").keysFor(new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(apiKey), plan),
 				oneLimit).get(0);
 	}

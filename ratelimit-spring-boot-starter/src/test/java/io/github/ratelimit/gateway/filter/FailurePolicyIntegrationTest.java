@@ -48,7 +48,7 @@ class FailurePolicyIntegrationTest {
 	int port;
 
 	@org.springframework.beans.factory.annotation.Autowired
-	io.github.ratelimit.gateway.resilience.ResilientRateLimiter resilient;
+	io.github.ratelimit.gateway.chain.FailurePolicyLimiter resilient;
 
 	@Autowired
 	MeterRegistry meters;

@@ -1,6 +1,6 @@
 package io.github.ratelimit.gateway.filter;
 
-import io.github.ratelimit.gateway.key.PlanResolver;
+import io.github.ratelimit.gateway.plan.PlanResolver;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringBootConfiguration;

@@ -1,7 +1,7 @@
 package io.github.ratelimit.gateway.filter;
 
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,7 +33,7 @@ class GlobalScopeRoutesIntegrationTest {
 	int port;
 
 	@Autowired
-	ResilientRateLimiter resilient;
+	FailurePolicyLimiter resilient;
 
 	WebTestClient client;
 

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,7 +56,7 @@ class LimitRefreshIntegrationTest {
 	ConfigurableApplicationContext context;
 
 	@Autowired
-	ResilientRateLimiter resilient;
+	FailurePolicyLimiter resilient;
 
 	WebTestClient client;
 

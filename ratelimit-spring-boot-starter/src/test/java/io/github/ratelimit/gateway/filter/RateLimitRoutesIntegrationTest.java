@@ -8,8 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.http.ProblemResponses;
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,7 +46,7 @@ class RateLimitRoutesIntegrationTest {
 	int port;
 
 	@Autowired
-	ResilientRateLimiter resilient;
+	FailurePolicyLimiter resilient;
 
 	@Autowired
 	RouteLocator routeLocator;

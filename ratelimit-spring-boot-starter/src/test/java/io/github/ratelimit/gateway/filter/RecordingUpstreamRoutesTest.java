@@ -1,6 +1,6 @@
 package io.github.ratelimit.gateway.filter;
 
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -27,7 +27,7 @@ abstract class RecordingUpstreamRoutesTest {
 	int port;
 
 	@Autowired
-	ResilientRateLimiter resilient;
+	FailurePolicyLimiter resilient;
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {

@@ -37,7 +37,7 @@ class RedisFailureIntegrationTest {
 	int port;
 
 	@org.springframework.beans.factory.annotation.Autowired
-	io.github.ratelimit.gateway.resilience.ResilientRateLimiter resilient;
+	io.github.ratelimit.gateway.chain.FailurePolicyLimiter resilient;
 
 	WebTestClient client;
 
@@ -99,7 +99,7 @@ class RedisFailureIntegrationTest {
 	@Test
 	void checksAbandonedWhileRedisHungAreRefundedWhenItAnswers() {
 		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.23", this.port);
-		String bucket = "rl:{a|k:" + io.github.ratelimit.gateway.key.ApiKeyHasher.hash("key-two") + "}:0";
+		String bucket = "rl:{a|k:" + io.github.ratelimit.gateway.client.ApiKeyHasher.hash("key-two") + "}:0";
 		redis.pause();
 		try {
 			for (int i = 0; i < 2; i++) {

@@ -3,11 +3,11 @@ package io.github.ratelimit.gateway.http;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.ratelimit.gateway.config.RateLimitProperties.HeaderStyle;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.LimitStatus;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.http.HeaderStyle;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.HttpHeaders;
@@ -16,9 +16,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class RateLimitHeadersTest {
 
-	private static final BucketLimit PER_SECOND = new BucketLimit("free-api-1s", 20, 10, Duration.ofSeconds(1));
+	private static final LimitDefinition PER_SECOND = new LimitDefinition("free-api-1s", 20, 10, Duration.ofSeconds(1));
 
-	private static final BucketLimit PER_DAY = new BucketLimit("free-api-1d", 10_000, 10_000, Duration.ofDays(1));
+	private static final LimitDefinition PER_DAY = new LimitDefinition("free-api-1d", 10_000, 10_000, Duration.ofDays(1));
 
 	private static final PlanLimits LIMITS = new PlanLimits("free", "api", List.of(PER_SECOND, PER_DAY));
 
@@ -65,7 +65,7 @@ class RateLimitHeadersTest {
 
 	@Test
 	void policyNamesAreValidStructuredFieldStrings() {
-		BucketLimit odd = new BucketLimit("a\"b\\cé", 1, 1, Duration.ofMillis(500));
+		LimitDefinition odd = new LimitDefinition("a\"b\\cé", 1, 1, Duration.ofMillis(500));
 		RateLimitDecision decision = RateLimitDecision.shared(new PlanLimits("p", "g", List.of(odd)), true,
 				List.of(new LimitStatus(odd, true, 0, 0, 500)));
 		assertThat(write(HeaderStyle.IETF, decision).getFirst("RateLimit-Policy")).isEqualTo("\"a\\\"b\\\\c_\";q=1;w=1");

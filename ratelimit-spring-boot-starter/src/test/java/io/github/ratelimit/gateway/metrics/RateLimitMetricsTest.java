@@ -6,10 +6,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
 
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.LimitStatus;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.lettuce.core.RedisCommandExecutionException;
@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class RateLimitMetricsTest {
 
-	private static final BucketLimit LIMIT = new BucketLimit("p-g", 1, 1, Duration.ofSeconds(1));
+	private static final LimitDefinition LIMIT = new LimitDefinition("p-g", 1, 1, Duration.ofSeconds(1));
 
 	private static final PlanLimits LIMITS = new PlanLimits("p", "g", List.of(LIMIT));
 

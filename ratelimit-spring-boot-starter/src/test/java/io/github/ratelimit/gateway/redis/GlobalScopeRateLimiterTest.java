@@ -3,14 +3,14 @@ package io.github.ratelimit.gateway.redis;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.Algorithm;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.LimitScope;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.LimitStatus;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
-import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,8 +46,8 @@ class GlobalScopeRateLimiterTest {
 
 	/** The global limit first in the list, so putting states back in order is tested too. */
 	private final PlanLimits limits = new PlanLimits("free", "search",
-			List.of(new BucketLimit("search-global", 3, 1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET,
-					LimitScope.GLOBAL), new BucketLimit("free-search", 2, 1, Duration.ofHours(1))));
+			List.of(new LimitDefinition("search-global", 3, 1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET,
+					LimitScope.GLOBAL), new LimitDefinition("free-search", 2, 1, Duration.ofHours(1))));
 
 	@BeforeAll
 	static void connect() {
@@ -55,8 +55,8 @@ class GlobalScopeRateLimiterTest {
 				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
-		limiter = new ScopedRateLimiter(new RedisTokenBucketRateLimiter(
-				new ReactiveStringRedisTemplate(connectionFactory), RedisTokenBucketRateLimiter.tokenBucketScript(),
+		limiter = new ScopedRateLimiter(new RedisRateLimitStore(
+				new ReactiveStringRedisTemplate(connectionFactory), RedisRateLimitStore.tokenBucketScript(),
 				new BucketKeys("rl")));
 	}
 
@@ -110,9 +110,9 @@ class GlobalScopeRateLimiterTest {
 	@Test
 	void aGlobalDenialGivesTheClientsTokensBack() {
 		PlanLimits mixed = new PlanLimits("free", "search",
-				List.of(new BucketLimit("free-search-1h", 5, 1, Duration.ofHours(1)),
-						BucketLimit.window("free-search-1d", Algorithm.SLIDING_WINDOW_LOG, 5, Duration.ofDays(1)),
-						new BucketLimit("search-global", 1, 1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET,
+				List.of(new LimitDefinition("free-search-1h", 5, 1, Duration.ofHours(1)),
+						LimitDefinition.window("free-search-1d", Algorithm.SLIDING_WINDOW_LOG, 5, Duration.ofDays(1)),
+						new LimitDefinition("search-global", 1, 1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET,
 								LimitScope.GLOBAL)));
 		assertThat(consume(this.bob, mixed, 1).allowed()).isTrue(); // bob takes the group's only token
 		RateLimitDecision denied = consume(this.alice, mixed, 1);
@@ -130,7 +130,7 @@ class GlobalScopeRateLimiterTest {
 
 	@Test
 	void onlyGlobalLimitsUseOnlyTheGroupsBucket() {
-		PlanLimits global = new PlanLimits("free", "search", List.of(new BucketLimit("search-global", 2, 1,
+		PlanLimits global = new PlanLimits("free", "search", List.of(new LimitDefinition("search-global", 2, 1,
 				Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.GLOBAL)));
 		assertThat(consume(this.alice, global, 1).allowed()).isTrue();
 		assertThat(consume(this.bob, global, 1).allowed()).isTrue();
@@ -163,7 +163,7 @@ class GlobalScopeRateLimiterTest {
 
 	@Test
 	void limitsWithoutGlobalOnesGoStraightToTheStore() {
-		PlanLimits own = new PlanLimits("free", "search", List.of(new BucketLimit("free-search", 1, 1,
+		PlanLimits own = new PlanLimits("free", "search", List.of(new LimitDefinition("free-search", 1, 1,
 				Duration.ofHours(1))));
 		assertThat(consume(this.alice, own, 1).allowed()).isTrue();
 		assertThat(consume(this.alice, own, 1).allowed()).isFalse();

@@ -6,10 +6,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,7 +32,7 @@ import static org.awaitility.Awaitility.await;
 class LettuceConnectionRateLimiterTest {
 
 	private final PlanLimits limits = new PlanLimits("free", "search",
-			List.of(new BucketLimit("free-search", 5, 5, Duration.ofMinutes(1))));
+			List.of(new LimitDefinition("free-search", 5, 5, Duration.ofMinutes(1))));
 
 	private final ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "hashed", "free");
 
@@ -40,7 +40,7 @@ class LettuceConnectionRateLimiterTest {
 
 	private LettuceConnectionFactory connectionFactory;
 
-	private RedisTokenBucketRateLimiter limiter;
+	private RedisRateLimitStore limiter;
 
 	@BeforeEach
 	void start() {
@@ -50,8 +50,8 @@ class LettuceConnectionRateLimiterTest {
 				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
 		this.connectionFactory.afterPropertiesSet();
 		this.connectionFactory.start();
-		this.limiter = new RedisTokenBucketRateLimiter(this.connectionFactory,
-				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+		this.limiter = new RedisRateLimitStore(this.connectionFactory,
+				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 	}
 
 	@AfterEach
@@ -65,8 +65,8 @@ class LettuceConnectionRateLimiterTest {
 	void redisDownAtStartUpFailsTheCheckThenTheLimiterConnectsOnceRedisIsUp() throws Exception {
 		this.redis.stop();
 		// a limiter created while Redis is down: its background connect fails, the first check retries and fails
-		RedisTokenBucketRateLimiter late = new RedisTokenBucketRateLimiter(this.connectionFactory,
-				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+		RedisRateLimitStore late = new RedisRateLimitStore(this.connectionFactory,
+				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 		try {
 			CompletableFuture<RateLimitDecision> first = late.tryConsumeAsync(this.client, this.limits, 1);
 			assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
@@ -88,8 +88,8 @@ class LettuceConnectionRateLimiterTest {
 		// the limiter of this test's set-up has opened its connection (redis-cli's own is the other client)
 		await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() >= 2);
 		int before = clientCount();
-		RedisTokenBucketRateLimiter another = new RedisTokenBucketRateLimiter(this.connectionFactory,
-				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+		RedisRateLimitStore another = new RedisRateLimitStore(this.connectionFactory,
+				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 		try {
 			// one more client, without any check made through it
 			await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() == before + 1);
@@ -128,7 +128,7 @@ class LettuceConnectionRateLimiterTest {
 		RateLimitDecision afterFlush = consume(2);
 		assertThat(afterFlush.allowed()).isTrue();
 		assertThat(afterFlush.statuses().get(0).remaining()).isEqualTo(1);
-		assertThat(this.redis.command("SCRIPT", "EXISTS", RedisTokenBucketRateLimiter.tokenBucketScript().getSha1()))
+		assertThat(this.redis.command("SCRIPT", "EXISTS", RedisRateLimitStore.tokenBucketScript().getSha1()))
 			.isEqualTo("1");
 		this.redis.restart(); // empty again: no data, no scripts
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {

@@ -7,17 +7,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.ratelimit.gateway.key.CachingPlanResolver;
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.key.PlanStore;
-import io.github.ratelimit.gateway.limit.Algorithm;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.LimitScope;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.LimitStatus;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
-import io.github.ratelimit.gateway.limiter.ScopedLimits;
-import io.github.ratelimit.gateway.limiter.ScopedRateLimiter;
+import io.github.ratelimit.gateway.plan.CachingPlanResolver;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.plan.PlanStore;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.ScopedLimits;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.test.redis.RedisCluster;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import org.junit.jupiter.api.AfterAll;
@@ -46,9 +46,9 @@ class RedisClusterTokenBucketTest {
 
 	private static LettuceConnectionFactory connectionFactory;
 
-	private static RedisTokenBucketRateLimiter templateLimiter;
+	private static RedisRateLimitStore templateLimiter;
 
-	private static RedisTokenBucketRateLimiter lettuceLimiter;
+	private static RedisRateLimitStore lettuceLimiter;
 
 	private static ReactiveStringRedisTemplate redis;
 
@@ -66,13 +66,13 @@ class RedisClusterTokenBucketTest {
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
 		redis = new ReactiveStringRedisTemplate(connectionFactory);
-		templateLimiter = new RedisTokenBucketRateLimiter(redis, RedisTokenBucketRateLimiter.tokenBucketScript(),
+		templateLimiter = new RedisRateLimitStore(redis, RedisRateLimitStore.tokenBucketScript(),
 				new BucketKeys("rl"));
-		lettuceLimiter = new RedisTokenBucketRateLimiter(connectionFactory,
-				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+		lettuceLimiter = new RedisRateLimitStore(connectionFactory,
+				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 	}
 
-	private static RedisTokenBucketRateLimiter limiter(String path) {
+	private static RedisRateLimitStore limiter(String path) {
 		return "lettuce".equals(path) ? lettuceLimiter : templateLimiter;
 	}
 
@@ -99,7 +99,7 @@ class RedisClusterTokenBucketTest {
 	void fiveConcurrentRequestsAgainstCapacityTwoAllowTwoAndDenyThree(String path) {
 		// the case of a public bug report: capacity 2, refill 1/s, 5 requests at t=0 for one key
 		PlanLimits limits = new PlanLimits("free", "burst",
-				List.of(new BucketLimit("free-burst", 2, 1, Duration.ofSeconds(1))));
+				List.of(new LimitDefinition("free-burst", 2, 1, Duration.ofSeconds(1))));
 		ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "one-key", "free");
 		List<RateLimitDecision> decisions = Flux.range(0, 5)
 			.flatMap((i) -> limiter(path).tryConsume(client, limits, 1), 5)
@@ -122,8 +122,8 @@ class RedisClusterTokenBucketTest {
 	@ValueSource(strings = { "lettuce", "template" })
 	void clientsSpreadOverEveryMasterAndEachMasterLoadsTheScriptOnNoscript(String path) {
 		PlanLimits limits = new PlanLimits("free", "api",
-				List.of(new BucketLimit("free-api-1h", 20, 20, Duration.ofHours(1)),
-						new BucketLimit("free-api-1d", 10_000, 10_000, Duration.ofDays(1))));
+				List.of(new LimitDefinition("free-api-1h", 20, 20, Duration.ofHours(1)),
+						new LimitDefinition("free-api-1d", 10_000, 10_000, Duration.ofDays(1))));
 		List<RateLimitDecision> decisions = Flux.range(0, 300)
 			.flatMap((i) -> limiter(path).tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "client-" + i, "free"), limits, 1),
 					32)
@@ -136,7 +136,7 @@ class RedisClusterTokenBucketTest {
 		assertThat(keys.values()).allSatisfy((count) -> assertThat(count).isGreaterThan(100));
 		assertThat(keys.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(600);
 		// every master answered NOSCRIPT once and then loaded the script through EVAL
-		String sha = RedisTokenBucketRateLimiter.tokenBucketScript().getSha1();
+		String sha = RedisRateLimitStore.tokenBucketScript().getSha1();
 		for (RedisCluster.Node master : cluster.masters()) {
 			assertThat(master.command("SCRIPT", "EXISTS", sha)).isEqualTo("1");
 		}
@@ -154,7 +154,7 @@ class RedisClusterTokenBucketTest {
 	void globalLimitsLiveInTheGroupsSlotAndStayAllOrNothingAcrossSlots(String path) {
 		ScopedRateLimiter scoped = new ScopedRateLimiter(limiter(path));
 		PlanLimits limits = new PlanLimits("free", "search",
-				List.of(new BucketLimit("free-search", 2, 1, Duration.ofHours(1)), new BucketLimit("search-global", 3,
+				List.of(new LimitDefinition("free-search", 2, 1, Duration.ofHours(1)), new LimitDefinition("search-global", 3,
 						1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.GLOBAL)));
 		ScopedLimits split = ScopedLimits.of(limits);
 		BucketKeys keys = new BucketKeys("rl");

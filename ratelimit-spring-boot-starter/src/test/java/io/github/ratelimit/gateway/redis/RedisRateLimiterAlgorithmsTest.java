@@ -3,12 +3,12 @@ package io.github.ratelimit.gateway.redis;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.Algorithm;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.LimitStatus;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,18 +35,18 @@ class RedisRateLimiterAlgorithmsTest {
 	private static LettuceConnectionFactory connectionFactory;
 
 	/** Through Spring Data Redis' reactive template. */
-	private static RedisTokenBucketRateLimiter templateLimiter;
+	private static RedisRateLimitStore templateLimiter;
 
 	/** On a Lettuce connection of its own (what the auto-configuration uses). */
-	private static RedisTokenBucketRateLimiter lettuceLimiter;
+	private static RedisRateLimitStore lettuceLimiter;
 
 	private final ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "hashed-client", "free");
 
 	private final PlanLimits mixed = new PlanLimits("free", "search",
-			List.of(new BucketLimit("free-search-1s", 10, 10, Duration.ofSeconds(1)),
-					BucketLimit.window("free-search-1m", Algorithm.SLIDING_WINDOW_LOG, 3, Duration.ofMinutes(1)),
-					BucketLimit.window("free-search-1h", Algorithm.SLIDING_WINDOW_COUNTER, 100, Duration.ofHours(1)),
-					BucketLimit.window("free-search-1d", Algorithm.FIXED_WINDOW, 1000, Duration.ofDays(1))));
+			List.of(new LimitDefinition("free-search-1s", 10, 10, Duration.ofSeconds(1)),
+					LimitDefinition.window("free-search-1m", Algorithm.SLIDING_WINDOW_LOG, 3, Duration.ofMinutes(1)),
+					LimitDefinition.window("free-search-1h", Algorithm.SLIDING_WINDOW_COUNTER, 100, Duration.ofHours(1)),
+					LimitDefinition.window("free-search-1d", Algorithm.FIXED_WINDOW, 1000, Duration.ofDays(1))));
 
 	@BeforeAll
 	static void connect() {
@@ -54,13 +54,13 @@ class RedisRateLimiterAlgorithmsTest {
 				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
-		templateLimiter = new RedisTokenBucketRateLimiter(new ReactiveStringRedisTemplate(connectionFactory),
-				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
-		lettuceLimiter = new RedisTokenBucketRateLimiter(connectionFactory,
-				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+		templateLimiter = new RedisRateLimitStore(new ReactiveStringRedisTemplate(connectionFactory),
+				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		lettuceLimiter = new RedisRateLimitStore(connectionFactory,
+				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 	}
 
-	private static RedisTokenBucketRateLimiter limiter(String path) {
+	private static RedisRateLimitStore limiter(String path) {
 		return "lettuce".equals(path) ? lettuceLimiter : templateLimiter;
 	}
 
@@ -81,7 +81,7 @@ class RedisRateLimiterAlgorithmsTest {
 
 	@Test
 	void argumentsCarryEachLimitsAlgorithmCodeAfterTheNumbers() {
-		assertThat(RedisTokenBucketRateLimiter.scriptArguments(this.mixed)).containsExactly("1", "4", "10", "10",
+		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("1", "4", "10", "10",
 				"1000000", "3", "3", "60000000", "100", "100", "3600000000", "1000", "1000", "86400000000", "tb",
 				"swl", "swc", "fw");
 	}

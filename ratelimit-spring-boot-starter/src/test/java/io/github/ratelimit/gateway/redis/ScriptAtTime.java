@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * script's single {@code redis.call('TIME')} becomes a fixed time, so hours can pass in a test. Keys would still
  * expire in real time, which could change state behind the simulated clock's back, so the TTL the script sets is
  * recorded in the hash {@value #TTL_HASH} (field = key) instead of applied. Everything else is the script as shipped,
- * with the same KEYS and ARGV as {@link RedisTokenBucketRateLimiter} builds.
+ * with the same KEYS and ARGV as {@link RedisRateLimitStore} builds.
  */
 final class ScriptAtTime {
 
@@ -27,9 +27,9 @@ final class ScriptAtTime {
 	/** Hash holding the TTL (ms) the script set on each key, by key. */
 	static final String TTL_HASH = "test-ttl";
 
-	private static final String SCRIPT = load(RedisTokenBucketRateLimiter.SCRIPT_LOCATION);
+	private static final String SCRIPT = load(RedisRateLimitStore.SCRIPT_LOCATION);
 
-	private static final String REFUND_SCRIPT = load(RedisTokenBucketRateLimiter.REFUND_SCRIPT_LOCATION);
+	private static final String REFUND_SCRIPT = load(RedisRateLimitStore.REFUND_SCRIPT_LOCATION);
 
 	private final TestRedis redis;
 

@@ -209,7 +209,7 @@ class TokenBucketScriptTest {
 
 	private static String load() {
 		try (InputStream in = TokenBucketScriptTest.class.getClassLoader()
-			.getResourceAsStream(RedisTokenBucketRateLimiter.SCRIPT_LOCATION)) {
+			.getResourceAsStream(RedisRateLimitStore.SCRIPT_LOCATION)) {
 			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {

@@ -4,7 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import io.github.ratelimit.accuracy.GatewayInstance.Sample;
-import io.github.ratelimit.gateway.limit.Algorithm;
+import io.github.ratelimit.gateway.limits.Algorithm;
 
 /**
  * What one run shows: admitted against theory, and the most admitted in any window of the limit's length, all on

@@ -22,7 +22,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.accuracy.GatewayInstance.Sample;
-import io.github.ratelimit.gateway.limit.Algorithm;
+import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.test.redis.RedisServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

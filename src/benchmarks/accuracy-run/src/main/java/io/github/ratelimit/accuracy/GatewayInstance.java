@@ -18,10 +18,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
-import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
+import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import reactor.core.publisher.Flux;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -36,7 +36,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>It runs the starter's script exactly as shipped with one line appended to the reply: the Redis time (µs) the
  * script decided at, so that "most admitted in any window" is computed on the limiter's own clock rather than on
  * client-side timestamps that carry a round trip of uncertainty. Keys and arguments are built by the starter's own
- * {@link BucketKeys} and {@link RedisTokenBucketRateLimiter#scriptArguments(PlanLimits)}, and the script runs through
+ * {@link BucketKeys} and {@link RedisRateLimitStore#scriptArguments(PlanLimits)}, and the script runs through
  * Spring Data Redis (EVALSHA, EVAL on NOSCRIPT) as in the starter.
  *
  * <p>As a child JVM ({@link #main(String[])}): connects, warms up, prints {@code READY}, waits for
@@ -71,7 +71,7 @@ public final class GatewayInstance implements AutoCloseable {
 		this.script = instrumentedScript();
 		this.limits = plan.limits();
 		this.keys = new BucketKeys("acc").keysFor(Plan.CLIENT, this.limits);
-		this.arguments = RedisTokenBucketRateLimiter.scriptArguments(this.limits);
+		this.arguments = RedisRateLimitStore.scriptArguments(this.limits);
 	}
 
 	/**
@@ -82,7 +82,7 @@ public final class GatewayInstance implements AutoCloseable {
 	static RedisScript<List<Long>> instrumentedScript() {
 		String shipped;
 		try (var in = GatewayInstance.class.getClassLoader()
-			.getResourceAsStream(RedisTokenBucketRateLimiter.SCRIPT_LOCATION)) {
+			.getResourceAsStream(RedisRateLimitStore.SCRIPT_LOCATION)) {
 			shipped = new String(in.readAllBytes(), StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {

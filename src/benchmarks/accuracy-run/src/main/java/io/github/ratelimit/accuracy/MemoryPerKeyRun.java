@@ -6,13 +6,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.Algorithm;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
-import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
+import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.test.redis.RedisServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +24,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
  * Redis memory per idle key, per algorithm (a measurement, not a test): K distinct clients (default 200,000) each make
- * one check through the starter's {@link RedisTokenBucketRateLimiter} with realistic key names (hashed API keys),
+ * one check through the starter's {@link RedisRateLimitStore} with realistic key names (hashed API keys),
  * then {@code INFO memory} is read ({@code used_memory} grown per key: key, value, expiry and hash-table overhead)
  * along with {@code MEMORY USAGE} of one key. Then one sliding window log is filled with 1 to 100,000 entries to show
  * its cost per admitted token. Prints a Markdown table (and writes it with {@code --out FILE}).
@@ -86,8 +86,8 @@ public final class MemoryPerKeyRun {
 		factory.start();
 		StringBuilder md = new StringBuilder();
 		try (RedisAdmin admin = new RedisAdmin(redisUri)) {
-			RedisTokenBucketRateLimiter limiter = new RedisTokenBucketRateLimiter(
-					new ReactiveStringRedisTemplate(factory), RedisTokenBucketRateLimiter.tokenBucketScript(),
+			RedisRateLimitStore limiter = new RedisRateLimitStore(
+					new ReactiveStringRedisTemplate(factory), RedisRateLimitStore.tokenBucketScript(),
 					new BucketKeys("rl"));
 			md.append(String.format(Locale.ROOT, "Redis %s (%s), %,d clients, one check each (cost 1), plan 100 per 1h; "
 					+ "key names as the starter writes them, e.g. `%s`.%n%n", admin.info("server", "redis_version"),
@@ -117,7 +117,7 @@ public final class MemoryPerKeyRun {
 					+ "the window; capacity 1,000,000 per hour):\n\n");
 			md.append("| entries | encoding | MEMORY USAGE | per entry |\n|---:|---|---:|---:|\n");
 			PlanLimits log = new PlanLimits("p", "search",
-					List.of(BucketLimit.window("p", Algorithm.SLIDING_WINDOW_LOG, 1_000_000, Duration.ofHours(1))));
+					List.of(LimitDefinition.window("p", Algorithm.SLIDING_WINDOW_LOG, 1_000_000, Duration.ofHours(1))));
 			for (int entries : new int[] { 1, 10, 100, 128, 129, 1_000, 10_000, 100_000 }) {
 				admin.flushAll();
 				limiter.tryConsume(client(1), log, entries).block(Duration.ofSeconds(30));
@@ -148,8 +148,8 @@ public final class MemoryPerKeyRun {
 	}
 
 	private static PlanLimits limits(Algorithm algorithm) {
-		BucketLimit limit = (algorithm == Algorithm.TOKEN_BUCKET) ? new BucketLimit("p", 100, 100, Duration.ofHours(1))
-				: BucketLimit.window("p", algorithm, 100, Duration.ofHours(1));
+		LimitDefinition limit = (algorithm == Algorithm.TOKEN_BUCKET) ? new LimitDefinition("p", 100, 100, Duration.ofHours(1))
+				: LimitDefinition.window("p", algorithm, 100, Duration.ofHours(1));
 		return new PlanLimits("p", "search", List.of(limit));
 	}
 

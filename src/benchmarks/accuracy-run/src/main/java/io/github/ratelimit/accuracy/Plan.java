@@ -4,10 +4,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.Algorithm;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
 
 /**
  * The plan under test: {@code capacity} tokens per {@code window} with one algorithm. As a token bucket: capacity
@@ -27,9 +27,9 @@ public record Plan(Algorithm algorithm, long capacity, Duration window) {
 	 * @return one limit
 	 */
 	PlanLimits limits() {
-		BucketLimit limit = (this.algorithm == Algorithm.TOKEN_BUCKET)
-				? new BucketLimit("plan", this.capacity, this.capacity, this.window)
-				: BucketLimit.window("plan", this.algorithm, this.capacity, this.window);
+		LimitDefinition limit = (this.algorithm == Algorithm.TOKEN_BUCKET)
+				? new LimitDefinition("plan", this.capacity, this.capacity, this.window)
+				: LimitDefinition.window("plan", this.algorithm, this.capacity, this.window);
 		return new PlanLimits("plan", "accuracy", List.of(limit));
 	}
 

@@ -4,7 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.ratelimit.gateway.limit.Algorithm;
+import io.github.ratelimit.gateway.limits.Algorithm;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -15,8 +15,8 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.benchmarks.Contenders.Scenario;
-import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -250,7 +250,7 @@ public final class BenchmarkMain {
 			logger.info("profile: {} checks/s, p99 {} us, {} us CPU per check while recording",
 					fmt(result.checks.perSecond()), fmt(result.checks.micros(99)), fmt(cpuPerCheck));
 			Files.writeString(out.resolve("profile-check.md"), JfrSummary.summarize(file, String.format(Locale.ROOT,
-					"Starter check path (ResilientRateLimiter, open loop at %,.0f checks/s for %.0f s after 5 s under the recording; benchmark JVM CPU %.1f µs per check, p99 %.0f µs, decided by `%s`)",
+					"Starter check path (FailurePolicyLimiter, open loop at %,.0f checks/s for %.0f s after 5 s under the recording; benchmark JVM CPU %.1f µs per check, p99 %.0f µs, decided by `%s`)",
 					rate, result.checks.seconds, cpuPerCheck, result.checks.micros(99), result.checks.sourcesText()),
 					since));
 		}
@@ -309,11 +309,11 @@ public final class BenchmarkMain {
 				java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()));
 		p.setProperty("keys", String.valueOf(keys));
 		p.setProperty("starter-store-bean", context.getBean(ClientRateLimiter.class).toString());
-		p.setProperty("starter-resilient-bean", context.getBean(ResilientRateLimiter.class).getClass().getName());
+		p.setProperty("starter-resilient-bean", context.getBean(FailurePolicyLimiter.class).getClass().getName());
 		Environment env = context.getEnvironment();
 		p.setProperty("starter-redis-timeout", env.getProperty("ratelimit.redis-timeout", "(default)"));
 		p.setProperty("starter-breaker-state-at-start",
-				context.getBean(ResilientRateLimiter.class).getCircuitBreaker().getState().name());
+				context.getBean(FailurePolicyLimiter.class).getCircuitBreaker().getState().name());
 		p.setProperty("starter-over-limit-cache-enabled",
 				env.getProperty("ratelimit.over-limit-cache.enabled", "(default)"));
 		try (var writer = Files.newBufferedWriter(file)) {

@@ -9,12 +9,12 @@ import io.github.bucket4j.distributed.AsyncBucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
 import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.LimitResolver;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.ClientRateLimiter;
-import io.github.ratelimit.gateway.resilience.ResilientRateLimiter;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -85,11 +85,11 @@ final class Contenders {
 	}
 
 	/**
-	 * The starter as the filter uses it: {@link ResilientRateLimiter} (timeout, circuit breaker, metrics, and
+	 * The starter as the filter uses it: {@link FailurePolicyLimiter} (timeout, circuit breaker, metrics, and
 	 * whatever else the auto-configuration wires in) over the Redis store.
 	 */
 	static Contender starter(ConfigurableApplicationContext context, Scenario scenario, int keys) {
-		ResilientRateLimiter limiter = context.getBean(ResilientRateLimiter.class);
+		FailurePolicyLimiter limiter = context.getBean(FailurePolicyLimiter.class);
 		PlanLimits limits = context.getBean(LimitResolver.class).limitsFor(BenchContext.PLAN, group(scenario));
 		ClientKey[] clients = clients(scenario, keys);
 		return new Contender() {

@@ -23,7 +23,7 @@ final class ReportWriter {
 			Contenders.BUCKET4J);
 
 	static final Map<String, String> NAMES = Map.of(Contenders.STARTER,
-			"starter: `ResilientRateLimiter` (as the filter calls it)", Contenders.STARTER_STORE,
+			"starter: `FailurePolicyLimiter` (as the filter calls it)", Contenders.STARTER_STORE,
 			"starter: Redis store alone (`ClientRateLimiter` bean)", Contenders.GATEWAY,
 			"Gateway `RedisRateLimiter`", Contenders.BUCKET4J, "Bucket4j Lettuce proxy manager (CAS, async)");
 
@@ -216,14 +216,14 @@ final class ReportWriter {
 		double gwCalls = (gw != null) ? Double.parseDouble(gw.get("script_calls_per_denied")) : Double.NaN;
 		boolean hotMet = !Double.isNaN(libCalls) && libCalls <= 0.02 && (Double.isNaN(gwCalls) || gwCalls <= 0.02);
 		md.append(String.format(Locale.ROOT,
-				"| hot key far over its limit ≤ 0.02 Redis calls per denied request | **%s** (ResilientRateLimiter, %s denied); **%s** through the sample gateway (%s denied) | %s |%n%n",
+				"| hot key far over its limit ≤ 0.02 Redis calls per denied request | **%s** (FailurePolicyLimiter, %s denied); **%s** through the sample gateway (%s denied) | %s |%n%n",
 				(lib != null) ? lib.get("script_calls_per_denied") : "not measured",
 				(lib != null) ? n(Double.parseDouble(lib.get("denied"))) : "-",
 				(gw != null) ? gw.get("script_calls_per_denied") : "not measured",
 				(gw != null) ? n(Double.parseDouble(gw.get("denied"))) : "-", verdict(hotMet)));
-		md.append("\"Starter\" is the `ResilientRateLimiter` bean the `RateLimit` filter calls (timeout, circuit ")
+		md.append("\"Starter\" is the `FailurePolicyLimiter` bean the `RateLimit` filter calls (timeout, circuit ")
 			.append("breaker, Micrometer timer, over-limit cache when the starter wires one), over the ")
-			.append("`RedisTokenBucketRateLimiter` store; \"starter store\" is the store bean alone. Throughput is ")
+			.append("`RedisRateLimitStore` store; \"starter store\" is the store bean alone. Throughput is ")
 			.append("the best median over 1, 16 and 256 checks in flight (closed loop, almost every check allowed).\n\n");
 	}
 
@@ -445,7 +445,7 @@ final class ReportWriter {
 			}
 			md.append('\n');
 		}
-		md.append("Ratios of the starter (`ResilientRateLimiter`) to each peer, same concurrency, allowed checks:\n\n");
+		md.append("Ratios of the starter (`FailurePolicyLimiter`) to each peer, same concurrency, allowed checks:\n\n");
 		md.append("| in flight | ÷ Gateway RedisRateLimiter | ÷ Bucket4j | ÷ pipelined ceiling | ÷ unpipelined ceiling |\n|---:|---:|---:|---:|---:|\n");
 		for (int c : new int[] { 1, 16, 256 }) {
 			double s = check("allowed", c, Contenders.STARTER, "checks_per_s");

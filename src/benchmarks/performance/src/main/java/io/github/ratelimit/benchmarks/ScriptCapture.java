@@ -18,8 +18,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.ratelimit.benchmarks.Contenders.Scenario;
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.io.ClassPathResource;
@@ -92,7 +92,7 @@ final class ScriptCapture {
 				keys.add(key.replace(id, "__rand_int__"));
 			}
 			List<String> argv = command.subList(3 + numkeys, command.size());
-			String location = RedisTokenBucketRateLimiter.SCRIPT_LOCATION;
+			String location = RedisRateLimitStore.SCRIPT_LOCATION;
 			Files.writeString(out.resolve("script.lua"),
 					new ClassPathResource(location).getContentAsString(StandardCharsets.UTF_8));
 			Properties p = new Properties();

@@ -20,16 +20,16 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
-import io.github.ratelimit.gateway.key.ApiKeyHasher;
-import io.github.ratelimit.gateway.key.CachingPlanResolver;
-import io.github.ratelimit.gateway.key.ClientKey;
-import io.github.ratelimit.gateway.limit.BucketLimit;
-import io.github.ratelimit.gateway.limit.PlanLimits;
-import io.github.ratelimit.gateway.limiter.RateLimitDecision;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.plan.CachingPlanResolver;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
-import io.github.ratelimit.gateway.redis.RedisTokenBucketRateLimiter;
+import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.test.redis.RedisCluster;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -55,7 +55,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  * <li>Plan store: N keys provisioned ({@code SET rl:plan:<sha256> free}), then resolved through
  * {@link CachingPlanResolver} cold (one Redis GET each) and warm (cache hits): look-ups/s, latency, Redis bytes per
  * plan key, JVM heap per cached key.</li>
- * <li>Checks at saturation: one token bucket check ({@link RedisTokenBucketRateLimiter}, the Lua script) per key,
+ * <li>Checks at saturation: one token bucket check ({@link RedisRateLimitStore}, the Lua script) per key,
  * with a fixed number in flight: checks/s and latency per check; then Redis memory per bucket key, per master.</li>
  * <li>Checks at the design's per-instance load (2,500/s, open loop) over random keys: latency per check and Redis
  * CPU per master.</li>
@@ -212,9 +212,9 @@ public final class ClusterScaleRun {
 		// one check takes 1 token of 100 and 1 token comes back per idle-ttl: each bucket key expires idle-ttl
 		// after its last check (when it is full again)
 		PlanLimits limits = new PlanLimits("free", "scale",
-				List.of(new BucketLimit("free-scale", 100, 1, idle)));
-		RedisTokenBucketRateLimiter limiter = new RedisTokenBucketRateLimiter(redis,
-				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+				List.of(new LimitDefinition("free-scale", 100, 1, idle)));
+		RedisRateLimitStore limiter = new RedisRateLimitStore(redis,
+				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 		ClientKey[] clients = new ClientKey[n];
 		for (int i = 0; i < n; i++) {
 			clients[i] = new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(apiKeys[i]), "free");
@@ -232,7 +232,7 @@ public final class ClusterScaleRun {
 
 		line("## 2. Token bucket checks at saturation: %,d clients, %d in flight", n, this.options.concurrency());
 		line("");
-		line("One `RedisTokenBucketRateLimiter.tryConsume` per client (the Lua script, EVALSHA, one slot per call); "
+		line("One `RedisRateLimitStore.tryConsume` per client (the Lua script, EVALSHA, one slot per call); "
 				+ "limit: capacity 100, 1 token back per %s, so a bucket key expires when its bucket is full again, "
 				+ "%s per token taken.",
 				human(idle), human(idle));
@@ -453,9 +453,9 @@ public final class ClusterScaleRun {
 	/** Short-lived buckets and a few thousand look-ups so that the JIT has compiled the path before measuring. */
 	private void warmUp(ReactiveStringRedisTemplate redis) {
 		PlanLimits limits = new PlanLimits("free", "warmup",
-				List.of(new BucketLimit("free-warmup", 10, 10, Duration.ofMillis(100))));
-		RedisTokenBucketRateLimiter limiter = new RedisTokenBucketRateLimiter(redis,
-				RedisTokenBucketRateLimiter.tokenBucketScript(), new BucketKeys("rl"));
+				List.of(new LimitDefinition("free-warmup", 10, 10, Duration.ofMillis(100))));
+		RedisRateLimitStore limiter = new RedisRateLimitStore(redis,
+				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 		int count = Math.min(50_000, Math.max(1_000, this.options.keys() / 4));
 		run(count, this.options.concurrency(), (i) -> limiter
 			.tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "warmup-" + (i % 1_000), "free"), limits, 1));

@@ -1,0 +1,222 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import reactor.core.publisher.Mono;
+
+/**
+ * The local fallback limiter: in-memory token buckets of this instance, each holding this instance's share of a
+ * limit (capacity and refill divided by the number of gateway instances), used while Redis is unavailable so that
+ * the gateway as a whole still admits about one plan's worth per client.
+ *
+ * <p>Same semantics as the Redis script (continuous refill, all limits checked and consumed all-or-nothing, a denied
+ * request consumes nothing), with time from {@link System#nanoTime()}. A share's capacity is at least the request's
+ * cost, so a request that fits the shared limit can always pass eventually. Buckets live in a Caffeine cache bounded
+ * to {@code maxBuckets} entries (least recently used dropped first) and dropped after an hour unused; a dropped
+ * bucket comes back full.
+ *
+ * <p>Limits with {@code scope: global} are kept once per endpoint group (not per client): this instance's share of
+ * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
+ * shared store does.
+ */
+public class LocalFallbackLimiter implements ClientRateLimiter {
+
+	private final Cache<String, LocalBuckets> buckets;
+
+	private final IntSupplier instances;
+
+	private final LongSupplier nanoClock;
+
+	private final Map<PlanLimits, ScopedLimits> splits = new ConcurrentHashMap<>();
+
+	/**
+	 * Create a local limiter.
+	 * @param maxBuckets most client buckets kept (at least 1)
+	 * @param instances the current number of gateway instances sharing the limits (at least 1)
+	 */
+	public LocalFallbackLimiter(long maxBuckets, IntSupplier instances) {
+		this(maxBuckets, instances, System::nanoTime);
+	}
+
+	LocalFallbackLimiter(long maxBuckets, IntSupplier instances, LongSupplier nanoClock) {
+		this.buckets = Caffeine.newBuilder().maximumSize(maxBuckets).expireAfterAccess(Duration.ofHours(1)).build();
+		this.instances = instances;
+		this.nanoClock = nanoClock;
+	}
+
+	@Override
+	public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		return Mono.fromSupplier(() -> consume(client, limits, cost));
+	}
+
+	/**
+	 * Check and consume synchronously.
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost tokens the request takes
+	 * @return the decision, with source {@link RateLimitDecision.Source#LOCAL_FALLBACK}
+	 */
+	public RateLimitDecision consume(ClientKey client, PlanLimits limits, long cost) {
+		int share = Math.max(1, this.instances.getAsInt());
+		if (!limits.hasGlobalLimits()) {
+			LocalBuckets local = bucketsOf(key(limits, client), limits, share, cost);
+			synchronized (local) {
+				long now = this.nanoClock.getAsLong();
+				local.refill(now);
+				boolean allowed = local.admits(cost);
+				return new RateLimitDecision(limits, allowed, local.settle(cost, allowed, limits),
+						RateLimitDecision.Source.LOCAL_FALLBACK);
+			}
+		}
+		ScopedLimits scoped = this.splits.computeIfAbsent(limits, ScopedLimits::of);
+		LocalBuckets group = bucketsOf(key(limits, ClientKey.everyone(client.plan())), scoped.global(), share, cost);
+		if (scoped.client() == null) {
+			synchronized (group) {
+				group.refill(this.nanoClock.getAsLong());
+				boolean allowed = group.admits(cost);
+				return new RateLimitDecision(limits, allowed, scoped.merge(null, group.settle(cost, allowed, scoped.global())),
+						RateLimitDecision.Source.LOCAL_FALLBACK);
+			}
+		}
+		LocalBuckets own = bucketsOf(key(limits, client), scoped.client(), share, cost);
+		// always the client's buckets first, then the group's: no two threads lock them in opposite orders
+		synchronized (own) {
+			synchronized (group) {
+				long now = this.nanoClock.getAsLong();
+				own.refill(now);
+				group.refill(now);
+				boolean ownAllowed = own.admits(cost);
+				// a client denied by its own limits takes nothing from the group's
+				boolean allowed = ownAllowed && group.admits(cost);
+				return new RateLimitDecision(limits, allowed,
+						scoped.merge(own.settle(cost, allowed, scoped.client()),
+								group.settle(cost, allowed, scoped.global())),
+						RateLimitDecision.Source.LOCAL_FALLBACK);
+			}
+		}
+	}
+
+	private LocalBuckets bucketsOf(String key, PlanLimits limits, int share, long cost) {
+		return this.buckets.asMap()
+			.compute(key, (k, existing) -> (existing != null && existing.matches(limits, share)) ? existing
+					: new LocalBuckets(limits, share, cost));
+	}
+
+	private static String key(PlanLimits limits, ClientKey client) {
+		return limits.group() + '|' + client.kind().tag() + ':' + client.id();
+	}
+
+	/**
+	 * Number of client buckets currently held.
+	 * @return the estimated number of entries
+	 */
+	public long size() {
+		this.buckets.cleanUp();
+		return this.buckets.estimatedSize();
+	}
+
+	/** One client's buckets in one endpoint group, for one (limits, share) pair. */
+	private static final class LocalBuckets {
+
+		private final PlanLimits limits;
+
+		private final int share;
+
+		private final double[] capacity;
+
+		private final double[] ratePerNano;
+
+		private final double[] tokens;
+
+		private long stamp;
+
+		LocalBuckets(PlanLimits limits, int share, long cost) {
+			this.limits = limits;
+			this.share = share;
+			int n = limits.limits().size();
+			this.capacity = new double[n];
+			this.ratePerNano = new double[n];
+			this.tokens = new double[n];
+			for (int i = 0; i < n; i++) {
+				LimitDefinition limit = limits.limits().get(i);
+				this.capacity[i] = Math.max((double) limit.capacity() / share, Math.min(cost, limit.capacity()));
+				this.ratePerNano[i] = (double) limit.refillTokens() / share / limit.refillPeriod().toNanos();
+				this.tokens[i] = this.capacity[i];
+			}
+			this.stamp = Long.MIN_VALUE;
+		}
+
+		/**
+		 * Whether these buckets enforce the given limits with the given share. Compares what is enforced, not names
+		 * nor plans: a group's global buckets serve clients of every plan that declares the same global limits.
+		 */
+		boolean matches(PlanLimits limits, int share) {
+			if (this.share != share || this.limits.limits().size() != limits.limits().size()) {
+				return false;
+			}
+			for (int i = 0; i < limits.limits().size(); i++) {
+				LimitDefinition mine = this.limits.limits().get(i);
+				LimitDefinition other = limits.limits().get(i);
+				if (mine.capacity() != other.capacity() || mine.refillTokens() != other.refillTokens()
+						|| !mine.refillPeriod().equals(other.refillPeriod()) || mine.algorithm() != other.algorithm()
+						|| mine.scope() != other.scope()) {
+					return false;
+				}
+			}
+			return true;
+		}
+
+		/** Add the tokens regained since the last check. Callers hold this object's monitor. */
+		void refill(long now) {
+			long elapsed = (this.stamp == Long.MIN_VALUE) ? 0 : Math.max(0, now - this.stamp);
+			this.stamp = now;
+			for (int i = 0; i < this.tokens.length; i++) {
+				this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + elapsed * this.ratePerNano[i]);
+			}
+		}
+
+		/** Whether every bucket holds {@code cost} tokens. Callers hold this object's monitor. */
+		boolean admits(long cost) {
+			for (double available : this.tokens) {
+				if (available + 1e-9 < cost) {
+					return false;
+				}
+			}
+			return true;
+		}
+
+		/**
+		 * Take {@code cost} from every bucket if the request is allowed, and tell each bucket's state, reported under
+		 * the limits of the request being checked ({@code reportAs}, which {@link #matches}). Callers hold this
+		 * object's monitor.
+		 */
+		List<LimitStatus> settle(long cost, boolean allowed, PlanLimits reportAs) {
+			int n = this.tokens.length;
+			List<LimitStatus> statuses = new ArrayList<>(n);
+			for (int i = 0; i < n; i++) {
+				boolean satisfied = this.tokens[i] + 1e-9 >= cost;
+				long retryMs = satisfied ? 0 : (long) Math.ceil((cost - this.tokens[i]) / this.ratePerNano[i] / 1e6);
+				if (allowed) {
+					this.tokens[i] = Math.max(0, this.tokens[i] - cost);
+				}
+				long resetMs = (long) Math.ceil((this.capacity[i] - this.tokens[i]) / this.ratePerNano[i] / 1e6);
+				statuses.add(new LimitStatus(reportAs.limits().get(i), satisfied, (long) Math.floor(this.tokens[i] + 1e-9),
+						retryMs, resetMs));
+			}
+			return statuses;
+		}
+
+	}
+
+}

@@ -1,0 +1,125 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+
+/**
+ * Remembers denials of the shared store until their Retry-After, so a client far over its limit costs no Redis
+ * call per request: while remembered, the same client's requests of the same cost in the same group are denied
+ * locally.
+ *
+ * <p>Exact for the token bucket: a denial at time t with retry-after R means the bucket holds fewer than
+ * {@code cost} tokens until t + R, and nothing but time adds tokens (other instances only take them). The entry is
+ * timed from before the Redis call was sent (so it never outlives the true moment) and kept 1 ms less than R (the
+ * script rounds R up to whole ms). So no request Redis would have allowed is ever denied here, except after an
+ * operator reset or a refund of an abandoned check, and then at most until the remembered Retry-After. Bounded by a
+ * Caffeine cache of {@code maxEntries}; entries expire at their Retry-After.
+ */
+public class OverLimitCache {
+
+	private final Cache<Key, Denial> denials;
+
+	/**
+	 * Create a cache.
+	 * @param maxEntries most denials remembered (at least 1)
+	 */
+	public OverLimitCache(long maxEntries) {
+		this.denials = Caffeine.newBuilder().maximumSize(maxEntries).expireAfter(new Expiry<Key, Denial>() {
+			@Override
+			public long expireAfterCreate(Key key, Denial denial, long currentTime) {
+				return Math.max(0, denial.untilNanos - System.nanoTime());
+			}
+
+			@Override
+			public long expireAfterUpdate(Key key, Denial denial, long currentTime, long currentDuration) {
+				return expireAfterCreate(key, denial, currentTime);
+			}
+
+			@Override
+			public long expireAfterRead(Key key, Denial denial, long currentTime, long currentDuration) {
+				return currentDuration;
+			}
+		}).build();
+	}
+
+	/**
+	 * A remembered denial for this request, with its retry-after and time-until-full shortened by the time elapsed.
+	 * @param client the client
+	 * @param limits the plan's limits in the group
+	 * @param cost the request's cost
+	 * @param nowNanos {@link System#nanoTime()} now
+	 * @return the denial (source {@link RateLimitDecision.Source#CACHED}), or {@code null} if none applies
+	 */
+	public RateLimitDecision lookup(ClientKey client, PlanLimits limits, long cost, long nowNanos) {
+		Denial denial = this.denials.getIfPresent(key(client, limits));
+		if (denial == null || denial.cost != cost || !denial.decision.limits().equals(limits)
+				|| nowNanos - denial.untilNanos >= 0) {
+			return null;
+		}
+		long elapsedMs = (nowNanos - denial.startNanos) / 1_000_000;
+		List<LimitStatus> statuses = new ArrayList<>(denial.decision.statuses().size());
+		for (LimitStatus status : denial.decision.statuses()) {
+			statuses.add(new LimitStatus(status.limit(), status.satisfied(), status.remaining(),
+					status.satisfied() ? 0 : Math.max(1, status.retryAfterMillis() - elapsedMs),
+					Math.max(0, status.resetMillis() - elapsedMs)));
+		}
+		return new RateLimitDecision(limits, false, statuses, RateLimitDecision.Source.CACHED);
+	}
+
+	/**
+	 * Remember a denial of the shared store.
+	 * @param client the client
+	 * @param limits the plan's limits in the group
+	 * @param cost the request's cost
+	 * @param startNanos {@link System#nanoTime()} from before the call to the shared store
+	 * @param decision the denial
+	 */
+	public void remember(ClientKey client, PlanLimits limits, long cost, long startNanos, RateLimitDecision decision) {
+		long holdMs = decision.retryAfterMillis() - 1;
+		if (decision.allowed() || decision.source() != RateLimitDecision.Source.SHARED || holdMs <= 0) {
+			return;
+		}
+		this.denials.put(key(client, limits), new Denial(decision, cost, startNanos, startNanos + holdMs * 1_000_000));
+	}
+
+	/**
+	 * Forget the denial of a client in a group (after an operator reset).
+	 * @param client the client
+	 * @param limits the plan's limits in the group
+	 */
+	public void forget(ClientKey client, PlanLimits limits) {
+		this.denials.invalidate(key(client, limits));
+	}
+
+	/** Forget every remembered denial. */
+	public void clear() {
+		this.denials.invalidateAll();
+	}
+
+	/**
+	 * Number of denials remembered.
+	 * @return the estimated count
+	 */
+	public long size() {
+		this.denials.cleanUp();
+		return this.denials.estimatedSize();
+	}
+
+	private static Key key(ClientKey client, PlanLimits limits) {
+		return new Key(limits.group(), client.kind(), client.id());
+	}
+
+	/** A client in a group (no string built per lookup). */
+	private record Key(String group, ClientKey.Kind kind, String id) {
+	}
+
+	private record Denial(RateLimitDecision decision, long cost, long startNanos, long untilNanos) {
+	}
+
+}

@@ -1,0 +1,97 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.util.List;
+
+import io.github.ratelimit.gateway.limits.PlanLimits;
+
+/**
+ * The outcome of one rate limit check: allowed or denied overall, with the state of each limit and where the
+ * decision came from.
+ *
+ * @param limits the limits that were checked
+ * @param allowed whether the request may proceed
+ * @param statuses the state of each limit, in the order of {@code limits.limits()}; empty when no limiter decided
+ * @param source where the decision came from
+ */
+public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses, Source source) {
+
+	public RateLimitDecision {
+		statuses = List.copyOf(statuses);
+	}
+
+	/**
+	 * A decision of the shared store (Redis).
+	 * @param limits the limits checked
+	 * @param allowed whether every limit allowed the request
+	 * @param statuses the state of each limit
+	 * @return the decision
+	 */
+	public static RateLimitDecision shared(PlanLimits limits, boolean allowed, List<LimitStatus> statuses) {
+		return new RateLimitDecision(limits, allowed, statuses, Source.SHARED);
+	}
+
+	/**
+	 * A request let through unchecked because the limiter was unavailable and the route fails open without a local
+	 * limiter ({@code ratelimit.fallback.mode=allow}).
+	 * @param limits the limits that would have been checked
+	 * @return an allowing decision with no limit states
+	 */
+	public static RateLimitDecision unavailable(PlanLimits limits) {
+		return new RateLimitDecision(limits, true, List.of(), Source.NONE);
+	}
+
+	/**
+	 * A request refused because the limiter was unavailable and the route is critical (fail closed).
+	 * @param limits the limits that would have been checked
+	 * @return a refusing decision with no limit states
+	 */
+	public static RateLimitDecision failedClosed(PlanLimits limits) {
+		return new RateLimitDecision(limits, false, List.of(), Source.NONE);
+	}
+
+	/**
+	 * Whether a limiter decided (as opposed to {@link #unavailable} and {@link #failedClosed}).
+	 * @return {@code true} when limit states are known
+	 */
+	public boolean isDecided() {
+		return this.source != Source.NONE;
+	}
+
+	/**
+	 * Milliseconds until every violated limit holds enough tokens: the largest retry-after among them, because a
+	 * denied request consumed nothing and buckets only gain tokens while waiting.
+	 * @return milliseconds to wait, 0 when allowed
+	 */
+	public long retryAfterMillis() {
+		return this.statuses.stream().mapToLong(LimitStatus::retryAfterMillis).max().orElse(0);
+	}
+
+	/**
+	 * The limits this request violated.
+	 * @return the unsatisfied limit states, empty when allowed
+	 */
+	public List<LimitStatus> violated() {
+		return this.statuses.stream().filter((s) -> !s.satisfied()).toList();
+	}
+
+	/** Where a decision came from. */
+	public enum Source {
+
+		/** The shared buckets in Redis, seen by every gateway instance. */
+		SHARED,
+
+		/**
+		 * A denial of the shared store remembered by this instance until its Retry-After (the over-limit cache):
+		 * the same answer Redis would give, without asking it.
+		 */
+		CACHED,
+
+		/** This instance's local fallback limiter, holding its share of each limit, while Redis is unavailable. */
+		LOCAL_FALLBACK,
+
+		/** No limiter: the request was let through unchecked or refused (fail closed). */
+		NONE
+
+	}
+
+}

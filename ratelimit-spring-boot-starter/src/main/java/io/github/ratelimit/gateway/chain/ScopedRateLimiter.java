@@ -1,0 +1,178 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+/**
+ * Adds {@link LimitScope#GLOBAL group-wide} limits to a store that checks one client's limits at a time (the Redis
+ * store), keeping the all-or-nothing rule across scopes.
+ *
+ * <p>Limits with only the client scope (the usual case) go straight to the store: one call, nothing allocated here.
+ * With global limits, a check is two calls in sequence, because a Redis Cluster slot cannot hold both one client's
+ * keys and the group-wide keys (each call of the store is one script in one slot):
+ * <ol>
+ * <li>the client's own limits, under the client's key; a denial stops here, so a client over its own limit never
+ * takes from the group-wide quota (the group-wide limits are then only read, with cost 0, for the header fields);</li>
+ * <li>the global limits, under {@link ClientKey#everyone(String)}; if they deny, the client's limits are given back
+ * ({@link ClientRateLimiter#refund}) before answering, so a denied request takes nothing from any limit.</li>
+ * </ol>
+ * The decision lists every limit in configuration order, so the {@code RateLimit} fields and the problem body's
+ * violated policies cover both scopes. When the global limits deny, the client limits' states are reported as after
+ * the refund ({@code remaining} plus the cost, capped at capacity; the token bucket's time until full shortened
+ * accordingly, a window's left as the store reported it).
+ *
+ * <p>Failure behaviour: an error of the first call is passed on (the caller's failure policy applies); an error of
+ * the second call first gives the client's tokens back (best effort) and is then passed on. A refund that fails is
+ * logged at debug: the client then lost {@code cost} tokens for a denied request (under-admission, never
+ * over-admission). A refund that lands after a window ended (fixed window, sliding window counter) gives the tokens to
+ * the new window: at most {@code cost} extra for that client, once per compensated request.
+ */
+public class ScopedRateLimiter implements ClientRateLimiter {
+
+	private static final Logger logger = LoggerFactory.getLogger(ScopedRateLimiter.class);
+
+	private final ClientRateLimiter store;
+
+	private final Map<PlanLimits, ScopedLimits> splits = new ConcurrentHashMap<>();
+
+	/**
+	 * Wrap a store.
+	 * @param store checks, refunds and resets the limits of one {@link ClientKey} atomically (e.g. the Redis store)
+	 */
+	public ScopedRateLimiter(ClientRateLimiter store) {
+		this.store = store;
+	}
+
+	/**
+	 * The wrapped store.
+	 * @return the store
+	 */
+	public ClientRateLimiter getStore() {
+		return this.store;
+	}
+
+	@Override
+	public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		if (!limits.hasGlobalLimits()) {
+			return this.store.tryConsume(client, limits, cost);
+		}
+		ScopedLimits scoped = split(limits);
+		ClientKey everyone = ClientKey.everyone(client.plan());
+		if (scoped.client() == null) {
+			return this.store.tryConsume(everyone, scoped.global(), cost)
+				.map((shared) -> decision(scoped, shared.allowed(), null, shared.statuses()));
+		}
+		return this.store.tryConsume(client, scoped.client(), cost).flatMap((own) -> {
+			if (!own.allowed()) {
+				// denied by its own limits: the group-wide quota is only read (cost 0), for the header fields
+				return this.store.tryConsume(everyone, scoped.global(), 0)
+					.map((shared) -> decision(scoped, false, own.statuses(), shared.statuses()))
+					.onErrorResume((ex) -> Mono.just(decision(scoped, false, own.statuses(), null)));
+			}
+			return this.store.tryConsume(everyone, scoped.global(), cost)
+				.onErrorResume((ex) -> giveBack(client, scoped.client(), cost).then(Mono.error(ex)))
+				.flatMap((shared) -> {
+					if (shared.allowed()) {
+						return Mono.just(decision(scoped, true, own.statuses(), shared.statuses()));
+					}
+					return giveBack(client, scoped.client(), cost).thenReturn(
+							decision(scoped, false, refunded(own.statuses(), cost), shared.statuses()));
+				});
+		});
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>Limits without global ones go straight to the store's own future (no reactive pipeline); with global
+	 * limits, the two calls of {@link #tryConsume} as a future.
+	 */
+	@Override
+	public CompletableFuture<RateLimitDecision> tryConsumeAsync(ClientKey client, PlanLimits limits, long cost) {
+		if (!limits.hasGlobalLimits()) {
+			return this.store.tryConsumeAsync(client, limits, cost);
+		}
+		return ClientRateLimiter.super.tryConsumeAsync(client, limits, cost);
+	}
+
+	/**
+	 * Give back an allowed check's tokens: the client's limits under the client's key and the global limits under
+	 * the group-wide key, concurrently.
+	 */
+	@Override
+	public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+		if (!limits.hasGlobalLimits()) {
+			return this.store.refund(client, limits, cost);
+		}
+		ScopedLimits scoped = split(limits);
+		Mono<Void> shared = this.store.refund(ClientKey.everyone(client.plan()), scoped.global(), cost);
+		return (scoped.client() != null) ? Mono.when(this.store.refund(client, scoped.client(), cost), shared)
+				: shared;
+	}
+
+	/**
+	 * Reset the client's own limits only. The buckets of global limits are shared by every client of the group and
+	 * are left alone (an operator unblocking one client must not hand the whole group a fresh quota).
+	 * @return the number of the client's buckets removed (0 when every limit of the group is global)
+	 */
+	@Override
+	public Mono<Long> reset(ClientKey client, PlanLimits limits) {
+		if (!limits.hasGlobalLimits()) {
+			return this.store.reset(client, limits);
+		}
+		ScopedLimits scoped = split(limits);
+		return (scoped.client() != null) ? this.store.reset(client, scoped.client()) : Mono.just(0L);
+	}
+
+	private ScopedLimits split(PlanLimits limits) {
+		ScopedLimits scoped = this.splits.get(limits);
+		return (scoped != null) ? scoped : this.splits.computeIfAbsent(limits, ScopedLimits::of);
+	}
+
+	private Mono<Void> giveBack(ClientKey client, PlanLimits own, long cost) {
+		return this.store.refund(client, own, cost)
+			.onErrorResume((ex) -> {
+				logger.debug("Refund of the client limits of a request denied by a global limit failed "
+						+ "(group '{}'): {}", own.group(), ex.toString());
+				return Mono.empty();
+			});
+	}
+
+	private static RateLimitDecision decision(ScopedLimits scoped, boolean allowed, List<LimitStatus> own,
+			List<LimitStatus> shared) {
+		return RateLimitDecision.shared(scoped.all(), allowed, scoped.merge(own, shared));
+	}
+
+	/** The client limits' states once the cost taken from them is given back. */
+	private static List<LimitStatus> refunded(List<LimitStatus> statuses, long cost) {
+		List<LimitStatus> result = new ArrayList<>(statuses.size());
+		for (LimitStatus status : statuses) {
+			LimitDefinition limit = status.limit();
+			long remaining = Math.min(limit.capacity(), status.remaining() + cost);
+			long reset = status.resetMillis();
+			if (limit.algorithm() == Algorithm.TOKEN_BUCKET) {
+				long refillMs = (long) ((double) cost * limit.refillPeriod().toMillis() / limit.refillTokens());
+				reset = (remaining >= limit.capacity()) ? 0 : Math.max(0, reset - refillMs);
+			}
+			result.add(new LimitStatus(limit, status.satisfied(), remaining, status.retryAfterMillis(), reset));
+		}
+		return result;
+	}
+
+	@Override
+	public String toString() {
+		return "ScopedRateLimiter[" + this.store + "]";
+	}
+
+}

@@ -1,0 +1,130 @@
+package io.github.ratelimit.gateway.limits;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * One limit as enforced. With the {@link Algorithm#TOKEN_BUCKET token bucket} (the default): a bucket of
+ * {@code capacity} tokens gaining {@code refillTokens} tokens per {@code refillPeriod}, continuously. With a
+ * {@link Algorithm#isWindow() window algorithm}: at most {@code capacity} tokens per window of one
+ * {@code refillPeriod}, and {@code refillTokens == capacity} (a window's worth of tokens per window).
+ *
+ * @param policyName name of the quota policy shown to clients in the {@code RateLimit-Policy} and
+ * {@code RateLimit} fields, e.g. {@code free-search}
+ * @param capacity most tokens the bucket holds, or tokens per window (1 to 2^53)
+ * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms
+ * @param refillPeriod the refill period, or the window (at least 1 ms)
+ * @param algorithm how the limit is enforced
+ * @param scope who shares the limit's state: each client ({@link LimitScope#CLIENT}) or every client of the endpoint
+ * group ({@link LimitScope#GLOBAL})
+ */
+public record LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
+		Algorithm algorithm, LimitScope scope) {
+
+	/** Largest capacity or refill count: 2^53, the largest integer a Lua number (a double) holds exactly. */
+	public static final long MAX_TOKENS = 1L << 53;
+
+	/**
+	 * Largest capacity of a {@link Algorithm#SLIDING_WINDOW_LOG sliding window log}: it keeps one Redis entry per
+	 * admitted token for a whole window, so a client's log can hold this many entries (tens of MB).
+	 */
+	public static final long MAX_LOG_CAPACITY = 1_000_000;
+
+	/**
+	 * Validate the combination.
+	 * @throws IllegalArgumentException if a window algorithm's {@code refillTokens} differs from its capacity
+	 */
+	public LimitDefinition {
+		Objects.requireNonNull(algorithm, "algorithm");
+		Objects.requireNonNull(scope, "scope");
+		if (algorithm.isWindow() && refillTokens != capacity) {
+			throw new IllegalArgumentException(algorithm.configName() + " limit '" + policyName
+					+ "' takes capacity tokens per window: refillTokens must equal capacity " + capacity + ", was "
+					+ refillTokens);
+		}
+	}
+
+	/**
+	 * A limit of one client (scope {@link LimitScope#CLIENT}).
+	 * @param policyName name of the quota policy shown to clients
+	 * @param capacity most tokens the bucket holds, or tokens per window (1 to 2^53)
+	 * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms
+	 * @param refillPeriod the refill period, or the window (at least 1 ms)
+	 * @param algorithm how the limit is enforced
+	 * @throws IllegalArgumentException if a window algorithm's {@code refillTokens} differs from its capacity
+	 */
+	public LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
+			Algorithm algorithm) {
+		this(policyName, capacity, refillTokens, refillPeriod, algorithm, LimitScope.CLIENT);
+	}
+
+	/**
+	 * A token bucket limit of one client.
+	 * @param policyName name of the quota policy shown to clients
+	 * @param capacity most tokens the bucket holds (1 to 2^53)
+	 * @param refillTokens tokens added per refill period (1 to 2^53)
+	 * @param refillPeriod the refill period (at least 1 ms)
+	 */
+	public LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod) {
+		this(policyName, capacity, refillTokens, refillPeriod, Algorithm.TOKEN_BUCKET, LimitScope.CLIENT);
+	}
+
+	/**
+	 * A window limit of one client: at most {@code capacity} tokens per {@code window}.
+	 * @param policyName name of the quota policy shown to clients
+	 * @param algorithm a window algorithm
+	 * @param capacity tokens per window (1 to 2^53)
+	 * @param window the window (at least 1 ms)
+	 * @return the limit
+	 */
+	public static LimitDefinition window(String policyName, Algorithm algorithm, long capacity, Duration window) {
+		return new LimitDefinition(policyName, capacity, capacity, window, algorithm);
+	}
+
+	/**
+	 * The same limit under another policy name.
+	 * @param name the new policy name
+	 * @return the renamed limit
+	 */
+	public LimitDefinition withPolicyName(String name) {
+		return new LimitDefinition(name, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm, this.scope);
+	}
+
+	/**
+	 * The same limit with another scope.
+	 * @param newScope who shares the limit's state
+	 * @return the limit with that scope
+	 */
+	public LimitDefinition withScope(LimitScope newScope) {
+		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
+				newScope);
+	}
+
+	/**
+	 * Whether every client of the endpoint group shares this limit.
+	 * @return {@code true} for {@link LimitScope#GLOBAL}
+	 */
+	public boolean isGlobal() {
+		return this.scope == LimitScope.GLOBAL;
+	}
+
+	/**
+	 * The refill period in microseconds, the time unit of the Lua script.
+	 * @return the period in microseconds (at least 1000)
+	 */
+	public long refillPeriodMicros() {
+		return this.refillPeriod.toNanos() / 1000;
+	}
+
+	/**
+	 * The window of this limit for the {@code w} parameter of {@code RateLimit-Policy}: the time an empty bucket
+	 * takes to fill, {@code capacity / (refillTokens / refillPeriod)}, in whole seconds rounded up; for window
+	 * algorithms that is the window itself.
+	 * @return the window in seconds, at least 1
+	 */
+	public long windowSeconds() {
+		double seconds = (double) this.capacity * this.refillPeriod.toNanos() / 1e9 / this.refillTokens;
+		return Math.max(1, (long) Math.ceil(seconds));
+	}
+
+}

@@ -1,0 +1,46 @@
+package io.github.ratelimit.gateway.limits;
+
+import java.util.List;
+
+/**
+ * The limits that apply to one plan in one endpoint group, all checked together: a request is allowed only if
+ * every limit allows it, and a denied request consumes from none of them. Value equality (a record): two lookups of
+ * the same configuration are equal, so caches keyed by it (script arguments, remembered denials, local buckets)
+ * follow a configuration change on the next request.
+ *
+ * @param plan the plan name
+ * @param group the endpoint group name
+ * @param limits the limits, in configuration order, not empty
+ */
+public record PlanLimits(String plan, String group, List<LimitDefinition> limits) {
+
+	public PlanLimits {
+		limits = List.copyOf(limits);
+		if (limits.isEmpty()) {
+			throw new IllegalArgumentException("No limits for plan '" + plan + "' in group '" + group + "'");
+		}
+	}
+
+	/**
+	 * The smallest capacity of these limits: no request may cost more.
+	 * @return the smallest capacity in tokens
+	 */
+	public long smallestCapacity() {
+		return this.limits.stream().mapToLong(LimitDefinition::capacity).min().orElseThrow();
+	}
+
+	/**
+	 * Whether any of these limits is shared by every client of the group ({@link LimitScope#GLOBAL}). Allocates
+	 * nothing, so it can run on every request.
+	 * @return {@code true} if at least one limit is global
+	 */
+	public boolean hasGlobalLimits() {
+		for (int i = 0; i < this.limits.size(); i++) {
+			if (this.limits.get(i).isGlobal()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}

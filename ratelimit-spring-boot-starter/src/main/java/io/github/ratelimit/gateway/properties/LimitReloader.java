@@ -1,0 +1,98 @@
+package io.github.ratelimit.gateway.properties;
+
+import io.github.ratelimit.gateway.properties.LimitResolver;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.cloud.gateway.config.GatewayProperties;
+
+/**
+ * Takes new limits into use when the {@code ratelimit.*} properties bean is re-bound at runtime, without a restart.
+ *
+ * <p>Spring Cloud's {@code ConfigurationPropertiesRebinder} (on {@code /actuator/refresh}, or any
+ * {@code EnvironmentChangeEvent}) re-binds a {@code @ConfigurationProperties} bean by resetting it to its defaults
+ * and initialising it again, which runs every {@link BeanPostProcessor}. This one acts after that initialisation, so
+ * it always sees the fully re-bound properties, whatever the order of event listeners: it validates them (and the
+ * routes' {@code RateLimit} arguments against them) and calls {@link LimitResolver#reload()}. Invalid new properties
+ * are logged at ERROR, one line per offending property, and the previous limits stay in force; requests never fail
+ * because of it. The first initialisation (start-up) is left to the start-up check.
+ *
+ * <p>What follows a reload: every request resolves its limits anew (new capacity, refill, algorithm, scope, policy
+ * names) on its next check; a token bucket clamps its stored tokens to a smaller capacity and keeps refilling at the
+ * new rate; a remembered denial (over-limit cache) or local fallback bucket made for the old limits no longer
+ * applies. A group's {@code critical}/{@code shadow} settings are read when a route's filter is built, so they follow
+ * when Gateway rebuilds its routes (as {@code /actuator/refresh} does). Settings read once at start-up (API-key
+ * header, anonymous plan, trusted proxies, timeouts, breaker, header style, key prefix, static API keys) still need
+ * a restart.
+ */
+public class LimitReloader implements BeanPostProcessor, SmartInitializingSingleton {
+
+	private static final Logger logger = LoggerFactory.getLogger(LimitReloader.class);
+
+	private final ObjectProvider<LimitResolver> resolver;
+
+	private final ObjectProvider<GatewayProperties> gateway;
+
+	private volatile boolean started;
+
+	/**
+	 * Create the reloader.
+	 * @param resolver the limit resolver to reload (looked up lazily: this is a bean post-processor)
+	 * @param gateway the gateway's route definitions, if any (looked up lazily)
+	 */
+	public LimitReloader(ObjectProvider<LimitResolver> resolver, ObjectProvider<GatewayProperties> gateway) {
+		this.resolver = resolver;
+		this.gateway = gateway;
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		this.started = true;
+	}
+
+	@Override
+	public Object postProcessAfterInitialization(Object bean, String beanName) {
+		if (this.started && bean instanceof RateLimitProperties properties) {
+			reload(properties);
+		}
+		return bean;
+	}
+
+	/**
+	 * Validate re-bound properties and take them into use if valid.
+	 * @param properties the re-bound properties
+	 * @return the problems found (logged at ERROR), empty when the new limits are in force
+	 */
+	public List<ConfigurationViolation> reload(RateLimitProperties properties) {
+		LimitResolver limits = this.resolver.getIfAvailable();
+		if (limits == null) {
+			return List.of();
+		}
+		List<ConfigurationViolation> violations = new ArrayList<>(
+				RateLimitConfigurationValidator.validateProperties(properties));
+		GatewayProperties routes = this.gateway.getIfAvailable();
+		if (violations.isEmpty() && routes != null) {
+			violations.addAll(RateLimitConfigurationValidator.validateRoutes(properties, routes));
+		}
+		if (violations.isEmpty()) {
+			violations.addAll(limits.reload());
+		}
+		if (violations.isEmpty()) {
+			logger.info("Rate limits reloaded: plans {}", properties.getPlans().keySet());
+		}
+		else {
+			logger.error("The changed rate limit configuration is invalid; the previous limits stay in force:\n{}",
+					violations.stream().map((v) -> "  - " + v).collect(Collectors.joining("\n")));
+		}
+		return violations;
+	}
+
+}

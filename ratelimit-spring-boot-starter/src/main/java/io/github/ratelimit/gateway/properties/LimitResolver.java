@@ -1,0 +1,255 @@
+package io.github.ratelimit.gateway.properties;
+
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+
+/**
+ * Looks up the limits for a (plan, endpoint group) pair: the plan's list for the group if it has one, else the
+ * plan's {@code default} list. Results are computed once per pair and cached; the set of pairs is bounded by the
+ * configuration (plans × groups named by routes).
+ *
+ * <p>Runtime changes: the resolver works from its own deep copy of the plans and group settings, taken at start-up
+ * and again by {@link #reload()}, never from the live properties object (which Spring Cloud's rebinding empties and
+ * refills in place). {@link #reload()} validates the current properties and, only if they are valid, swaps in a new
+ * copy with an empty cache, so the next request sees the new limits; if not, the previous limits stay in force. The
+ * auto-configuration calls it whenever the {@code ratelimit.*} properties bean has been re-bound (e.g. by
+ * {@code /actuator/refresh} or an {@code EnvironmentChangeEvent}).
+ */
+public class LimitResolver {
+
+	private final RateLimitProperties properties;
+
+	private volatile Snapshot snapshot;
+
+	/**
+	 * Create a resolver over validated properties.
+	 * @param properties the bound and validated {@code ratelimit.*} properties
+	 */
+	public LimitResolver(RateLimitProperties properties) {
+		this.properties = properties;
+		this.snapshot = new Snapshot(copyOf(properties));
+	}
+
+	/**
+	 * The limits for a plan in an endpoint group.
+	 * @param plan a plan name defined under {@code ratelimit.plans}
+	 * @param group an endpoint group name
+	 * @return the limits, never {@code null}
+	 * @throws IllegalArgumentException if the plan is not configured
+	 */
+	public PlanLimits limitsFor(String plan, String group) {
+		Snapshot current = this.snapshot;
+		// by group, then plan: no key string built per request
+		Map<String, PlanLimits> byPlan = current.cache.get(group);
+		PlanLimits limits = (byPlan != null) ? byPlan.get(plan) : null;
+		if (limits != null) {
+			return limits;
+		}
+		return current.cache.computeIfAbsent(group, (g) -> new ConcurrentHashMap<>())
+			.computeIfAbsent(plan, (p) -> resolve(current.properties, plan, group));
+	}
+
+	/**
+	 * Take the current {@code ratelimit.*} properties into use, if they are valid: validate them and, when valid,
+	 * replace the limits in force (the next {@link #limitsFor} call sees them). When invalid, nothing changes and
+	 * the problems are returned for the caller to report; requests keep being limited by the previous limits.
+	 * @return the problems found, empty when the new properties were taken into use
+	 */
+	public List<ConfigurationViolation> reload() {
+		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateProperties(this.properties);
+		if (violations.isEmpty()) {
+			this.snapshot = new Snapshot(copyOf(this.properties));
+		}
+		return violations;
+	}
+
+	/**
+	 * The configuration the limits in force come from: a copy of plans, groups, anonymous plan and shadow mode as
+	 * last validated (start-up or {@link #reload()}). Do not modify it.
+	 * @return the properties in force
+	 */
+	public RateLimitProperties effectiveProperties() {
+		return this.snapshot.properties;
+	}
+
+	/**
+	 * Whether a plan is configured (in the limits in force).
+	 * @param plan the plan name
+	 * @return whether {@link #limitsFor} knows it
+	 */
+	public boolean isKnownPlan(String plan) {
+		return this.snapshot.properties.getPlans().containsKey(plan);
+	}
+
+	/**
+	 * Whether an endpoint group is configured as critical ({@code ratelimit.groups.<group>.critical}).
+	 * @param group the endpoint group name
+	 * @return whether the group fails closed
+	 */
+	public boolean isCriticalGroup(String group) {
+		RateLimitProperties.Group settings = this.snapshot.properties.getGroups().get(group);
+		return settings != null && settings.isCritical();
+	}
+
+	/**
+	 * Whether an endpoint group runs in shadow mode ({@code ratelimit.shadow-mode} or
+	 * {@code ratelimit.groups.<group>.shadow}).
+	 * @param group the endpoint group name
+	 * @return whether decisions are only observed
+	 */
+	public boolean isShadowGroup(String group) {
+		RateLimitProperties current = this.snapshot.properties;
+		RateLimitProperties.Group settings = current.getGroups().get(group);
+		return current.isShadowMode() || (settings != null && settings.isShadow());
+	}
+
+	private static PlanLimits resolve(RateLimitProperties properties, String plan, String group) {
+		RateLimitProperties.Plan settings = properties.getPlans().get(plan);
+		if (settings == null) {
+			throw new IllegalArgumentException("Unknown plan '" + plan + "'");
+		}
+		List<RateLimitProperties.Limit> configured = settings.getGroups().get(group);
+		if (configured == null || configured.isEmpty()) {
+			configured = settings.getDefault();
+		}
+		List<LimitDefinition> limits = new ArrayList<>(configured.size());
+		for (RateLimitProperties.Limit limit : configured) {
+			String name = (limit.getName() != null && !limit.getName().isBlank()) ? limit.getName()
+					: defaultPolicyName(plan, group, limit, configured.size());
+			limits.add(toBucketLimit(name, limit));
+		}
+		return new PlanLimits(plan, group, dedupeNames(limits));
+	}
+
+	/** A deep copy of what limit lookups read, so later changes to the live properties object do not leak in. */
+	private static RateLimitProperties copyOf(RateLimitProperties source) {
+		RateLimitProperties copy = new RateLimitProperties();
+		copy.setAnonymousPlan(source.getAnonymousPlan());
+		copy.setShadowMode(source.isShadowMode());
+		Map<String, RateLimitProperties.Plan> plans = new LinkedHashMap<>();
+		source.getPlans().forEach((name, plan) -> {
+			RateLimitProperties.Plan planCopy = new RateLimitProperties.Plan();
+			planCopy.setDefault(copyOf(plan.getDefault()));
+			Map<String, List<RateLimitProperties.Limit>> groups = new LinkedHashMap<>();
+			plan.getGroups().forEach((group, limits) -> groups.put(group, copyOf(limits)));
+			planCopy.setGroups(Collections.unmodifiableMap(groups));
+			plans.put(name, planCopy);
+		});
+		copy.setPlans(Collections.unmodifiableMap(plans));
+		Map<String, RateLimitProperties.Group> groups = new LinkedHashMap<>();
+		source.getGroups().forEach((name, group) -> {
+			RateLimitProperties.Group groupCopy = new RateLimitProperties.Group();
+			groupCopy.setCritical(group.isCritical());
+			groupCopy.setShadow(group.isShadow());
+			groups.put(name, groupCopy);
+		});
+		copy.setGroups(Collections.unmodifiableMap(groups));
+		return copy;
+	}
+
+	private static List<RateLimitProperties.Limit> copyOf(List<RateLimitProperties.Limit> limits) {
+		if (limits == null) {
+			return List.of();
+		}
+		List<RateLimitProperties.Limit> copies = new ArrayList<>(limits.size());
+		for (RateLimitProperties.Limit limit : limits) {
+			RateLimitProperties.Limit copy = new RateLimitProperties.Limit();
+			copy.setCapacity(limit.getCapacity());
+			copy.setRefillTokens(limit.getRefillTokens());
+			copy.setRefillPeriod(limit.getRefillPeriod());
+			copy.setName(limit.getName());
+			copy.setAlgorithm(limit.getAlgorithm());
+			copy.setScope(limit.getScope());
+			copies.add(copy);
+		}
+		return Collections.unmodifiableList(copies);
+	}
+
+	/** The limits in force: a copy of the properties and the limits resolved from it so far. */
+	private static final class Snapshot {
+
+		private final RateLimitProperties properties;
+
+		private final Map<String, Map<String, PlanLimits>> cache = new ConcurrentHashMap<>();
+
+		Snapshot(RateLimitProperties properties) {
+			this.properties = properties;
+		}
+
+	}
+
+	/**
+	 * The enforced form of a configured limit: window algorithms take {@code capacity} tokens per window, so their
+	 * refill count is the capacity (whether {@code refill-tokens} was left out or set equal to it).
+	 * @param name the policy name
+	 * @param limit the validated configured limit
+	 * @return the limit
+	 */
+	static LimitDefinition toBucketLimit(String name, RateLimitProperties.Limit limit) {
+		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
+		LimitScope scope = (limit.getScope() != null) ? limit.getScope() : LimitScope.CLIENT;
+		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
+		return new LimitDefinition(name, limit.getCapacity(), refillTokens, limit.getRefillPeriod(), algorithm, scope);
+	}
+
+	/**
+	 * {@code <plan>-<group>}, or {@code <group>-global} for a global limit (shared across plans, so not named after
+	 * one), with {@code -<period>} appended when the list has several limits.
+	 */
+	private static String defaultPolicyName(String plan, String group, RateLimitProperties.Limit limit, int count) {
+		String base = (limit.getScope() == LimitScope.GLOBAL) ? group + "-global" : plan + "-" + group;
+		return (count == 1) ? base : base + "-" + periodLabel(limit.getRefillPeriod());
+	}
+
+	private static List<LimitDefinition> dedupeNames(List<LimitDefinition> limits) {
+		Set<String> seen = new HashSet<>();
+		List<LimitDefinition> result = new ArrayList<>(limits.size());
+		for (int i = 0; i < limits.size(); i++) {
+			LimitDefinition limit = limits.get(i);
+			String name = limit.policyName();
+			if (!seen.add(name)) {
+				name = name + "-" + (i + 1);
+				seen.add(name);
+			}
+			result.add(limit.withPolicyName(name));
+		}
+		return result;
+	}
+
+	/**
+	 * A short label for a period: {@code 1s}, {@code 15m}, {@code 1h}, {@code 1d}, else milliseconds
+	 * ({@code 250ms}).
+	 * @param period the period
+	 * @return the label
+	 */
+	static String periodLabel(Duration period) {
+		long ms = period.toMillis();
+		if (ms % 86_400_000L == 0) {
+			return (ms / 86_400_000L) + "d";
+		}
+		if (ms % 3_600_000L == 0) {
+			return (ms / 3_600_000L) + "h";
+		}
+		if (ms % 60_000L == 0) {
+			return (ms / 60_000L) + "m";
+		}
+		if (ms % 1000L == 0) {
+			return (ms / 1000L) + "s";
+		}
+		return ms + "ms";
+	}
+
+}

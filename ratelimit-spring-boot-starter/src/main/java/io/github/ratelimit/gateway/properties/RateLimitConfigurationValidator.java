@@ -1,0 +1,519 @@
+package io.github.ratelimit.gateway.properties;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.route.RouteDefinition;
+import org.springframework.cloud.gateway.support.NameUtils;
+
+/**
+ * Checks the {@code ratelimit.*} properties and every route's {@code RateLimit} filter arguments, collecting all
+ * problems so that one failed start-up reports them together.
+ */
+public final class RateLimitConfigurationValidator {
+
+	/** Name of the filter in route definitions. */
+	public static final String FILTER_NAME = "RateLimit";
+
+	/** Longest refill period accepted (3650 days). */
+	static final Duration MAX_PERIOD = Duration.ofDays(3650);
+
+	private static final String ROUTES = "spring.cloud.gateway.server.webflux.routes";
+
+	private static final String DEFAULT_FILTERS = "spring.cloud.gateway.server.webflux.default-filters";
+
+	private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9_.:-]+");
+
+	private RateLimitConfigurationValidator() {
+	}
+
+	/**
+	 * Validate the properties and the routes' filter arguments.
+	 * @param properties the bound {@code ratelimit.*} properties
+	 * @param gateway the gateway's route definitions, or {@code null} when there are none
+	 * @throws RateLimitConfigurationException listing every problem, if any
+	 */
+	public static void validate(RateLimitProperties properties, GatewayProperties gateway) {
+		List<ConfigurationViolation> violations = new ArrayList<>(validateProperties(properties));
+		if (violations.isEmpty() && gateway != null) {
+			violations.addAll(validateRoutes(properties, gateway));
+		}
+		if (!violations.isEmpty()) {
+			throw new RateLimitConfigurationException(violations);
+		}
+	}
+
+	/**
+	 * Check the {@code ratelimit.*} properties on their own.
+	 * @param p the properties
+	 * @return the problems found, empty when valid
+	 */
+	public static List<ConfigurationViolation> validateProperties(RateLimitProperties p) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		String prefix = RateLimitProperties.PREFIX + ".";
+		if (p.getApiKeyHeader() == null || p.getApiKeyHeader().isBlank()) {
+			v.add(new ConfigurationViolation(prefix + "api-key-header", "must not be empty.",
+					"name the request header that carries the API key, e.g. X-API-Key."));
+		}
+		if (p.getTrustedProxies() < 0 || p.getTrustedProxies() > 32) {
+			v.add(new ConfigurationViolation(prefix + "trusted-proxies",
+					"must be between 0 and 32, was " + p.getTrustedProxies() + ".",
+					"set it to the number of reverse proxies in front of the gateway (0 if none)."));
+		}
+		if (p.getRedisTimeout() == null || p.getRedisTimeout().isNegative() || p.getRedisTimeout().isZero()) {
+			v.add(new ConfigurationViolation(prefix + "redis-timeout", "must be positive, was " + p.getRedisTimeout() + ".",
+					"set a duration such as 100ms."));
+		}
+		RateLimitProperties.CircuitBreaker breaker = p.getCircuitBreaker();
+		String cb = prefix + "circuit-breaker.";
+		if (breaker.getFailureRateThreshold() <= 0 || breaker.getFailureRateThreshold() > 100) {
+			v.add(new ConfigurationViolation(cb + "failure-rate-threshold",
+					"must be above 0 and at most 100 (percent), was " + breaker.getFailureRateThreshold() + ".", "use e.g. 50."));
+		}
+		if (breaker.getSlidingWindowSize() < 1) {
+			v.add(new ConfigurationViolation(cb + "sliding-window-size", "must be at least 1, was "
+					+ breaker.getSlidingWindowSize() + ".", "use e.g. 20."));
+		}
+		if (breaker.getMinimumNumberOfCalls() < 1) {
+			v.add(new ConfigurationViolation(cb + "minimum-number-of-calls", "must be at least 1, was "
+					+ breaker.getMinimumNumberOfCalls() + ".", "use e.g. 5."));
+		}
+		if (breaker.getPermittedCallsInHalfOpenState() < 1) {
+			v.add(new ConfigurationViolation(cb + "permitted-calls-in-half-open-state", "must be at least 1, was "
+					+ breaker.getPermittedCallsInHalfOpenState() + ".", "use e.g. 3."));
+		}
+		if (breaker.getWaitDurationInOpenState() == null || breaker.getWaitDurationInOpenState().toMillis() < 1) {
+			v.add(new ConfigurationViolation(cb + "wait-duration-in-open-state",
+					"must be at least 1ms, was " + breaker.getWaitDurationInOpenState() + ".", "use e.g. 5s."));
+		}
+		RateLimitProperties.Fallback fallback = p.getFallback();
+		if (fallback.getMode() == null) {
+			v.add(new ConfigurationViolation(prefix + "fallback.mode", "must be set.", "use local or allow."));
+		}
+		if (fallback.getInstances() < 1) {
+			v.add(new ConfigurationViolation(prefix + "fallback.instances",
+					"must be at least 1, was " + fallback.getInstances() + ".",
+					"set the number of gateway instances sharing the limits (e.g. the replica count)."));
+		}
+		if (fallback.getHeartbeatInterval() == null || fallback.getHeartbeatInterval().toMillis() < 100) {
+			v.add(new ConfigurationViolation(prefix + "fallback.heartbeat-interval",
+					"must be at least 100ms, was " + fallback.getHeartbeatInterval() + ".", "use e.g. 5s."));
+		}
+		if (p.getOverLimitCache().getMaxEntries() < 1) {
+			v.add(new ConfigurationViolation(prefix + "over-limit-cache.max-entries",
+					"must be at least 1, was " + p.getOverLimitCache().getMaxEntries() + ".",
+					"use e.g. 100000, or set over-limit-cache.enabled=false."));
+		}
+		if (fallback.getMaxBuckets() < 1) {
+			v.add(new ConfigurationViolation(prefix + "fallback.max-buckets",
+					"must be at least 1, was " + fallback.getMaxBuckets() + ".", "use e.g. 100000."));
+		}
+		if (p.getKeyPrefix() == null || !KEY_PREFIX.matcher(p.getKeyPrefix()).matches()) {
+			v.add(new ConfigurationViolation(prefix + "key-prefix",
+					"must be letters, digits, '-', '_', ':' or '.', was '" + p.getKeyPrefix() + "'.",
+					"use a short prefix such as rl."));
+		}
+		if (p.getDenialLogLevel() == null) {
+			v.add(new ConfigurationViolation(prefix + "denial-log-level", "must be set.",
+					"use one of off, error, warn, info, debug, trace."));
+		}
+		if (p.getDenialLogInterval() == null || p.getDenialLogInterval().isNegative()
+				|| p.getDenialLogInterval().isZero()) {
+			v.add(new ConfigurationViolation(prefix + "denial-log-interval",
+					"must be positive, was " + p.getDenialLogInterval() + ".",
+					"set a duration such as 1m: one full denial log line per client and endpoint group per interval."));
+		}
+		if (p.getHeaderStyle() == null) {
+			v.add(new ConfigurationViolation(prefix + "header-style", "must be set.",
+					"use one of ietf, legacy, both, none."));
+		}
+		Set<String> planNames = new TreeSet<>(p.getPlans().keySet());
+		if (p.getPlans().isEmpty()) {
+			v.add(new ConfigurationViolation(prefix + "plans", "no plan is defined.",
+					"define at least the anonymous plan, e.g. ratelimit.plans.anonymous.default[0].capacity=60, "
+							+ "refill-tokens=60, refill-period=1m."));
+		}
+		String anonymous = p.getAnonymousPlan();
+		if (anonymous == null || anonymous.isBlank()) {
+			v.add(new ConfigurationViolation(prefix + "anonymous-plan", "must not be empty.",
+					"name the plan that applies to clients limited by IP address, one of " + planNames + "."));
+		}
+		else if (!p.getPlans().isEmpty() && !p.getPlans().containsKey(anonymous)) {
+			v.add(new ConfigurationViolation(prefix + "anonymous-plan",
+					"names plan '" + anonymous + "', which is not defined under ratelimit.plans.",
+					"define ratelimit.plans." + anonymous + " or set anonymous-plan to one of " + planNames + "."));
+		}
+		for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+			String planProperty = prefix + "plans." + plan.getKey();
+			RateLimitProperties.Plan settings = plan.getValue();
+			if (settings.getDefault() == null || settings.getDefault().isEmpty()) {
+				v.add(new ConfigurationViolation(planProperty + ".default", "the plan has no default limits.",
+						"give the plan at least one default limit (capacity, refill-tokens, refill-period); "
+								+ "it applies to every endpoint group the plan does not list."));
+			}
+			else {
+				validateLimits(planProperty + ".default", settings.getDefault(), v);
+			}
+			for (Map.Entry<String, List<RateLimitProperties.Limit>> group : settings.getGroups().entrySet()) {
+				String groupProperty = planProperty + ".groups." + group.getKey();
+				if (group.getValue() == null || group.getValue().isEmpty()) {
+					v.add(new ConfigurationViolation(groupProperty, "the list of limits is empty.",
+							"give the group at least one limit, or remove it to use the plan's default limits."));
+				}
+				else {
+					validateLimits(groupProperty, group.getValue(), v);
+				}
+			}
+		}
+		validateGlobalLimits(p, v);
+		for (Map.Entry<String, String> apiKey : p.getApiKeys().entrySet()) {
+			String masked = prefix + "api-keys[" + ApiKeyHasher.mask(apiKey.getKey()) + "]";
+			if (apiKey.getKey().isBlank()) {
+				v.add(new ConfigurationViolation(prefix + "api-keys", "contains a blank API key.", "remove it."));
+			}
+			else if (apiKey.getValue() == null || !p.getPlans().containsKey(apiKey.getValue())) {
+				v.add(new ConfigurationViolation(masked,
+						"maps an API key to plan '" + apiKey.getValue() + "', which is not defined.",
+						"map the key to one of " + planNames + "."));
+			}
+		}
+		return v;
+	}
+
+	private static void validateLimits(String property, List<RateLimitProperties.Limit> limits,
+			List<ConfigurationViolation> v) {
+		for (int i = 0; i < limits.size(); i++) {
+			String at = property + "[" + i + "]";
+			RateLimitProperties.Limit limit = limits.get(i);
+			Algorithm algorithm = limit.getAlgorithm();
+			if (algorithm == null) {
+				v.add(new ConfigurationViolation(at + ".algorithm", "must be set.",
+						"use token-bucket (the default), sliding-window-log, sliding-window-counter or fixed-window."));
+				algorithm = Algorithm.TOKEN_BUCKET;
+			}
+			if (limit.getScope() == null) {
+				v.add(new ConfigurationViolation(at + ".scope", "must be set.",
+						"use client (the default: one bucket per client) or global (one bucket shared by every "
+								+ "client of the endpoint group)."));
+			}
+			if (limit.getCapacity() < 1 || limit.getCapacity() > LimitDefinition.MAX_TOKENS) {
+				v.add(new ConfigurationViolation(at + ".capacity",
+						"must be between 1 and 2^53 tokens, was " + limit.getCapacity() + ".",
+						algorithm.isWindow()
+								? "set how many tokens (requests) a client may spend per refill-period window, at least 1."
+								: "set the largest burst the client may send, at least 1 (0 would refuse every request)."));
+			}
+			else if (algorithm == Algorithm.SLIDING_WINDOW_LOG && limit.getCapacity() > LimitDefinition.MAX_LOG_CAPACITY) {
+				v.add(new ConfigurationViolation(at + ".capacity",
+						"must be at most 1,000,000 tokens with sliding-window-log (it keeps one Redis entry per "
+								+ "admitted token for a whole window), was " + limit.getCapacity() + ".",
+						"use algorithm: sliding-window-counter (two counters per client, approximate) or token-bucket "
+								+ "for limits this large."));
+			}
+			if (algorithm.isWindow()) {
+				// a window admits capacity tokens per window: refill-tokens is implied (0 = left out) or must agree
+				if (limit.getRefillTokens() != 0 && limit.getRefillTokens() != limit.getCapacity()) {
+					v.add(new ConfigurationViolation(at + ".refill-tokens",
+							"must equal capacity (" + limit.getCapacity() + ") or be left out with algorithm "
+									+ algorithm.configName() + ", which admits capacity tokens per refill-period "
+									+ "window; was " + limit.getRefillTokens() + ".",
+							"remove refill-tokens (or set it to " + limit.getCapacity() + "); for a burst larger "
+									+ "than the rate, use algorithm: token-bucket."));
+				}
+			}
+			else if (limit.getRefillTokens() < 1 || limit.getRefillTokens() > LimitDefinition.MAX_TOKENS) {
+				v.add(new ConfigurationViolation(at + ".refill-tokens",
+						"must be between 1 and 2^53 tokens, was " + limit.getRefillTokens() + ".",
+						"set how many tokens the bucket regains per refill-period, at least 1 "
+								+ "(for slower rates lengthen refill-period, e.g. 1 per 1m)."));
+			}
+			Duration period = limit.getRefillPeriod();
+			if (period == null) {
+				v.add(new ConfigurationViolation(at + ".refill-period", "is missing.",
+						"set a duration such as 1s, 1m, 15m or 1d."));
+			}
+			else if (period.toMillis() < 1 || period.compareTo(MAX_PERIOD) > 0) {
+				v.add(new ConfigurationViolation(at + ".refill-period",
+						"must be between 1ms and 3650d, was " + period + ".",
+						"set a positive duration such as 1s, 1m, 15m or 1d."));
+			}
+		}
+	}
+
+	/**
+	 * A global limit is one bucket shared by every client of an endpoint group, whatever their plan: every plan that
+	 * gives a group global limits must give it the same ones (else the shared bucket would be checked against
+	 * different capacities from one request to the next). A plan without global limits for a group is allowed: its
+	 * clients are then not counted in the group-wide quota.
+	 */
+	private static void validateGlobalLimits(RateLimitProperties p, List<ConfigurationViolation> v) {
+		String prefix = RateLimitProperties.PREFIX + ".plans.";
+		List<String> groups = new ArrayList<>(new TreeSet<>(knownGroups(p)));
+		groups.add(null); // any group no plan lists: every plan's default list
+		Set<String> reported = new HashSet<>();
+		for (String group : groups) {
+			String firstPlan = null;
+			String firstProperty = null;
+			List<String> first = null;
+			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group) : null;
+				String property = prefix + plan.getKey() + ".groups." + group;
+				if (limits == null || limits.isEmpty()) {
+					limits = plan.getValue().getDefault();
+					property = prefix + plan.getKey() + ".default";
+				}
+				List<String> global = globalLimits(limits);
+				if (global.isEmpty()) {
+					continue;
+				}
+				if (first == null) {
+					firstPlan = plan.getKey();
+					firstProperty = property;
+					first = global;
+				}
+				else if (!first.equals(global) && reported.add(property)) {
+					String where = (group != null) ? "endpoint group '" + group + "'"
+							: "the endpoint groups no plan lists";
+					v.add(new ConfigurationViolation(property,
+							"gives " + where + " global limits " + global + " that differ from those of plan '"
+									+ firstPlan + "' " + first + " (" + firstProperty + "): a global limit is one "
+									+ "bucket shared by every client of the group, whatever their plan.",
+							"give every plan the same scope: global limits for the group (capacity, refill-tokens, "
+									+ "refill-period, algorithm, in the same order), or none."));
+				}
+			}
+		}
+	}
+
+	/**
+	 * Endpoint groups whose global limits only some plans carry: the clients of the other plans (often the anonymous
+	 * plan) are not counted in the group-wide quota, which is legal but rarely what protecting a backend needs. One
+	 * message per such group, for a warning at start-up.
+	 * @param p the properties
+	 * @return the messages, empty when every group's global limits are carried by every plan or by none
+	 */
+	public static List<String> globalLimitGaps(RateLimitProperties p) {
+		String prefix = RateLimitProperties.PREFIX + ".plans.";
+		List<String> groups = new ArrayList<>(new TreeSet<>(knownGroups(p)));
+		groups.add(null);
+		List<String> messages = new ArrayList<>();
+		for (String group : groups) {
+			List<String> with = new ArrayList<>();
+			List<String> without = new ArrayList<>();
+			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group) : null;
+				String property = prefix + plan.getKey() + ".groups." + group;
+				if (limits == null || limits.isEmpty()) {
+					limits = plan.getValue().getDefault();
+					property = prefix + plan.getKey() + ".default";
+				}
+				(globalLimits(limits).isEmpty() ? without : with).add(property);
+			}
+			if (!with.isEmpty() && !without.isEmpty()) {
+				String where = (group != null) ? "Endpoint group '" + group + "'" : "The endpoint groups no plan lists";
+				messages.add(where + " has scope: global limits in " + with + " but none in " + without
+						+ ": clients of those plans are not counted in the group-wide quota (an anonymous client "
+						+ "passes a global cap its plan does not carry). Give those lists the same global limits to "
+						+ "count every client.");
+			}
+		}
+		return messages;
+	}
+
+	private static List<String> globalLimits(List<RateLimitProperties.Limit> limits) {
+		List<String> global = new ArrayList<>();
+		if (limits == null) {
+			return global;
+		}
+		for (RateLimitProperties.Limit limit : limits) {
+			if (limit.getScope() == LimitScope.GLOBAL) {
+				Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
+				long refill = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
+				global.add("{capacity: " + limit.getCapacity() + ", refill-tokens: " + refill + ", refill-period: "
+						+ limit.getRefillPeriod() + ", algorithm: " + algorithm.configName() + "}");
+			}
+		}
+		return global;
+	}
+
+	/**
+	 * Check the {@code RateLimit} filters of the gateway's configured routes and default filters.
+	 * @param p the (valid) rate limit properties
+	 * @param gateway the gateway properties holding the route definitions
+	 * @return the problems found, empty when valid
+	 */
+	public static List<ConfigurationViolation> validateRoutes(RateLimitProperties p, GatewayProperties gateway) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		List<RouteDefinition> routes = gateway.getRoutes();
+		for (int r = 0; r < routes.size(); r++) {
+			List<FilterDefinition> filters = routes.get(r).getFilters();
+			for (int f = 0; f < filters.size(); f++) {
+				if (FILTER_NAME.equals(filters.get(f).getName())) {
+					validateFilterArgs(p, ROUTES + "[" + r + "].filters[" + f + "]", routes.get(r).getId(),
+							filters.get(f).getArgs(), v);
+				}
+			}
+		}
+		List<FilterDefinition> defaults = gateway.getDefaultFilters();
+		for (int f = 0; f < defaults.size(); f++) {
+			if (FILTER_NAME.equals(defaults.get(f).getName())) {
+				for (RouteDefinition route : routes) {
+					validateFilterArgs(p, DEFAULT_FILTERS + "[" + f + "] (route " + route.getId() + ")", route.getId(),
+							defaults.get(f).getArgs(), v);
+				}
+			}
+		}
+		return v;
+	}
+
+	private static void validateFilterArgs(RateLimitProperties p, String property, String routeId,
+			Map<String, String> args, List<ConfigurationViolation> v) {
+		String group = null;
+		String keyBy = null;
+		String cost = null;
+		String critical = null;
+		String shadow = null;
+		for (Map.Entry<String, String> arg : args.entrySet()) {
+			String name = arg.getKey().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+			if (arg.getKey().equals(NameUtils.generateName(0)) || name.equals("group")) {
+				group = arg.getValue();
+			}
+			else if (name.equals("keyby")) {
+				keyBy = arg.getValue();
+			}
+			else if (name.equals("cost")) {
+				cost = arg.getValue();
+			}
+			else if (name.equals("critical")) {
+				critical = arg.getValue();
+			}
+			else if (name.equals("shadow")) {
+				shadow = arg.getValue();
+			}
+			else {
+				v.add(new ConfigurationViolation(property + ".args." + arg.getKey(), "is not an argument of RateLimit.",
+						"use group, key-by, cost, critical or shadow."));
+			}
+		}
+		KeyBy parsedKeyBy = KeyBy.API_KEY;
+		if (keyBy != null) {
+			parsedKeyBy = parseKeyBy(keyBy);
+			if (parsedKeyBy == null) {
+				v.add(new ConfigurationViolation(property + ".args.key-by", "must be api-key or ip, was '" + keyBy + "'.",
+						"use key-by: api-key (the default) or key-by: ip."));
+				parsedKeyBy = KeyBy.API_KEY;
+			}
+		}
+		Long parsedCost = 1L;
+		if (cost != null) {
+			parsedCost = parseLong(cost);
+			if (parsedCost == null || parsedCost < 1) {
+				v.add(new ConfigurationViolation(property + ".args.cost",
+						"must be a whole number of tokens of at least 1, was '" + cost + "'.",
+						"use a cost of 1 or more, or remove it (default 1)."));
+				parsedCost = null;
+			}
+		}
+		if (critical != null && !critical.equalsIgnoreCase("true") && !critical.equalsIgnoreCase("false")) {
+			v.add(new ConfigurationViolation(property + ".args.critical", "must be true or false, was '" + critical + "'.",
+					"use critical: true for routes that must fail closed."));
+		}
+		if (shadow != null && !shadow.equalsIgnoreCase("true") && !shadow.equalsIgnoreCase("false")) {
+			v.add(new ConfigurationViolation(property + ".args.shadow", "must be true or false, was '" + shadow + "'.",
+					"use shadow: true to observe the route's limits without enforcing them."));
+		}
+		v.addAll(validateRoute(p, property, group, routeId, parsedKeyBy, parsedCost));
+	}
+
+	/**
+	 * Check one route's rate limit settings against the plans: an explicitly named group must be known, and the
+	 * cost must fit in every limit that can apply (all plans on api-key routes; the anonymous plan on ip routes).
+	 * @param p the (valid) rate limit properties
+	 * @param property the name to report problems under
+	 * @param explicitGroup the group the route names, or {@code null} when it uses its route id
+	 * @param routeId the route id (the group when none is named), or {@code null}
+	 * @param keyBy what the route limits by
+	 * @param cost tokens per request, or {@code null} if already reported invalid
+	 * @return the problems found
+	 */
+	public static List<ConfigurationViolation> validateRoute(RateLimitProperties p, String property,
+			String explicitGroup, String routeId, KeyBy keyBy, Long cost) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		Set<String> known = knownGroups(p);
+		if (explicitGroup != null && !known.contains(explicitGroup)) {
+			v.add(new ConfigurationViolation(property + ".args.group",
+					"names endpoint group '" + explicitGroup + "', which no plan and no ratelimit.groups entry defines.",
+					"declare it (ratelimit.groups." + explicitGroup + ".critical: false, or limits under "
+							+ "ratelimit.plans.<plan>.groups." + explicitGroup + "), fix the name (known: "
+							+ new TreeSet<>(known) + "), or drop group to use the route id."));
+		}
+		if (cost != null) {
+			String group = (explicitGroup != null) ? explicitGroup : routeId;
+			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+				if (keyBy == KeyBy.IP && !plan.getKey().equals(p.getAnonymousPlan())) {
+					continue;
+				}
+				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group)
+						: null;
+				if (limits == null || limits.isEmpty()) {
+					limits = plan.getValue().getDefault();
+				}
+				for (RateLimitProperties.Limit limit : limits) {
+					if (cost > limit.getCapacity()) {
+						v.add(new ConfigurationViolation(property + ".args.cost",
+								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
+										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
+								"lower the cost or raise the capacity to at least " + cost + "."));
+						return v;
+					}
+				}
+			}
+		}
+		return v;
+	}
+
+	private static Set<String> knownGroups(RateLimitProperties p) {
+		Set<String> names = new HashSet<>(p.getGroups().keySet());
+		p.getPlans().values().forEach((plan) -> names.addAll(plan.getGroups().keySet()));
+		return names;
+	}
+
+	/**
+	 * Parse a {@code key-by} value leniently ({@code api-key}, {@code api_key}, {@code API_KEY}, {@code ip}).
+	 * @param value the value
+	 * @return the parsed value, or {@code null} if unknown
+	 */
+	public static KeyBy parseKeyBy(String value) {
+		String normalized = value.strip().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+		return switch (normalized) {
+			case "apikey" -> KeyBy.API_KEY;
+			case "ip" -> KeyBy.IP;
+			default -> null;
+		};
+	}
+
+	private static Long parseLong(String value) {
+		try {
+			return Long.valueOf(value.strip());
+		}
+		catch (NumberFormatException ex) {
+			return null;
+		}
+	}
+
+}

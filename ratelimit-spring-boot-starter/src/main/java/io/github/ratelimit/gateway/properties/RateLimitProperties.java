@@ -1,0 +1,593 @@
+package io.github.ratelimit.gateway.properties;
+
+import io.github.ratelimit.gateway.chain.FallbackMode;
+import io.github.ratelimit.gateway.http.HeaderStyle;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.ratelimit.gateway.http.RequestPathCheck;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitScope;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration of the distributed rate limiter, bound from the {@code ratelimit.*} properties.
+ *
+ * <p>Shape (see README, "Configuration"): plans hold limits, either for all endpoint groups ({@code default}) or for
+ * one group ({@code groups.<group>}); API keys map to plans; clients without a known API key are limited by IP
+ * address under the {@link #getAnonymousPlan() anonymous plan}. The values are checked at start-up by
+ * {@link RateLimitConfigurationValidator}; a bad value stops start-up with a message naming the property.
+ */
+@ConfigurationProperties(prefix = RateLimitProperties.PREFIX)
+public class RateLimitProperties {
+
+	/** Prefix of every property of this starter. */
+	public static final String PREFIX = "ratelimit";
+
+	/**
+	 * Name of the request header that carries the client's API key. Requests without it, with an empty value or
+	 * with a key no plan knows are limited by client IP under the anonymous plan.
+	 */
+	private String apiKeyHeader = "X-API-Key";
+
+	/**
+	 * Number of reverse-proxy hops in front of the gateway whose X-Forwarded-For entries are trusted (0 to 32).
+	 * 0 ignores X-Forwarded-For and limits by the TCP peer address; 1 takes the rightmost entry (written by the one
+	 * trusted proxy); n takes the n-th entry from the right. Entries a client wrote itself are never trusted as
+	 * long as this matches the real number of proxies.
+	 */
+	private int trustedProxies = 0;
+
+	/** Plan applied to clients limited by IP address (no, empty or unknown API key). Must name a plan. */
+	private String anonymousPlan = "anonymous";
+
+	/** Plans by name. Each plan has a non-empty {@code default} list of limits and optional per-group lists. */
+	private Map<String, Plan> plans = new LinkedHashMap<>();
+
+	/** Endpoint groups by name, with settings shared by every route of the group. */
+	private Map<String, Group> groups = new LinkedHashMap<>();
+
+	/**
+	 * Static API key to plan mapping, for small installs, demos and tests. Keys are credentials: they are hashed
+	 * before use in Redis and never logged.
+	 */
+	private Map<String, String> apiKeys = new LinkedHashMap<>();
+
+	/** Which rate limit header fields responses carry. */
+	private HeaderStyle headerStyle = HeaderStyle.IETF;
+
+	/**
+	 * Longest time one limiter check may wait for Redis; past it the check counts as failed and the failure policy
+	 * applies (local fallback, or fail closed on critical routes). Must be positive. The default, 20 ms, is ten
+	 * times the 2 ms per-check budget on a LAN: normal jitter and GC pauses stay under it, while a slow or
+	 * unreachable Redis costs at most this much per request until the circuit breaker opens.
+	 */
+	private Duration redisTimeout = Duration.ofMillis(20);
+
+	/** Circuit breaker around Redis calls. */
+	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
+	/** What non-critical routes do while Redis is unavailable. */
+	private final Fallback fallback = new Fallback();
+
+	/** Local memory of denials, so clients far over their limit cost no Redis call per request. */
+	private final OverLimitCache overLimitCache = new OverLimitCache();
+
+	/**
+	 * Whether every route runs in shadow mode: decisions are computed, counted and logged but never enforced (a
+	 * request over its limit goes through), to measure new limits before switching them on. Groups and routes can
+	 * also be put in shadow mode one by one.
+	 */
+	private boolean shadowMode;
+
+	/** Whether responses in shadow mode carry the rate limit header fields (off: clients see nothing). */
+	private boolean shadowHeaders;
+
+	/**
+	 * Level of the denial log (off, error, warn, info, debug, trace): the full line of a client's first denial in
+	 * an endpoint group per {@link #getDenialLogInterval() interval}, and the summary line of its further denials.
+	 */
+	private DenialLogLevel denialLogLevel = DenialLogLevel.INFO;
+
+	/**
+	 * How long one full denial log line per client and endpoint group stands for all its denials: the client's
+	 * further denials in the group are counted, and when the interval (started by the full line) ends one summary
+	 * line gives their number. Must be positive; e.g. 1m (the default), 10s. Read at start-up.
+	 */
+	private Duration denialLogInterval = Duration.ofMinutes(1);
+
+	/** Prefix of every Redis key the limiter writes (letters, digits, '-', '_', ':' and '.'). */
+	private String keyPrefix = "rl";
+
+	/**
+	 * What the gateway does with a request whose path is not in canonical form (empty or dot segments, encoded
+	 * '/', '\', '.', '%' or ';', see {@link RequestPathCheck}), checked before route matching so that no spelling of
+	 * a path escapes its endpoint group: {@code reject} answers 400 Bad Request with a problem body,
+	 * {@code normalize} routes and forwards the canonical path (RFC 3986 section 6.2.2; what has no canonical form is
+	 * still refused), {@code allow} routes every path as written (a path may then reach another group's limits).
+	 */
+	private RequestPathCheck.Policy nonCanonicalPaths = RequestPathCheck.Policy.REJECT;
+
+	public String getApiKeyHeader() {
+		return this.apiKeyHeader;
+	}
+
+	public void setApiKeyHeader(String apiKeyHeader) {
+		this.apiKeyHeader = apiKeyHeader;
+	}
+
+	public int getTrustedProxies() {
+		return this.trustedProxies;
+	}
+
+	public void setTrustedProxies(int trustedProxies) {
+		this.trustedProxies = trustedProxies;
+	}
+
+	public String getAnonymousPlan() {
+		return this.anonymousPlan;
+	}
+
+	public void setAnonymousPlan(String anonymousPlan) {
+		this.anonymousPlan = anonymousPlan;
+	}
+
+	public Map<String, Plan> getPlans() {
+		return this.plans;
+	}
+
+	public void setPlans(Map<String, Plan> plans) {
+		this.plans = plans;
+	}
+
+	public Map<String, Group> getGroups() {
+		return this.groups;
+	}
+
+	public void setGroups(Map<String, Group> groups) {
+		this.groups = groups;
+	}
+
+	public Map<String, String> getApiKeys() {
+		return this.apiKeys;
+	}
+
+	public void setApiKeys(Map<String, String> apiKeys) {
+		this.apiKeys = apiKeys;
+	}
+
+	public HeaderStyle getHeaderStyle() {
+		return this.headerStyle;
+	}
+
+	public void setHeaderStyle(HeaderStyle headerStyle) {
+		this.headerStyle = headerStyle;
+	}
+
+	public Duration getRedisTimeout() {
+		return this.redisTimeout;
+	}
+
+	public void setRedisTimeout(Duration redisTimeout) {
+		this.redisTimeout = redisTimeout;
+	}
+
+	public boolean isShadowMode() {
+		return this.shadowMode;
+	}
+
+	public void setShadowMode(boolean shadowMode) {
+		this.shadowMode = shadowMode;
+	}
+
+	public boolean isShadowHeaders() {
+		return this.shadowHeaders;
+	}
+
+	public void setShadowHeaders(boolean shadowHeaders) {
+		this.shadowHeaders = shadowHeaders;
+	}
+
+	public DenialLogLevel getDenialLogLevel() {
+		return this.denialLogLevel;
+	}
+
+	public void setDenialLogLevel(DenialLogLevel denialLogLevel) {
+		this.denialLogLevel = denialLogLevel;
+	}
+
+	/**
+	 * How long one full denial log line per client and endpoint group stands for all its denials.
+	 * @return a positive duration, 1 minute by default
+	 */
+	public Duration getDenialLogInterval() {
+		return this.denialLogInterval;
+	}
+
+	/**
+	 * Set how long one full denial log line per client and endpoint group stands for all its denials.
+	 * @param denialLogInterval a positive duration
+	 */
+	public void setDenialLogInterval(Duration denialLogInterval) {
+		this.denialLogInterval = denialLogInterval;
+	}
+
+	public CircuitBreaker getCircuitBreaker() {
+		return this.circuitBreaker;
+	}
+
+	public Fallback getFallback() {
+		return this.fallback;
+	}
+
+	public OverLimitCache getOverLimitCache() {
+		return this.overLimitCache;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public RequestPathCheck.Policy getNonCanonicalPaths() {
+		return this.nonCanonicalPaths;
+	}
+
+	public void setNonCanonicalPaths(RequestPathCheck.Policy nonCanonicalPaths) {
+		this.nonCanonicalPaths = nonCanonicalPaths;
+	}
+
+	/** A plan (tier) such as free or pro: the limits its clients get. */
+	public static class Plan {
+
+		/** Limits applied to every endpoint group the plan does not list under {@code groups}. Not empty. */
+		private List<Limit> defaultLimits = new ArrayList<>();
+
+		/** Limits per endpoint group, replacing the {@code default} list for that group. */
+		private Map<String, List<Limit>> groups = new LinkedHashMap<>();
+
+		/**
+		 * Limits applied to every endpoint group the plan does not list under {@code groups}.
+		 * @return the default limits, never {@code null}
+		 */
+		public List<Limit> getDefault() {
+			return this.defaultLimits;
+		}
+
+		/**
+		 * Set the limits applied to every endpoint group the plan does not list under {@code groups}.
+		 * @param defaultLimits the default limits
+		 */
+		public void setDefault(List<Limit> defaultLimits) {
+			this.defaultLimits = defaultLimits;
+		}
+
+		public Map<String, List<Limit>> getGroups() {
+			return this.groups;
+		}
+
+		public void setGroups(Map<String, List<Limit>> groups) {
+			this.groups = groups;
+		}
+
+	}
+
+	/**
+	 * One limit. With the default token bucket: a bucket of {@code capacity} tokens that gains {@code refill-tokens}
+	 * tokens per {@code refill-period}, continuously (a fraction of a token per fraction of the period). With a window
+	 * algorithm: at most {@code capacity} tokens per {@code refill-period} window.
+	 */
+	public static class Limit {
+
+		/**
+		 * Most tokens the bucket holds, i.e. the largest burst (1 to 2^53); for window algorithms, tokens per window
+		 * (sliding-window-log: 1 to 1,000,000).
+		 */
+		private long capacity;
+
+		/**
+		 * Tokens added per refill period (1 to 2^53). Window algorithms: leave it out (it is then the capacity) or set
+		 * it equal to capacity.
+		 */
+		private long refillTokens;
+
+		/**
+		 * Period over which refill-tokens are added, e.g. 1s, 1m, 15m, 1d (1 ms to 3650 days); for window algorithms,
+		 * the window.
+		 */
+		private Duration refillPeriod;
+
+		/** Policy name shown to clients in the rate limit header fields; derived from plan and group when unset. */
+		private String name;
+
+		/**
+		 * How the limit is enforced: {@code token-bucket} (continuous refill, bursts up to capacity),
+		 * {@code sliding-window-log} (at most capacity tokens in any refill-period long window, exact; one Redis
+		 * entry per admitted token, so capacity is at most 1,000,000), {@code sliding-window-counter} (the same,
+		 * approximated from two counters) or {@code fixed-window} (at most capacity tokens per refill-period window
+		 * aligned to the epoch; up to twice that across a window edge). Window algorithms take capacity tokens per
+		 * refill-period: leave refill-tokens out or set it equal to capacity.
+		 */
+		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+
+		/**
+		 * Who shares the limit: {@code client} (the default: one bucket per client) or {@code global} (one bucket
+		 * shared by every client of the endpoint group, whatever their plan, to protect the backend). A request must
+		 * pass every limit of both scopes and a denied one takes from none; a client denied by its own limits never
+		 * takes from the global ones. Plans that give a group global limits must give it the same ones (they are one
+		 * shared bucket). Costs a second Redis call per request in groups that have global limits.
+		 */
+		private LimitScope scope = LimitScope.CLIENT;
+
+		public long getCapacity() {
+			return this.capacity;
+		}
+
+		public void setCapacity(long capacity) {
+			this.capacity = capacity;
+		}
+
+		public long getRefillTokens() {
+			return this.refillTokens;
+		}
+
+		public void setRefillTokens(long refillTokens) {
+			this.refillTokens = refillTokens;
+		}
+
+		public Duration getRefillPeriod() {
+			return this.refillPeriod;
+		}
+
+		public void setRefillPeriod(Duration refillPeriod) {
+			this.refillPeriod = refillPeriod;
+		}
+
+		public String getName() {
+			return this.name;
+		}
+
+		public void setName(String name) {
+			this.name = name;
+		}
+
+		public Algorithm getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(Algorithm algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public LimitScope getScope() {
+			return this.scope;
+		}
+
+		public void setScope(LimitScope scope) {
+			this.scope = scope;
+		}
+
+	}
+
+	/** Settings of one endpoint group. */
+	public static class Group {
+
+		/**
+		 * Whether the group is critical (login, OTP): when the limiter cannot decide, its requests are refused
+		 * (fail closed) instead of let through.
+		 */
+		private boolean critical;
+
+		/** Whether the group's limits run in shadow mode: computed, counted and logged, never enforced. */
+		private boolean shadow;
+
+		public boolean isCritical() {
+			return this.critical;
+		}
+
+		public void setCritical(boolean critical) {
+			this.critical = critical;
+		}
+
+		public boolean isShadow() {
+			return this.shadow;
+		}
+
+		public void setShadow(boolean shadow) {
+			this.shadow = shadow;
+		}
+
+	}
+
+	/**
+	 * Resilience4j circuit breaker settings for the Redis calls (breaker name {@code ratelimit-redis}). When the
+	 * application defines a {@code CircuitBreakerRegistry} bean that already holds a breaker of that name, that
+	 * breaker and its settings are used instead.
+	 */
+	public static class CircuitBreaker {
+
+		/** Failure rate, in percent (1 to 100), at or above which the breaker opens. */
+		private float failureRateThreshold = 50;
+
+		/** Number of most recent calls whose outcome the failure rate is computed over (at least 1). */
+		private int slidingWindowSize = 20;
+
+		/** Calls needed before the failure rate is computed (at least 1): the breaker opens after this many failures at the soonest. */
+		private int minimumNumberOfCalls = 5;
+
+		/** Time the breaker stays open (no Redis calls at all) before letting trial calls through. */
+		private Duration waitDurationInOpenState = Duration.ofSeconds(5);
+
+		/** Trial calls allowed while half-open; if enough succeed the breaker closes (at least 1). */
+		private int permittedCallsInHalfOpenState = 3;
+
+		public float getFailureRateThreshold() {
+			return this.failureRateThreshold;
+		}
+
+		public void setFailureRateThreshold(float failureRateThreshold) {
+			this.failureRateThreshold = failureRateThreshold;
+		}
+
+		public int getSlidingWindowSize() {
+			return this.slidingWindowSize;
+		}
+
+		public void setSlidingWindowSize(int slidingWindowSize) {
+			this.slidingWindowSize = slidingWindowSize;
+		}
+
+		public int getMinimumNumberOfCalls() {
+			return this.minimumNumberOfCalls;
+		}
+
+		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
+			this.minimumNumberOfCalls = minimumNumberOfCalls;
+		}
+
+		public Duration getWaitDurationInOpenState() {
+			return this.waitDurationInOpenState;
+		}
+
+		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
+			this.waitDurationInOpenState = waitDurationInOpenState;
+		}
+
+		public int getPermittedCallsInHalfOpenState() {
+			return this.permittedCallsInHalfOpenState;
+		}
+
+		public void setPermittedCallsInHalfOpenState(int permittedCallsInHalfOpenState) {
+			this.permittedCallsInHalfOpenState = permittedCallsInHalfOpenState;
+		}
+
+	}
+
+	/** Behaviour of non-critical routes while Redis is unavailable (error, timeout, breaker open). */
+	public static class Fallback {
+
+		/** Whether requests are limited locally ({@code local}) or simply let through ({@code allow}). */
+		private FallbackMode mode = FallbackMode.LOCAL;
+
+		/**
+		 * Expected number of gateway instances (at least 1): each instance's local limiter holds 1/instances of every
+		 * limit. Used until the instance count has been learned from Redis.
+		 */
+		private int instances = 1;
+
+		/**
+		 * Whether instances announce themselves in Redis (a heartbeat every heartbeat-interval) so that each knows
+		 * how many share the limits; the last count seen is kept while Redis is down.
+		 */
+		private boolean learnInstances = true;
+
+		/** Interval of the instance heartbeat; an instance not heard from for 3 intervals no longer counts. */
+		private Duration heartbeatInterval = Duration.ofSeconds(5);
+
+		/** Most client buckets the local limiter keeps in memory (least recently used ones are dropped first). */
+		private long maxBuckets = 100_000;
+
+		public FallbackMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(FallbackMode mode) {
+			this.mode = mode;
+		}
+
+		public int getInstances() {
+			return this.instances;
+		}
+
+		public void setInstances(int instances) {
+			this.instances = instances;
+		}
+
+		public boolean isLearnInstances() {
+			return this.learnInstances;
+		}
+
+		public void setLearnInstances(boolean learnInstances) {
+			this.learnInstances = learnInstances;
+		}
+
+		public Duration getHeartbeatInterval() {
+			return this.heartbeatInterval;
+		}
+
+		public void setHeartbeatInterval(Duration heartbeatInterval) {
+			this.heartbeatInterval = heartbeatInterval;
+		}
+
+		public long getMaxBuckets() {
+			return this.maxBuckets;
+		}
+
+		public void setMaxBuckets(long maxBuckets) {
+			this.maxBuckets = maxBuckets;
+		}
+
+	}
+
+	/** Log level of the denial log line. */
+	public enum DenialLogLevel {
+
+		/** No denial log line. */
+		OFF,
+
+		/** ERROR. */
+		ERROR,
+
+		/** WARN. */
+		WARN,
+
+		/** INFO. */
+		INFO,
+
+		/** DEBUG. */
+		DEBUG,
+
+		/** TRACE. */
+		TRACE
+
+	}
+
+	/**
+	 * The over-limit cache: each instance remembers a denial until its Retry-After and denies the same client's
+	 * requests (same group, same cost) locally meanwhile. Exact for token buckets: see
+	 * {@code io.github.ratelimit.gateway.chain.OverLimitCache}.
+	 */
+	public static class OverLimitCache {
+
+		/** Whether denials are remembered until their Retry-After. */
+		private boolean enabled = true;
+
+		/** Most denials remembered per instance (at least 1). */
+		private long maxEntries = 100_000;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public long getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(long maxEntries) {
+			this.maxEntries = maxEntries;
+		}
+
+	}
+
+}

@@ -1,0 +1,132 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+class LocalFallbackLimiterTest {
+
+	private static final ClientKey CLIENT = new ClientKey(ClientKey.Kind.API_KEY, "hash", "free");
+
+	private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+
+	private final AtomicInteger instances = new AtomicInteger(2);
+
+	private final LocalFallbackLimiter limiter = new LocalFallbackLimiter(1_000, this.instances::get,
+			this.nanos::get);
+
+	@Test
+	void holdsThisInstancesShareOfEachLimit() {
+		PlanLimits limits = limits(new LimitDefinition("free-api", 4, 4, Duration.ofSeconds(1)));
+		assertThat(consume(limits).allowed()).isTrue();
+		assertThat(consume(limits).allowed()).isTrue();
+		RateLimitDecision third = consume(limits);
+		assertThat(third.allowed()).isFalse();
+		assertThat(third.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK);
+		// share of the refill: 2 tokens/s, so one token after 500 ms
+		assertThat(third.retryAfterMillis()).isEqualTo(500);
+		this.nanos.addAndGet(Duration.ofMillis(500).toNanos());
+		assertThat(consume(limits).allowed()).isTrue();
+		assertThat(consume(limits).allowed()).isFalse();
+	}
+
+	@Test
+	void deniedRequestConsumesFromNoLimit() {
+		PlanLimits limits = limits(new LimitDefinition("free-api-1s", 20, 20, Duration.ofSeconds(1)),
+				new LimitDefinition("free-api-1h", 2, 2, Duration.ofHours(1)));
+		this.instances.set(1);
+		assertThat(consume(limits).allowed()).isTrue();
+		assertThat(consume(limits).allowed()).isTrue();
+		RateLimitDecision denied = consume(limits);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.statuses().get(0).remaining()).isEqualTo(18);
+		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-api-1h");
+	}
+
+	@Test
+	void shareNeverFallsBelowTheCost() {
+		// capacity 3 over 4 instances is 0.75 tokens: the share is raised to 1 so the request can pass at all
+		this.instances.set(4);
+		PlanLimits limits = limits(new LimitDefinition("anonymous-login", 3, 3, Duration.ofMinutes(15)));
+		assertThat(consume(limits).allowed()).isTrue();
+		assertThat(consume(limits).allowed()).isFalse();
+	}
+
+	@Test
+	void newInstanceCountTakesEffect() {
+		PlanLimits limits = limits(new LimitDefinition("free-api", 10, 10, Duration.ofMinutes(1)));
+		this.instances.set(5);
+		assertThat(consume(limits).statuses().get(0).remaining()).isEqualTo(1);
+		this.instances.set(1);
+		assertThat(consume(limits).statuses().get(0).remaining()).isEqualTo(9);
+	}
+
+	@Test
+	void memoryIsBoundedWithManyClients() {
+		LocalFallbackLimiter small = new LocalFallbackLimiter(100, () -> 1, this.nanos::get);
+		PlanLimits limits = limits(new LimitDefinition("free-api", 10, 10, Duration.ofMinutes(1)));
+		for (int i = 0; i < 10_000; i++) {
+			small.consume(new ClientKey(ClientKey.Kind.IP, "10.0." + (i / 256) + "." + (i % 256), "anonymous"), limits, 1);
+		}
+		assertThat(small.size()).isLessThanOrEqualTo(100);
+	}
+
+	@Test
+	void globalLimitIsOneShareOfTheGroupForEveryClientAndPlan() {
+		// 2 instances: this one holds 4 / 2 = 2 tokens of the group-wide bucket, whoever the client
+		LimitDefinition global = new LimitDefinition("api-global", 4, 4, Duration.ofHours(1), Algorithm.TOKEN_BUCKET,
+				LimitScope.GLOBAL);
+		PlanLimits free = limits(new LimitDefinition("free-api", 10, 10, Duration.ofHours(1)), global);
+		PlanLimits pro = new PlanLimits("pro", "api", List.of(new LimitDefinition("pro-api", 100, 100,
+				Duration.ofHours(1)), global));
+		ClientKey other = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "pro");
+		assertThat(this.limiter.consume(CLIENT, free, 1).allowed()).isTrue();
+		RateLimitDecision second = this.limiter.consume(other, pro, 1);
+		assertThat(second.allowed()).isTrue();
+		// every limit, in configuration order, named as in the request's plan
+		assertThat(second.statuses()).extracting((s) -> s.limit().policyName(), (s) -> s.remaining())
+			.containsExactly(tuple("pro-api", 49L), tuple("api-global", 0L));
+		RateLimitDecision third = this.limiter.consume(new ClientKey(ClientKey.Kind.IP, "192.0.2.2", "free"), free, 1);
+		assertThat(third.allowed()).isFalse();
+		assertThat(third.violated()).extracting((s) -> s.limit().policyName()).containsExactly("api-global");
+		// the denied client's own bucket was not consumed: 10 / 2 = 5 tokens
+		assertThat(third.statuses().get(0).remaining()).isEqualTo(5);
+		// the group's share is kept once per group, not per client: 3 clients, 3 client buckets + 1 group bucket
+		assertThat(this.limiter.size()).isEqualTo(4);
+	}
+
+	@Test
+	void clientDeniedByItsOwnLimitTakesNothingFromTheGroupsShare() {
+		this.instances.set(1);
+		PlanLimits limits = limits(new LimitDefinition("free-api", 1, 1, Duration.ofHours(1)),
+				new LimitDefinition("api-global", 3, 3, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.GLOBAL));
+		assertThat(consume(limits).allowed()).isTrue();
+		for (int i = 0; i < 5; i++) {
+			RateLimitDecision denied = consume(limits);
+			assertThat(denied.allowed()).isFalse();
+			assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-api");
+		}
+		ClientKey other = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "free");
+		assertThat(this.limiter.consume(other, limits, 1).statuses().get(1).remaining()).isEqualTo(1);
+	}
+
+	private RateLimitDecision consume(PlanLimits limits) {
+		return this.limiter.consume(CLIENT, limits, 1);
+	}
+
+	private static PlanLimits limits(LimitDefinition... limits) {
+		return new PlanLimits("free", "api", List.of(limits));
+	}
+
+}

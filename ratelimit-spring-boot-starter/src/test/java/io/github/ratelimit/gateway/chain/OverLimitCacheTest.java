@@ -1,0 +1,72 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class OverLimitCacheTest {
+
+	private static final ClientKey CLIENT = new ClientKey(ClientKey.Kind.API_KEY, "h", "free");
+
+	private static final LimitDefinition LIMIT = new LimitDefinition("free-a", 2, 1, Duration.ofMinutes(1));
+
+	private static final PlanLimits LIMITS = new PlanLimits("free", "a", List.of(LIMIT));
+
+	private static final RateLimitDecision DENIED = RateLimitDecision.shared(LIMITS, false,
+			List.of(new LimitStatus(LIMIT, false, 0, 30_000, 90_000)));
+
+	private final OverLimitCache cache = new OverLimitCache(100);
+
+	@Test
+	void remembersADenialUntilItsRetryAfterWithTheTimeElapsedTakenOff() {
+		long start = System.nanoTime();
+		this.cache.remember(CLIENT, LIMITS, 1, start, DENIED);
+		RateLimitDecision later = this.cache.lookup(CLIENT, LIMITS, 1, start + 10_000_000_000L);
+		assertThat(later.source()).isEqualTo(RateLimitDecision.Source.CACHED);
+		assertThat(later.allowed()).isFalse();
+		assertThat(later.retryAfterMillis()).isEqualTo(20_000);
+		assertThat(later.statuses().get(0).resetMillis()).isEqualTo(80_000);
+		// never past the retry-after (less 1 ms for the script's rounding up)
+		assertThat(this.cache.lookup(CLIENT, LIMITS, 1, start + 29_999_000_000L)).isNull();
+	}
+
+	@Test
+	void onlyTheSameCostAndLimitsAreAnswered() {
+		long start = System.nanoTime();
+		this.cache.remember(CLIENT, LIMITS, 2, start, DENIED);
+		assertThat(this.cache.lookup(CLIENT, LIMITS, 1, start)).isNull(); // a cheaper request may fit
+		assertThat(this.cache.lookup(CLIENT, LIMITS, 2, start)).isNotNull();
+		PlanLimits pro = new PlanLimits("pro", "a", List.of(new LimitDefinition("pro-a", 100, 100, Duration.ofSeconds(1))));
+		assertThat(this.cache.lookup(CLIENT, pro, 2, start)).isNull(); // the client's plan changed
+		this.cache.forget(CLIENT, LIMITS);
+		assertThat(this.cache.lookup(CLIENT, LIMITS, 2, start)).isNull();
+	}
+
+	@Test
+	void allowedAndFallbackDecisionsAreNotRemembered() {
+		long start = System.nanoTime();
+		this.cache.remember(CLIENT, LIMITS, 1, start, RateLimitDecision.shared(LIMITS, true,
+				List.of(new LimitStatus(LIMIT, true, 1, 0, 60_000))));
+		this.cache.remember(CLIENT, LIMITS, 1, start, new RateLimitDecision(LIMITS, false, DENIED.statuses(),
+				RateLimitDecision.Source.LOCAL_FALLBACK));
+		assertThat(this.cache.lookup(CLIENT, LIMITS, 1, start)).isNull();
+		assertThat(this.cache.size()).isZero();
+	}
+
+	@Test
+	void boundedInSize() {
+		OverLimitCache small = new OverLimitCache(10);
+		long start = System.nanoTime();
+		for (int i = 0; i < 1_000; i++) {
+			small.remember(new ClientKey(ClientKey.Kind.IP, "10.0.0." + i, "anonymous"), LIMITS, 1, start, DENIED);
+		}
+		assertThat(small.size()).isLessThanOrEqualTo(10);
+	}
+
+}

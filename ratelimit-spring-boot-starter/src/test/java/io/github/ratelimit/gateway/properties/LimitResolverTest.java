@@ -1,0 +1,78 @@
+package io.github.ratelimit.gateway.properties;
+
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LimitResolverTest {
+
+	@Test
+	void groupListReplacesDefaultAndPolicyNamesFollowPlanGroupAndPeriod() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Plan free = new RateLimitProperties.Plan();
+		free.setDefault(List.of(limit(20, 10, Duration.ofSeconds(1)), limit(10_000, 10_000, Duration.ofDays(1))));
+		free.getGroups().put("search", List.of(limit(5, 1, Duration.ofSeconds(1))));
+		properties.getPlans().put("free", free);
+		LimitResolver resolver = new LimitResolver(properties);
+
+		PlanLimits search = resolver.limitsFor("free", "search");
+		assertThat(search.limits()).extracting(LimitDefinition::policyName).containsExactly("free-search");
+		assertThat(search.limits().get(0).windowSeconds()).isEqualTo(5);
+
+		PlanLimits api = resolver.limitsFor("free", "api");
+		assertThat(api.limits()).extracting(LimitDefinition::policyName).containsExactly("free-api-1s", "free-api-1d");
+		assertThat(api.smallestCapacity()).isEqualTo(20);
+		assertThat(resolver.limitsFor("free", "api")).isSameAs(api);
+	}
+
+	@Test
+	void liveChangesApplyOnlyAfterAValidReload() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Plan anonymous = new RateLimitProperties.Plan();
+		anonymous.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
+		properties.getPlans().put("anonymous", anonymous);
+		LimitResolver resolver = new LimitResolver(properties);
+		PlanLimits before = resolver.limitsFor("anonymous", "api");
+		// a rebinding empties and refills the live object in place: lookups do not see it half-way
+		properties.getPlans().clear();
+		assertThat(resolver.limitsFor("anonymous", "api")).isSameAs(before);
+		assertThat(resolver.isKnownPlan("anonymous")).isTrue();
+		// invalid new values: reported, the previous limits stay in force
+		anonymous.setDefault(List.of(limit(0, 1, Duration.ofMinutes(1))));
+		properties.getPlans().put("anonymous", anonymous);
+		assertThat(resolver.reload()).extracting(ConfigurationViolation::property)
+			.containsExactly("ratelimit.plans.anonymous.default[0].capacity");
+		assertThat(resolver.limitsFor("anonymous", "api")).isSameAs(before);
+		// valid new values: the next lookup has them; equal configurations give equal limits
+		anonymous.setDefault(List.of(limit(2, 2, Duration.ofSeconds(1))));
+		assertThat(resolver.reload()).isEmpty();
+		assertThat(resolver.limitsFor("anonymous", "api").limits().get(0).capacity()).isEqualTo(2);
+		anonymous.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
+		assertThat(resolver.reload()).isEmpty();
+		assertThat(resolver.limitsFor("anonymous", "api")).isEqualTo(before).isNotSameAs(before);
+	}
+
+	@Test
+	void periodLabels() {
+		assertThat(LimitResolver.periodLabel(Duration.ofMinutes(15))).isEqualTo("15m");
+		assertThat(LimitResolver.periodLabel(Duration.ofHours(2))).isEqualTo("2h");
+		assertThat(LimitResolver.periodLabel(Duration.ofMillis(1500))).isEqualTo("1500ms");
+	}
+
+	private static RateLimitProperties.Limit limit(long capacity, long refill, Duration period) {
+		RateLimitProperties.Limit limit = new RateLimitProperties.Limit();
+		limit.setCapacity(capacity);
+		limit.setRefillTokens(refill);
+		limit.setRefillPeriod(period);
+		return limit;
+	}
+
+}
