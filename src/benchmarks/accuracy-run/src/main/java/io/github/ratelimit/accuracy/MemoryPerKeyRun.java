@@ -103,7 +103,7 @@ public final class MemoryPerKeyRun {
 				limiter.tryConsume(client(-1), limits, 1).orTimeout(5, TimeUnit.SECONDS).join(); // load the script
 				admin.flushAll();
 				long before = Long.parseLong(admin.info("memory", "used_memory"));
-				Flux.range(0, keys).flatMap((i) -> Mono.fromFuture(() -> limiter.tryConsume(client(i), limits, 1)), 64)
+				Flux.range(0, keys).flatMap((i) -> Mono.fromFuture(limiter.tryConsume(client(i), limits, 1)), 64)
 					.blockLast(Duration.ofMinutes(10));
 				long after = Long.parseLong(admin.info("memory", "used_memory"));
 				long count = admin.longCommand("DBSIZE");
