@@ -26,7 +26,6 @@ import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
-import io.lettuce.core.ClientOptions;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -41,7 +40,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
@@ -203,21 +201,6 @@ public final class RateLimitAutoConfiguration {
 			ObjectProvider<RateLimitMetrics> metrics) {
 		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, limiter,
 				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
-	}
-
-	/**
-	 * Lettuce rejects commands while disconnected instead of queueing them: a queued rate limit check would run
-	 * after reconnecting and consume tokens for a request already decided by the fallback.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "io.lettuce.core.ClientOptions")
-	static class LettuceOptionsConfiguration {
-
-		@Bean
-		LettuceClientOptionsBuilderCustomizer rateLimitRejectCommandsWhenDisconnected() {
-			return (options) -> options.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
-		}
-
 	}
 
 	@Configuration(proxyBeanMethods = false)
