@@ -6,6 +6,7 @@ import io.github.ratelimit.gateway.properties.RateLimitConfigurationCheck;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.CanonicalPathWebFilter;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.filter.RateLimitRouteValidator;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
@@ -66,11 +67,17 @@ public final class RateLimitAutoConfiguration {
 	/** Name of the circuit breaker around Redis calls. */
 	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
+	/** The rules of the routes' {@code RateLimit} arguments; not replaceable, like the check that runs them. */
+	@Bean
+	RateLimitRouteValidator rateLimitRouteValidator(ObjectProvider<GatewayProperties> gatewayProperties) {
+		return new RateLimitRouteValidator(gatewayProperties.getIfAvailable());
+	}
+
 	/** Not replaceable: the configuration is checked whichever beans the application defines. */
 	@Bean
 	RateLimitConfigurationCheck rateLimitConfigurationCheck(RateLimitProperties properties,
-			ObjectProvider<GatewayProperties> gatewayProperties) {
-		return new RateLimitConfigurationCheck(properties, gatewayProperties.getIfAvailable());
+			RateLimitRouteValidator rateLimitRouteValidator) {
+		return new RateLimitConfigurationCheck(properties, rateLimitRouteValidator);
 	}
 
 	@Bean
@@ -85,8 +92,8 @@ public final class RateLimitAutoConfiguration {
 	 */
 	@Bean
 	static LimitReloader rateLimitLimitReloader(ObjectProvider<LimitResolver> limitResolver,
-			ObjectProvider<GatewayProperties> gatewayProperties) {
-		return new LimitReloader(limitResolver, gatewayProperties);
+			ObjectProvider<RateLimitRouteValidator> rateLimitRouteValidator) {
+		return new LimitReloader(limitResolver, rateLimitRouteValidator::getIfAvailable);
 	}
 
 	@Bean

@@ -69,7 +69,7 @@ public class LimitResolver {
 	 * @return the problems found, empty when the new properties were taken into use
 	 */
 	public List<ConfigurationViolation> reload() {
-		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateProperties(this.properties);
+		List<ConfigurationViolation> violations = RateLimitPropertiesValidator.validate(this.properties);
 		if (violations.isEmpty()) {
 			this.snapshot = new Snapshot(copyOf(this.properties));
 		}
@@ -129,7 +129,7 @@ public class LimitResolver {
 		for (RateLimitProperties.Limit limit : configured) {
 			String name = (limit.getName() != null && !limit.getName().isBlank()) ? limit.getName()
 					: defaultPolicyName(plan, group, limit, configured.size());
-			limits.add(toBucketLimit(name, limit));
+			limits.add(toLimitDefinition(name, limit));
 		}
 		return new PlanLimits(plan, group, dedupeNames(limits));
 	}
@@ -198,7 +198,7 @@ public class LimitResolver {
 	 * @param limit the validated configured limit
 	 * @return the limit
 	 */
-	static LimitDefinition toBucketLimit(String name, RateLimitProperties.Limit limit) {
+	static LimitDefinition toLimitDefinition(String name, RateLimitProperties.Limit limit) {
 		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 		LimitScope scope = (limit.getScope() != null) ? limit.getScope() : LimitScope.CLIENT;
 		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
