@@ -41,6 +41,18 @@ class PackageStructureTest {
 	}
 
 	@Test
+	void supportDependsOnNothingElseOfTheStarter() {
+		noClasses().that()
+			.resideInAPackage("..gateway.support..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("..gateway.limits..", "..gateway.chain..", "..gateway.client..", "..gateway.plan..",
+					"..gateway.redis..", "..gateway.filter..", "..gateway.http..", "..gateway.actuate..",
+					"..gateway.metrics..", "..gateway.properties..", "..gateway.autoconfigure..")
+			.check(classes);
+	}
+
+	@Test
 	void limitsModelDependsOnNothingElseOfTheStarter() {
 		noClasses().that()
 			.resideInAPackage("..gateway.limits..")

@@ -6,8 +6,9 @@ import java.util.List;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
-import io.github.ratelimit.gateway.properties.RateLimitConfigurationValidator;
+import io.github.ratelimit.gateway.properties.RateLimitPropertiesValidator;
 import io.github.ratelimit.gateway.chain.FallbackMode;
+import io.github.ratelimit.gateway.filter.RateLimitRouteValidator;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;
@@ -233,14 +234,14 @@ class ApplicationYamlTest {
 
 	static RateLimitProperties bindAndValidate(RenderedConfig config) {
 		RateLimitProperties properties = config.bindStrictly(RateLimitProperties.PREFIX, new RateLimitProperties());
-		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateProperties(properties);
+		List<ConfigurationViolation> violations = RateLimitPropertiesValidator.validate(properties);
 		assertThat(violations).as("the starter's start-up validation").isEmpty();
 		return properties;
 	}
 
 	static GatewayProperties bindRoutesAndValidate(RenderedConfig config, RateLimitProperties properties) {
 		GatewayProperties gateway = config.bindStrictly(GatewayProperties.PREFIX, new GatewayProperties());
-		assertThat(RateLimitConfigurationValidator.validateRoutes(properties, gateway))
+		assertThat(new RateLimitRouteValidator(gateway).validateRoutes(properties))
 			.as("the starter's validation of the routes' RateLimit filters").isEmpty();
 		return gateway;
 	}

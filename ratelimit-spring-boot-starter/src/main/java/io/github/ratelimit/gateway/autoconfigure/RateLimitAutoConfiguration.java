@@ -6,6 +6,7 @@ import io.github.ratelimit.gateway.properties.RateLimitConfigurationCheck;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.filter.CanonicalPathWebFilter;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.filter.RateLimitRouteValidator;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
@@ -27,7 +28,6 @@ import io.github.ratelimit.gateway.chain.RateLimitChecker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
-import io.lettuce.core.ClientOptions;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -43,7 +43,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
@@ -70,11 +69,17 @@ public final class RateLimitAutoConfiguration {
 	/** Name of the circuit breaker around Redis calls. */
 	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
+	/** The rules of the routes' {@code RateLimit} arguments; not replaceable, like the check that runs them. */
+	@Bean
+	RateLimitRouteValidator rateLimitRouteValidator(ObjectProvider<GatewayProperties> gatewayProperties) {
+		return new RateLimitRouteValidator(gatewayProperties.getIfAvailable());
+	}
+
 	/** Not replaceable: the configuration is checked whichever beans the application defines. */
 	@Bean
 	RateLimitConfigurationCheck rateLimitConfigurationCheck(RateLimitProperties properties,
-			ObjectProvider<GatewayProperties> gatewayProperties) {
-		return new RateLimitConfigurationCheck(properties, gatewayProperties.getIfAvailable());
+			RateLimitRouteValidator rateLimitRouteValidator) {
+		return new RateLimitConfigurationCheck(properties, rateLimitRouteValidator);
 	}
 
 	@Bean
@@ -89,8 +94,8 @@ public final class RateLimitAutoConfiguration {
 	 */
 	@Bean
 	static LimitReloader rateLimitLimitReloader(ObjectProvider<LimitResolver> limitResolver,
-			ObjectProvider<GatewayProperties> gatewayProperties) {
-		return new LimitReloader(limitResolver, gatewayProperties);
+			ObjectProvider<RateLimitRouteValidator> rateLimitRouteValidator) {
+		return new LimitReloader(limitResolver, rateLimitRouteValidator::getIfAvailable);
 	}
 
 	@Bean
@@ -237,21 +242,6 @@ public final class RateLimitAutoConfiguration {
 		RateLimitChecker chain = overLimitCache.getIfAvailable(() -> null);
 		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver,
 				(chain != null) ? chain : failurePolicy, metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
-	}
-
-	/**
-	 * Lettuce rejects commands while disconnected instead of queueing them: a queued rate limit check would run
-	 * after reconnecting and consume tokens for a request already decided by the fallback.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "io.lettuce.core.ClientOptions")
-	static class LettuceOptionsConfiguration {
-
-		@Bean
-		LettuceClientOptionsBuilderCustomizer rateLimitRejectCommandsWhenDisconnected() {
-			return (options) -> options.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
-		}
-
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -9,10 +9,10 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.support.ThrottledLog;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.netty.util.HashedWheelTimer;
@@ -66,9 +66,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 
 	private final CheckListener listener;
 
-	private final AtomicLong nextLogAt = new AtomicLong(Long.MIN_VALUE);
-
-	private final AtomicLong suppressed = new AtomicLong();
+	private final ThrottledLog failures = new ThrottledLog(Duration.ofSeconds(10));
 
 	/**
 	 * Create the policy.
@@ -275,19 +273,13 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 
 	/** Log at WARN at most once per 10 s, with the number of failures not logged in between. */
 	private void logFailure(String group, Throwable error, boolean failClosed) {
-		long now = System.nanoTime();
-		long next = this.nextLogAt.get();
-		if ((next == Long.MIN_VALUE || now - next >= 0) && this.nextLogAt.compareAndSet(next, now + 10_000_000_000L)) {
-			long skipped = this.suppressed.getAndSet(0);
+		this.failures.log((skipped) -> {
 			String reason = (error instanceof CallNotPermittedException) ? "circuit breaker open" : error.toString();
 			logger.warn("Rate limiter unavailable ({}); group '{}' {}{}", reason, group,
 					failClosed ? "fails closed (503)" : (this.mode == FallbackMode.ALLOW) ? "lets requests through"
 							: "uses the local fallback limiter",
 					(skipped > 0) ? " (" + skipped + " similar failures not logged)" : "");
-		}
-		else {
-			this.suppressed.incrementAndGet();
-		}
+		});
 	}
 
 }

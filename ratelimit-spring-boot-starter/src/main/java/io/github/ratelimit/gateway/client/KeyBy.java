@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway.client;
 
+import java.util.Locale;
+
 /** What identifies the client a route limits. */
 public enum KeyBy {
 
@@ -10,6 +12,21 @@ public enum KeyBy {
 	API_KEY,
 
 	/** The client IP address, always under the anonymous plan (for login, OTP and public routes). */
-	IP
+	IP;
+
+	/**
+	 * Parse a {@code key-by} value as written in configuration, leniently: case, {@code -} and {@code _} do not
+	 * matter ({@code api-key}, {@code api_key}, {@code API_KEY}, {@code apiKey}, {@code ip}), nor surrounding blanks.
+	 * @param value the value, not {@code null}
+	 * @return the parsed value, or {@code null} if it names neither
+	 */
+	public static KeyBy parse(String value) {
+		String normalized = value.strip().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+		return switch (normalized) {
+			case "apikey" -> API_KEY;
+			case "ip" -> IP;
+			default -> null;
+		};
+	}
 
 }

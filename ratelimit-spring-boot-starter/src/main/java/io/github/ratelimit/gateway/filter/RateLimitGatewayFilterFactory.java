@@ -8,7 +8,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
-import io.github.ratelimit.gateway.properties.RateLimitConfigurationValidator;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.http.ProblemResponses;
@@ -50,6 +49,9 @@ import org.springframework.web.server.ServerWebExchange;
  * to a local limiter.
  */
 public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> {
+
+	/** Name of the filter in route definitions. */
+	public static final String FILTER_NAME = "RateLimit";
 
 	private final RateLimitProperties properties;
 
@@ -101,7 +103,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	@Override
 	public String name() {
-		return RateLimitConfigurationValidator.FILTER_NAME;
+		return FILTER_NAME;
 	}
 
 	@Override
@@ -117,25 +119,16 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 */
 	@Override
 	public GatewayFilter apply(Config config) {
-		String group = (config.getGroup() != null && !config.getGroup().isBlank()) ? config.getGroup()
-				: config.getRouteId();
-		if (group == null) {
-			throw new RateLimitConfigurationException(List.of(new ConfigurationViolation("RateLimit.group",
-					"the route has neither a group nor a route id.", "give the filter a group.")));
-		}
 		KeyBy keyBy = (config.getKeyBy() != null) ? config.getKeyBy() : KeyBy.API_KEY;
 		long cost = (config.getCost() != null) ? config.getCost() : 1L;
 		// against the limits in force (validated), not the live properties, which a refresh may have made invalid
-		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateRoute(
-				this.limitResolver.effectiveProperties(),
-				"route '" + config.getRouteId() + "' RateLimit", config.getGroup(), config.getRouteId(), keyBy, cost);
-		if (cost < 1) {
-			violations = List.of(new ConfigurationViolation("route '" + config.getRouteId() + "' RateLimit.cost",
-					"must be at least 1, was " + cost + ".", "use a cost of 1 or more."));
-		}
+		List<ConfigurationViolation> violations = RateLimitRouteValidator.validateFilter(
+				this.limitResolver.effectiveProperties(), config.getRouteId(), config.getGroup(), keyBy, cost);
 		if (!violations.isEmpty()) {
 			throw new RateLimitConfigurationException(violations);
 		}
+		String group = (config.getGroup() != null && !config.getGroup().isBlank()) ? config.getGroup()
+				: config.getRouteId();
 		boolean critical = (config.getCritical() != null) ? config.getCritical()
 				: this.limitResolver.isCriticalGroup(group);
 		boolean shadow = (config.getShadow() != null) ? config.getShadow() : this.limitResolver.isShadowGroup(group);

@@ -5,7 +5,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 
 import com.github.benmanes.caffeine.cache.AsyncCacheLoader;
 import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
@@ -13,6 +12,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 import com.github.benmanes.caffeine.cache.stats.CacheStats;
+import io.github.ratelimit.gateway.support.ThrottledLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -44,7 +44,7 @@ public class CachingPlanResolver implements PlanResolver {
 
 	private static final Logger logger = LoggerFactory.getLogger(CachingPlanResolver.class);
 
-	private static final long LOG_INTERVAL_NANOS = Duration.ofSeconds(10).toNanos();
+	private static final Duration LOG_INTERVAL = Duration.ofSeconds(10);
 
 	private final PlanStore store;
 
@@ -58,11 +58,11 @@ public class CachingPlanResolver implements PlanResolver {
 
 	private final LookupBudget budget;
 
-	private final Warning failureWarning = new Warning();
+	private final ThrottledLog failureWarning = new ThrottledLog(LOG_INTERVAL);
 
-	private final Warning budgetWarning = new Warning();
+	private final ThrottledLog budgetWarning = new ThrottledLog(LOG_INTERVAL);
 
-	private final Warning unknownPlanWarning = new Warning();
+	private final ThrottledLog unknownPlanWarning = new ThrottledLog(LOG_INTERVAL);
 
 	/**
 	 * Create a resolver.
@@ -105,9 +105,9 @@ public class CachingPlanResolver implements PlanResolver {
 		if (lookup == null) {
 			if (this.budget != null && !this.budget.tryAcquire()) {
 				// neither looked up nor cached: a flood of random keys must not push real ones out of the cache
-				this.budgetWarning.log(() -> logger.warn("More than {} plan look-ups per second of keys not in the "
-						+ "cache; further unknown keys are limited by IP without a look-up (a client sending random "
-						+ "keys?){}", this.settings.maxLookupsPerSecond(), this.budgetWarning.suppressedNote()));
+				this.budgetWarning.log((skipped) -> logger.warn("More than {} plan look-ups per second of keys not in "
+						+ "the cache; further unknown keys are limited by IP without a look-up (a client sending "
+						+ "random keys?){}", this.settings.maxLookupsPerSecond(), ThrottledLog.notLogged(skipped)));
 				return Mono.empty();
 			}
 			lookup = this.cache.get(keyHash);
@@ -152,11 +152,11 @@ public class CachingPlanResolver implements PlanResolver {
 			.map((plan) -> known(keyHash, plan))
 			.switchIfEmpty(Mono.fromSupplier(() -> Lookup.unknown(this.ticker.read())))
 			.onErrorResume((ex) -> {
-				this.failureWarning.log(() -> logger.warn(
+				this.failureWarning.log((skipped) -> logger.warn(
 						"Plan look-up failed ({}); keys not in the cache are limited by IP under the anonymous plan, "
 								+ "cached plans stay in use{}",
 						(ex instanceof TimeoutException) ? "no answer within " + this.settings.timeout() : ex.toString(),
-						this.failureWarning.suppressedNote()));
+						ThrottledLog.notLogged(skipped)));
 				return Mono.just(Lookup.FAILED);
 			});
 	}
@@ -164,10 +164,10 @@ public class CachingPlanResolver implements PlanResolver {
 	private Lookup known(String keyHash, String plan) {
 		long now = this.ticker.read();
 		if (this.knownPlans != null && !this.knownPlans.contains(plan)) {
-			this.unknownPlanWarning.log(() -> logger.warn(
+			this.unknownPlanWarning.log((skipped) -> logger.warn(
 					"The plan store maps API key sha256:{} to plan '{}', which ratelimit.plans does not define; "
 							+ "the key is limited by IP under the anonymous plan{}",
-					keyHash.substring(0, 8), plan, this.unknownPlanWarning.suppressedNote()));
+					keyHash.substring(0, 8), plan, ThrottledLog.notLogged(skipped)));
 			return Lookup.unknown(now);
 		}
 		return Lookup.known(plan, now);
@@ -296,7 +296,12 @@ public class CachingPlanResolver implements PlanResolver {
 
 	}
 
-	/** A token bucket of look-ups: {@code perSecond} per second, bursts up to the same number. */
+	/**
+	 * A token bucket of look-ups: {@code perSecond} per second, bursts up to the same number, on the cache's ticker.
+	 * Kept here rather than reused: {@code chain.LocalFallbackLimiter} answers per client and limit definition (and
+	 * {@code plan} must not depend on {@code chain}, which depends on {@code client}, which depends on {@code plan}),
+	 * Caffeine has no rate limiter, and Resilience4j's (not a dependency) refills all permits once per cycle.
+	 */
 	private static final class LookupBudget {
 
 		private final long perSecond;
@@ -323,34 +328,6 @@ public class CachingPlanResolver implements PlanResolver {
 				return true;
 			}
 			return false;
-		}
-
-	}
-
-	/** A WARN logged at most once per 10 s, counting the occurrences not logged in between. */
-	private static final class Warning {
-
-		private final AtomicLong nextAt = new AtomicLong(Long.MIN_VALUE);
-
-		private final AtomicLong suppressed = new AtomicLong();
-
-		private volatile long lastSuppressed;
-
-		void log(Runnable write) {
-			long now = System.nanoTime();
-			long next = this.nextAt.get();
-			if ((next == Long.MIN_VALUE || now - next >= 0) && this.nextAt.compareAndSet(next, now + LOG_INTERVAL_NANOS)) {
-				this.lastSuppressed = this.suppressed.getAndSet(0);
-				write.run();
-			}
-			else {
-				this.suppressed.incrementAndGet();
-			}
-		}
-
-		String suppressedNote() {
-			long skipped = this.lastSuppressed;
-			return (skipped > 0) ? " (" + skipped + " similar not logged)" : "";
 		}
 
 	}

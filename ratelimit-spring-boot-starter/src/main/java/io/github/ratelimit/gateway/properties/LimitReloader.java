@@ -1,9 +1,8 @@
 package io.github.ratelimit.gateway.properties;
 
-import io.github.ratelimit.gateway.properties.LimitResolver;
-
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import org.slf4j.Logger;
@@ -12,7 +11,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
-import org.springframework.cloud.gateway.config.GatewayProperties;
 
 /**
  * Takes new limits into use when the {@code ratelimit.*} properties bean is re-bound at runtime, without a restart.
@@ -20,8 +18,9 @@ import org.springframework.cloud.gateway.config.GatewayProperties;
  * <p>Spring Cloud's {@code ConfigurationPropertiesRebinder} (on {@code /actuator/refresh}, or any
  * {@code EnvironmentChangeEvent}) re-binds a {@code @ConfigurationProperties} bean by resetting it to its defaults
  * and initialising it again, which runs every {@link BeanPostProcessor}. This one acts after that initialisation, so
- * it always sees the fully re-bound properties, whatever the order of event listeners: it validates them (and the
- * routes' {@code RateLimit} arguments against them) and calls {@link LimitResolver#reload()}. Invalid new properties
+ * it always sees the fully re-bound properties, whatever the order of event listeners: it validates them
+ * ({@link RateLimitPropertiesValidator}, then the routes' {@code RateLimit} arguments against them through the
+ * {@link RouteArgumentsValidator}) and calls {@link LimitResolver#reload()}. Invalid new properties
  * are logged at ERROR, one line per offending property, and the previous limits stay in force; requests never fail
  * because of it. The first initialisation (start-up) is left to the start-up check.
  *
@@ -39,18 +38,19 @@ public class LimitReloader implements BeanPostProcessor, SmartInitializingSingle
 
 	private final ObjectProvider<LimitResolver> resolver;
 
-	private final ObjectProvider<GatewayProperties> gateway;
+	private final Supplier<? extends RouteArgumentsValidator> routes;
 
 	private volatile boolean started;
 
 	/**
 	 * Create the reloader.
 	 * @param resolver the limit resolver to reload (looked up lazily: this is a bean post-processor)
-	 * @param gateway the gateway's route definitions, if any (looked up lazily)
+	 * @param routes supplies the validator of the routes' filter arguments (called at each reload, so it can be
+	 * looked up lazily); it may supply {@code null} when there are no routes to check
 	 */
-	public LimitReloader(ObjectProvider<LimitResolver> resolver, ObjectProvider<GatewayProperties> gateway) {
+	public LimitReloader(ObjectProvider<LimitResolver> resolver, Supplier<? extends RouteArgumentsValidator> routes) {
 		this.resolver = resolver;
-		this.gateway = gateway;
+		this.routes = routes;
 	}
 
 	@Override
@@ -76,11 +76,10 @@ public class LimitReloader implements BeanPostProcessor, SmartInitializingSingle
 		if (limits == null) {
 			return List.of();
 		}
-		List<ConfigurationViolation> violations = new ArrayList<>(
-				RateLimitConfigurationValidator.validateProperties(properties));
-		GatewayProperties routes = this.gateway.getIfAvailable();
+		List<ConfigurationViolation> violations = new ArrayList<>(RateLimitPropertiesValidator.validate(properties));
+		RouteArgumentsValidator routes = this.routes.get();
 		if (violations.isEmpty() && routes != null) {
-			violations.addAll(RateLimitConfigurationValidator.validateRoutes(properties, routes));
+			violations.addAll(routes.validateRoutes(properties));
 		}
 		if (violations.isEmpty()) {
 			violations.addAll(limits.reload());

@@ -70,7 +70,7 @@ public class LimitResolver implements KnownPlans {
 	 * @return the problems found, empty when the new properties were taken into use
 	 */
 	public List<ConfigurationViolation> reload() {
-		List<ConfigurationViolation> violations = RateLimitConfigurationValidator.validateProperties(this.properties);
+		List<ConfigurationViolation> violations = RateLimitPropertiesValidator.validate(this.properties);
 		if (violations.isEmpty()) {
 			this.snapshot = new Snapshot(copyOf(this.properties));
 		}
@@ -144,7 +144,7 @@ public class LimitResolver implements KnownPlans {
 		for (RateLimitProperties.Limit limit : configured) {
 			String name = (limit.getName() != null && !limit.getName().isBlank()) ? limit.getName()
 					: defaultPolicyName(plan, group, limit, configured.size());
-			limits.add(toBucketLimit(name, limit));
+			limits.add(toLimitDefinition(name, limit));
 		}
 		return new PlanLimits(plan, group, dedupeNames(limits));
 	}
@@ -213,7 +213,7 @@ public class LimitResolver implements KnownPlans {
 	 * @param limit the validated configured limit
 	 * @return the limit
 	 */
-	static LimitDefinition toBucketLimit(String name, RateLimitProperties.Limit limit) {
+	static LimitDefinition toLimitDefinition(String name, RateLimitProperties.Limit limit) {
 		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 		LimitScope scope = (limit.getScope() != null) ? limit.getScope() : LimitScope.CLIENT;
 		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();

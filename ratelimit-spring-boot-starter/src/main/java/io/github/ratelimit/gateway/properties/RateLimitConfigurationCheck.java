@@ -1,14 +1,18 @@
 package io.github.ratelimit.gateway.properties;
 
+import java.util.List;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.InitializingBean;
-import org.springframework.cloud.gateway.config.GatewayProperties;
 
 /**
  * Validates the configuration when the application context starts, independently of which beans the application
- * replaces: a bad value stops start-up with a {@link RateLimitConfigurationException} naming each property.
+ * replaces: first the {@code ratelimit.*} properties ({@link RateLimitPropertiesValidator}), then, if they are
+ * valid, the routes' {@code RateLimit} arguments against them ({@link RouteArgumentsValidator}). A bad value stops
+ * start-up with a {@link RateLimitConfigurationException} naming each property; endpoint groups whose global limits
+ * only some plans carry are logged at WARN.
  */
 public class RateLimitConfigurationCheck implements InitializingBean {
 
@@ -16,22 +20,32 @@ public class RateLimitConfigurationCheck implements InitializingBean {
 
 	private final RateLimitProperties properties;
 
-	private final GatewayProperties gateway;
+	private final RouteArgumentsValidator routes;
 
 	/**
 	 * Create the check.
 	 * @param properties the bound {@code ratelimit.*} properties
-	 * @param gateway the gateway's route definitions, or {@code null}
+	 * @param routes checks the routes' filter arguments against the properties
 	 */
-	public RateLimitConfigurationCheck(RateLimitProperties properties, GatewayProperties gateway) {
+	public RateLimitConfigurationCheck(RateLimitProperties properties, RouteArgumentsValidator routes) {
 		this.properties = properties;
-		this.gateway = gateway;
+		this.routes = routes;
 	}
 
+	/**
+	 * Run the checks.
+	 * @throws RateLimitConfigurationException listing every problem, if any
+	 */
 	@Override
 	public void afterPropertiesSet() {
-		RateLimitConfigurationValidator.validate(this.properties, this.gateway);
-		for (String gap : RateLimitConfigurationValidator.globalLimitGaps(this.properties)) {
+		List<ConfigurationViolation> violations = RateLimitPropertiesValidator.validate(this.properties);
+		if (violations.isEmpty()) {
+			violations = this.routes.validateRoutes(this.properties);
+		}
+		if (!violations.isEmpty()) {
+			throw new RateLimitConfigurationException(violations);
+		}
+		for (String gap : RateLimitPropertiesValidator.globalLimitGaps(this.properties)) {
 			logger.warn(gap);
 		}
 	}

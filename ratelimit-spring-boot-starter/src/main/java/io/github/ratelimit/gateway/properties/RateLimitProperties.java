@@ -20,7 +20,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * <p>Shape (see README, "Configuration"): plans hold limits, either for all endpoint groups ({@code default}) or for
  * one group ({@code groups.<group>}); API keys map to plans; clients without a known API key are limited by IP
  * address under the {@link #getAnonymousPlan() anonymous plan}. The values are checked at start-up by
- * {@link RateLimitConfigurationValidator}; a bad value stops start-up with a message naming the property.
+ * {@link RateLimitPropertiesValidator}; a bad value stops start-up with a message naming the property.
  */
 @ConfigurationProperties(prefix = RateLimitProperties.PREFIX)
 public class RateLimitProperties {

@@ -57,6 +57,7 @@ class RateLimitAutoConfigurationTest {
 				RateLimitHealthAutoConfiguration.class.getName(), RateLimitEndpointAutoConfiguration.class.getName(),
 				RateLimitPlanStoreAutoConfiguration.class.getName(),
 				RateLimitClientAddressAutoConfiguration.class.getName(),
+				RateLimitLettuceAutoConfiguration.class.getName(),
 				RateLimitRedisClusterAutoConfiguration.class.getName());
 		for (String name : names) {
 			assertThat(Class.forName(name)).hasAnnotation(AutoConfiguration.class);

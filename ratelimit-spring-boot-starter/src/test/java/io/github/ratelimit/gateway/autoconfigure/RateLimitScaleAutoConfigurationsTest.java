@@ -29,8 +29,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The auto-configurations of issue 5: plan store, IPv6 prefix keying and cluster topology refresh, each with
- * {@link RateLimitAutoConfiguration} (whose defaults they replace) in the same context.
+ * The auto-configurations for running at scale: plan store, IPv6 prefix keying, Lettuce options and cluster topology
+ * refresh, each with {@link RateLimitAutoConfiguration} (whose defaults they replace) in the same context.
  */
 class RateLimitScaleAutoConfigurationsTest {
 
@@ -38,7 +38,7 @@ class RateLimitScaleAutoConfigurationsTest {
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
 				DataRedisReactiveAutoConfiguration.class, RateLimitAutoConfiguration.class,
 				RateLimitPlanStoreAutoConfiguration.class, RateLimitClientAddressAutoConfiguration.class,
-				RateLimitRedisClusterAutoConfiguration.class))
+				RateLimitLettuceAutoConfiguration.class, RateLimitRedisClusterAutoConfiguration.class))
 		.withPropertyValues("ratelimit.plans.anonymous.default[0].capacity=60",
 				"ratelimit.plans.anonymous.default[0].refill-tokens=60",
 				"ratelimit.plans.anonymous.default[0].refill-period=1m");

@@ -10,6 +10,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.limit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class LimitResolverTest {
@@ -65,14 +66,6 @@ class LimitResolverTest {
 		assertThat(LimitResolver.periodLabel(Duration.ofMinutes(15))).isEqualTo("15m");
 		assertThat(LimitResolver.periodLabel(Duration.ofHours(2))).isEqualTo("2h");
 		assertThat(LimitResolver.periodLabel(Duration.ofMillis(1500))).isEqualTo("1500ms");
-	}
-
-	private static RateLimitProperties.Limit limit(long capacity, long refill, Duration period) {
-		RateLimitProperties.Limit limit = new RateLimitProperties.Limit();
-		limit.setCapacity(capacity);
-		limit.setRefillTokens(refill);
-		limit.setRefillPeriod(period);
-		return limit;
 	}
 
 }

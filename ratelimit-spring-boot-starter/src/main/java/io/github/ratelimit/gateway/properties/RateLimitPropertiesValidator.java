@@ -4,66 +4,43 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 
-import org.springframework.cloud.gateway.config.GatewayProperties;
-import org.springframework.cloud.gateway.filter.FilterDefinition;
-import org.springframework.cloud.gateway.route.RouteDefinition;
-import org.springframework.cloud.gateway.support.NameUtils;
-
 /**
- * Checks the {@code ratelimit.*} properties and every route's {@code RateLimit} filter arguments, collecting all
- * problems so that one failed start-up reports them together.
+ * The rules of the {@code ratelimit.*} properties: each value in its range, plans and their limits, the plans that
+ * API keys and anonymous clients map to, and global limits that every plan giving them to an endpoint group agrees
+ * on. All problems are collected, so that one failed start-up (or refused reload) reports them together, each
+ * naming the property and its fix.
+ *
+ * <p>The arguments of the routes' {@code RateLimit} filters are checked against these properties by the filter's
+ * own validator ({@code filter.RateLimitRouteValidator}, seen here as a {@link RouteArgumentsValidator}); the
+ * start-up check ({@link RateLimitConfigurationCheck}) and the reload ({@link LimitReloader}) run both.
  */
-public final class RateLimitConfigurationValidator {
-
-	/** Name of the filter in route definitions. */
-	public static final String FILTER_NAME = "RateLimit";
+public final class RateLimitPropertiesValidator {
 
 	/** Longest refill period accepted (3650 days). */
 	static final Duration MAX_PERIOD = Duration.ofDays(3650);
 
-	private static final String ROUTES = "spring.cloud.gateway.server.webflux.routes";
-
-	private static final String DEFAULT_FILTERS = "spring.cloud.gateway.server.webflux.default-filters";
-
 	private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9_.:-]+");
 
-	private RateLimitConfigurationValidator() {
+	private RateLimitPropertiesValidator() {
 	}
 
 	/**
-	 * Validate the properties and the routes' filter arguments.
-	 * @param properties the bound {@code ratelimit.*} properties
-	 * @param gateway the gateway's route definitions, or {@code null} when there are none
-	 * @throws RateLimitConfigurationException listing every problem, if any
+	 * Check the {@code ratelimit.*} properties on their own: every value in its range, plans with limits, the
+	 * anonymous plan and the API keys' plans defined, and the plans agreeing on each endpoint group's global limits.
+	 * @param p the bound properties
+	 * @return the problems found, one per offending property, in a stable order; empty when valid
 	 */
-	public static void validate(RateLimitProperties properties, GatewayProperties gateway) {
-		List<ConfigurationViolation> violations = new ArrayList<>(validateProperties(properties));
-		if (violations.isEmpty() && gateway != null) {
-			violations.addAll(validateRoutes(properties, gateway));
-		}
-		if (!violations.isEmpty()) {
-			throw new RateLimitConfigurationException(violations);
-		}
-	}
-
-	/**
-	 * Check the {@code ratelimit.*} properties on their own.
-	 * @param p the properties
-	 * @return the problems found, empty when valid
-	 */
-	public static List<ConfigurationViolation> validateProperties(RateLimitProperties p) {
+	public static List<ConfigurationViolation> validate(RateLimitProperties p) {
 		List<ConfigurationViolation> v = new ArrayList<>();
 		String prefix = RateLimitProperties.PREFIX + ".";
 		if (p.getApiKeyHeader() == null || p.getApiKeyHeader().isBlank()) {
@@ -352,168 +329,15 @@ public final class RateLimitConfigurationValidator {
 	}
 
 	/**
-	 * Check the {@code RateLimit} filters of the gateway's configured routes and default filters.
-	 * @param p the (valid) rate limit properties
-	 * @param gateway the gateway properties holding the route definitions
-	 * @return the problems found, empty when valid
+	 * The endpoint groups the properties know: those with settings under {@code ratelimit.groups} and those a plan
+	 * gives limits under {@code ratelimit.plans.<plan>.groups}.
+	 * @param p the properties
+	 * @return the group names, a new modifiable set
 	 */
-	public static List<ConfigurationViolation> validateRoutes(RateLimitProperties p, GatewayProperties gateway) {
-		List<ConfigurationViolation> v = new ArrayList<>();
-		List<RouteDefinition> routes = gateway.getRoutes();
-		for (int r = 0; r < routes.size(); r++) {
-			List<FilterDefinition> filters = routes.get(r).getFilters();
-			for (int f = 0; f < filters.size(); f++) {
-				if (FILTER_NAME.equals(filters.get(f).getName())) {
-					validateFilterArgs(p, ROUTES + "[" + r + "].filters[" + f + "]", routes.get(r).getId(),
-							filters.get(f).getArgs(), v);
-				}
-			}
-		}
-		List<FilterDefinition> defaults = gateway.getDefaultFilters();
-		for (int f = 0; f < defaults.size(); f++) {
-			if (FILTER_NAME.equals(defaults.get(f).getName())) {
-				for (RouteDefinition route : routes) {
-					validateFilterArgs(p, DEFAULT_FILTERS + "[" + f + "] (route " + route.getId() + ")", route.getId(),
-							defaults.get(f).getArgs(), v);
-				}
-			}
-		}
-		return v;
-	}
-
-	private static void validateFilterArgs(RateLimitProperties p, String property, String routeId,
-			Map<String, String> args, List<ConfigurationViolation> v) {
-		String group = null;
-		String keyBy = null;
-		String cost = null;
-		String critical = null;
-		String shadow = null;
-		for (Map.Entry<String, String> arg : args.entrySet()) {
-			String name = arg.getKey().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
-			if (arg.getKey().equals(NameUtils.generateName(0)) || name.equals("group")) {
-				group = arg.getValue();
-			}
-			else if (name.equals("keyby")) {
-				keyBy = arg.getValue();
-			}
-			else if (name.equals("cost")) {
-				cost = arg.getValue();
-			}
-			else if (name.equals("critical")) {
-				critical = arg.getValue();
-			}
-			else if (name.equals("shadow")) {
-				shadow = arg.getValue();
-			}
-			else {
-				v.add(new ConfigurationViolation(property + ".args." + arg.getKey(), "is not an argument of RateLimit.",
-						"use group, key-by, cost, critical or shadow."));
-			}
-		}
-		KeyBy parsedKeyBy = KeyBy.API_KEY;
-		if (keyBy != null) {
-			parsedKeyBy = parseKeyBy(keyBy);
-			if (parsedKeyBy == null) {
-				v.add(new ConfigurationViolation(property + ".args.key-by", "must be api-key or ip, was '" + keyBy + "'.",
-						"use key-by: api-key (the default) or key-by: ip."));
-				parsedKeyBy = KeyBy.API_KEY;
-			}
-		}
-		Long parsedCost = 1L;
-		if (cost != null) {
-			parsedCost = parseLong(cost);
-			if (parsedCost == null || parsedCost < 1) {
-				v.add(new ConfigurationViolation(property + ".args.cost",
-						"must be a whole number of tokens of at least 1, was '" + cost + "'.",
-						"use a cost of 1 or more, or remove it (default 1)."));
-				parsedCost = null;
-			}
-		}
-		if (critical != null && !critical.equalsIgnoreCase("true") && !critical.equalsIgnoreCase("false")) {
-			v.add(new ConfigurationViolation(property + ".args.critical", "must be true or false, was '" + critical + "'.",
-					"use critical: true for routes that must fail closed."));
-		}
-		if (shadow != null && !shadow.equalsIgnoreCase("true") && !shadow.equalsIgnoreCase("false")) {
-			v.add(new ConfigurationViolation(property + ".args.shadow", "must be true or false, was '" + shadow + "'.",
-					"use shadow: true to observe the route's limits without enforcing them."));
-		}
-		v.addAll(validateRoute(p, property, group, routeId, parsedKeyBy, parsedCost));
-	}
-
-	/**
-	 * Check one route's rate limit settings against the plans: an explicitly named group must be known, and the
-	 * cost must fit in every limit that can apply (all plans on api-key routes; the anonymous plan on ip routes).
-	 * @param p the (valid) rate limit properties
-	 * @param property the name to report problems under
-	 * @param explicitGroup the group the route names, or {@code null} when it uses its route id
-	 * @param routeId the route id (the group when none is named), or {@code null}
-	 * @param keyBy what the route limits by
-	 * @param cost tokens per request, or {@code null} if already reported invalid
-	 * @return the problems found
-	 */
-	public static List<ConfigurationViolation> validateRoute(RateLimitProperties p, String property,
-			String explicitGroup, String routeId, KeyBy keyBy, Long cost) {
-		List<ConfigurationViolation> v = new ArrayList<>();
-		Set<String> known = knownGroups(p);
-		if (explicitGroup != null && !known.contains(explicitGroup)) {
-			v.add(new ConfigurationViolation(property + ".args.group",
-					"names endpoint group '" + explicitGroup + "', which no plan and no ratelimit.groups entry defines.",
-					"declare it (ratelimit.groups." + explicitGroup + ".critical: false, or limits under "
-							+ "ratelimit.plans.<plan>.groups." + explicitGroup + "), fix the name (known: "
-							+ new TreeSet<>(known) + "), or drop group to use the route id."));
-		}
-		if (cost != null) {
-			String group = (explicitGroup != null) ? explicitGroup : routeId;
-			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
-				if (keyBy == KeyBy.IP && !plan.getKey().equals(p.getAnonymousPlan())) {
-					continue;
-				}
-				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group)
-						: null;
-				if (limits == null || limits.isEmpty()) {
-					limits = plan.getValue().getDefault();
-				}
-				for (RateLimitProperties.Limit limit : limits) {
-					if (cost > limit.getCapacity()) {
-						v.add(new ConfigurationViolation(property + ".args.cost",
-								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
-										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
-								"lower the cost or raise the capacity to at least " + cost + "."));
-						return v;
-					}
-				}
-			}
-		}
-		return v;
-	}
-
-	private static Set<String> knownGroups(RateLimitProperties p) {
+	public static Set<String> knownGroups(RateLimitProperties p) {
 		Set<String> names = new HashSet<>(p.getGroups().keySet());
 		p.getPlans().values().forEach((plan) -> names.addAll(plan.getGroups().keySet()));
 		return names;
-	}
-
-	/**
-	 * Parse a {@code key-by} value leniently ({@code api-key}, {@code api_key}, {@code API_KEY}, {@code ip}).
-	 * @param value the value
-	 * @return the parsed value, or {@code null} if unknown
-	 */
-	public static KeyBy parseKeyBy(String value) {
-		String normalized = value.strip().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
-		return switch (normalized) {
-			case "apikey" -> KeyBy.API_KEY;
-			case "ip" -> KeyBy.IP;
-			default -> null;
-		};
-	}
-
-	private static Long parseLong(String value) {
-		try {
-			return Long.valueOf(value.strip());
-		}
-		catch (NumberFormatException ex) {
-			return null;
-		}
 	}
 
 }

@@ -1,0 +1,230 @@
+package io.github.ratelimit.gateway.filter;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.properties.ConfigurationViolation;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.RateLimitPropertiesValidator;
+import io.github.ratelimit.gateway.properties.RouteArgumentsValidator;
+
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.route.RouteDefinition;
+import org.springframework.cloud.gateway.support.NameUtils;
+
+/**
+ * The rules of the {@code RateLimit} filter's arguments, checked against the {@code ratelimit.*} properties: only
+ * known argument names; {@code key-by} {@code api-key} or {@code ip}; {@code cost} a whole number of at least 1 that
+ * fits every limit that can apply; {@code critical}/{@code shadow} {@code true} or {@code false}; a named group
+ * that the properties know. All problems are collected, each naming the route's filter property and its fix.
+ *
+ * <p>Two moments: at start-up and on every reload, over the raw filter definitions of the configured routes and
+ * default filters ({@link #validateRoutes}, run by the properties' start-up check and reloader through
+ * {@link RouteArgumentsValidator}); and when the factory builds a route's filter, over its bound arguments
+ * (routes from any source, e.g. a {@code RouteLocator} bean), against the limits in force.
+ */
+public final class RateLimitRouteValidator implements RouteArgumentsValidator {
+
+	private static final String ROUTES = "spring.cloud.gateway.server.webflux.routes";
+
+	private static final String DEFAULT_FILTERS = "spring.cloud.gateway.server.webflux.default-filters";
+
+	private final GatewayProperties gateway;
+
+	/**
+	 * Create a validator of the configured routes.
+	 * @param gateway the gateway's route definitions ({@code spring.cloud.gateway.server.webflux.*}), or
+	 * {@code null} when there are none (then {@link #validateRoutes} finds nothing)
+	 */
+	public RateLimitRouteValidator(GatewayProperties gateway) {
+		this.gateway = gateway;
+	}
+
+	/**
+	 * Check the {@code RateLimit} filters of the gateway's configured routes and default filters, as written in
+	 * the configuration (raw arguments: names, {@code key-by}, {@code cost}, {@code critical}, {@code shadow}), and
+	 * each route's group and cost against the plans.
+	 * @param p the rate limit properties, already found valid by {@link RateLimitPropertiesValidator}
+	 * @return the problems found, each named after the route's filter property
+	 * ({@code spring.cloud.gateway.server.webflux.routes[i].filters[j].args.<name>}); empty when valid or when
+	 * there are no route definitions
+	 */
+	@Override
+	public List<ConfigurationViolation> validateRoutes(RateLimitProperties p) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		if (this.gateway == null) {
+			return v;
+		}
+		List<RouteDefinition> routes = this.gateway.getRoutes();
+		for (int r = 0; r < routes.size(); r++) {
+			List<FilterDefinition> filters = routes.get(r).getFilters();
+			for (int f = 0; f < filters.size(); f++) {
+				if (RateLimitGatewayFilterFactory.FILTER_NAME.equals(filters.get(f).getName())) {
+					validateFilterArgs(p, ROUTES + "[" + r + "].filters[" + f + "]", routes.get(r).getId(),
+							filters.get(f).getArgs(), v);
+				}
+			}
+		}
+		List<FilterDefinition> defaults = this.gateway.getDefaultFilters();
+		for (int f = 0; f < defaults.size(); f++) {
+			if (RateLimitGatewayFilterFactory.FILTER_NAME.equals(defaults.get(f).getName())) {
+				for (RouteDefinition route : routes) {
+					validateFilterArgs(p, DEFAULT_FILTERS + "[" + f + "] (route " + route.getId() + ")", route.getId(),
+							defaults.get(f).getArgs(), v);
+				}
+			}
+		}
+		return v;
+	}
+
+	private static void validateFilterArgs(RateLimitProperties p, String property, String routeId,
+			Map<String, String> args, List<ConfigurationViolation> v) {
+		String group = null;
+		String keyBy = null;
+		String cost = null;
+		String critical = null;
+		String shadow = null;
+		for (Map.Entry<String, String> arg : args.entrySet()) {
+			String name = arg.getKey().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+			if (arg.getKey().equals(NameUtils.generateName(0)) || name.equals("group")) {
+				group = arg.getValue();
+			}
+			else if (name.equals("keyby")) {
+				keyBy = arg.getValue();
+			}
+			else if (name.equals("cost")) {
+				cost = arg.getValue();
+			}
+			else if (name.equals("critical")) {
+				critical = arg.getValue();
+			}
+			else if (name.equals("shadow")) {
+				shadow = arg.getValue();
+			}
+			else {
+				v.add(new ConfigurationViolation(property + ".args." + arg.getKey(), "is not an argument of RateLimit.",
+						"use group, key-by, cost, critical or shadow."));
+			}
+		}
+		KeyBy parsedKeyBy = KeyBy.API_KEY;
+		if (keyBy != null) {
+			parsedKeyBy = KeyBy.parse(keyBy);
+			if (parsedKeyBy == null) {
+				v.add(new ConfigurationViolation(property + ".args.key-by", "must be api-key or ip, was '" + keyBy + "'.",
+						"use key-by: api-key (the default) or key-by: ip."));
+				parsedKeyBy = KeyBy.API_KEY;
+			}
+		}
+		Long parsedCost = 1L;
+		if (cost != null) {
+			parsedCost = parseLong(cost);
+			if (parsedCost == null || parsedCost < 1) {
+				v.add(new ConfigurationViolation(property + ".args.cost",
+						"must be a whole number of tokens of at least 1, was '" + cost + "'.",
+						"use a cost of 1 or more, or remove it (default 1)."));
+				parsedCost = null;
+			}
+		}
+		if (critical != null && !critical.equalsIgnoreCase("true") && !critical.equalsIgnoreCase("false")) {
+			v.add(new ConfigurationViolation(property + ".args.critical", "must be true or false, was '" + critical + "'.",
+					"use critical: true for routes that must fail closed."));
+		}
+		if (shadow != null && !shadow.equalsIgnoreCase("true") && !shadow.equalsIgnoreCase("false")) {
+			v.add(new ConfigurationViolation(property + ".args.shadow", "must be true or false, was '" + shadow + "'.",
+					"use shadow: true to observe the route's limits without enforcing them."));
+		}
+		v.addAll(validateRoute(p, property, group, routeId, parsedKeyBy, parsedCost));
+	}
+
+	/**
+	 * Check the arguments of one route's filter as the factory builds it ({@link RateLimitGatewayFilterFactory#apply}):
+	 * the route has a group (its own or its id), the cost is at least 1 and fits every limit that can apply, and a
+	 * named group is known.
+	 * @param limits the rate limit properties in force (validated)
+	 * @param routeId the route id, or {@code null}
+	 * @param explicitGroup the group the route names, or {@code null} (or blank) when it uses its route id
+	 * @param keyBy what the route limits by
+	 * @param cost tokens per request
+	 * @return the problems found, named after {@code route '<id>' RateLimit}; empty when valid
+	 */
+	public static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, String routeId, String explicitGroup,
+			KeyBy keyBy, long cost) {
+		if ((explicitGroup == null || explicitGroup.isBlank()) && routeId == null) {
+			return List.of(new ConfigurationViolation("RateLimit.group", "the route has neither a group nor a route id.",
+					"give the filter a group."));
+		}
+		if (cost < 1) {
+			return List.of(new ConfigurationViolation("route '" + routeId + "' RateLimit.cost",
+					"must be at least 1, was " + cost + ".", "use a cost of 1 or more."));
+		}
+		return validateRoute(limits, "route '" + routeId + "' RateLimit", explicitGroup, routeId, keyBy, cost);
+	}
+
+	/**
+	 * Check one route's rate limit settings against the plans: an explicitly named group must be known, and the
+	 * cost must fit in every limit that can apply (all plans on api-key routes; the anonymous plan on ip routes).
+	 * @param p the (valid) rate limit properties
+	 * @param property the name to report problems under
+	 * @param explicitGroup the group the route names, or {@code null} when it uses its route id
+	 * @param routeId the route id (the group when none is named), or {@code null}
+	 * @param keyBy what the route limits by
+	 * @param cost tokens per request, or {@code null} if already reported invalid
+	 * @return the problems found
+	 */
+	private static List<ConfigurationViolation> validateRoute(RateLimitProperties p, String property,
+			String explicitGroup, String routeId, KeyBy keyBy, Long cost) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		Set<String> known = RateLimitPropertiesValidator.knownGroups(p);
+		if (explicitGroup != null && !known.contains(explicitGroup)) {
+			v.add(new ConfigurationViolation(property + ".args.group",
+					"names endpoint group '" + explicitGroup + "', which no plan and no ratelimit.groups entry defines.",
+					"declare it (ratelimit.groups." + explicitGroup + ".critical: false, or limits under "
+							+ "ratelimit.plans.<plan>.groups." + explicitGroup + "), fix the name (known: "
+							+ new TreeSet<>(known) + "), or drop group to use the route id."));
+		}
+		if (cost != null) {
+			String group = (explicitGroup != null) ? explicitGroup : routeId;
+			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+				if (keyBy == KeyBy.IP && !plan.getKey().equals(p.getAnonymousPlan())) {
+					continue;
+				}
+				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group)
+						: null;
+				if (limits == null || limits.isEmpty()) {
+					limits = plan.getValue().getDefault();
+				}
+				for (RateLimitProperties.Limit limit : limits) {
+					if (cost > limit.getCapacity()) {
+						v.add(new ConfigurationViolation(property + ".args.cost",
+								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
+										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
+								"lower the cost or raise the capacity to at least " + cost + "."));
+						return v;
+					}
+				}
+			}
+		}
+		return v;
+	}
+
+	private static Long parseLong(String value) {
+		try {
+			return Long.valueOf(value.strip());
+		}
+		catch (NumberFormatException ex) {
+			return null;
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "RateLimitRouteValidator[" + ((this.gateway != null) ? this.gateway.getRoutes().size() : 0) + " routes]";
+	}
+
+}
