@@ -29,7 +29,7 @@ import static org.awaitility.Awaitility.await;
  * handle) instead of hanging them, the limiter connects once Redis is up, reloads the script after SCRIPT FLUSH and
  * reconnects after a restart; a second set of arguments (cost above 1) never changes the cached ones.
  */
-class LettuceConnectionRateLimiterTest {
+class LettuceScriptExecutorTest {
 
 	private final PlanLimits limits = new PlanLimits("free", "search",
 			List.of(new LimitDefinition("free-search", 5, 5, Duration.ofMinutes(1))));
@@ -50,8 +50,8 @@ class LettuceConnectionRateLimiterTest {
 				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
 		this.connectionFactory.afterPropertiesSet();
 		this.connectionFactory.start();
-		this.limiter = new RedisRateLimitStore(this.connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		this.limiter = new RedisRateLimitStore(new LettuceScriptExecutor(this.connectionFactory),
+				new BucketKeys("rl"));
 	}
 
 	@AfterEach
@@ -65,8 +65,8 @@ class LettuceConnectionRateLimiterTest {
 	void redisDownAtStartUpFailsTheCheckThenTheLimiterConnectsOnceRedisIsUp() throws Exception {
 		this.redis.stop();
 		// a limiter created while Redis is down: its background connect fails, the first check retries and fails
-		RedisRateLimitStore late = new RedisRateLimitStore(this.connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		RedisRateLimitStore late = new RedisRateLimitStore(new LettuceScriptExecutor(this.connectionFactory),
+				new BucketKeys("rl"));
 		try {
 			CompletableFuture<RateLimitDecision> first = late.tryConsumeAsync(this.client, this.limits, 1);
 			assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
@@ -88,8 +88,8 @@ class LettuceConnectionRateLimiterTest {
 		// the limiter of this test's set-up has opened its connection (redis-cli's own is the other client)
 		await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() >= 2);
 		int before = clientCount();
-		RedisRateLimitStore another = new RedisRateLimitStore(this.connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		RedisRateLimitStore another = new RedisRateLimitStore(new LettuceScriptExecutor(this.connectionFactory),
+				new BucketKeys("rl"));
 		try {
 			// one more client, without any check made through it
 			await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() == before + 1);

@@ -19,7 +19,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * sends each limit's algorithm, names each algorithm's keys apart, decodes the reply, refunds and resets every kind
  * of state.
  */
-class RedisRateLimiterAlgorithmsTest {
+class RedisRateLimitStoreTest {
 
 	private static final TestRedis testRedis = TestRedis.shared();
 
@@ -54,10 +53,8 @@ class RedisRateLimiterAlgorithmsTest {
 				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
-		templateLimiter = new RedisRateLimitStore(new ReactiveStringRedisTemplate(connectionFactory),
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
-		lettuceLimiter = new RedisRateLimitStore(connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		templateLimiter = new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl"));
+		lettuceLimiter = new RedisRateLimitStore(new LettuceScriptExecutor(connectionFactory), new BucketKeys("rl"));
 	}
 
 	private static RedisRateLimitStore limiter(String path) {
@@ -80,10 +77,10 @@ class RedisRateLimiterAlgorithmsTest {
 	}
 
 	@Test
-	void argumentsCarryEachLimitsAlgorithmCodeAfterTheNumbers() {
-		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("1", "4", "10", "10",
-				"1000000", "3", "3", "60000000", "100", "100", "3600000000", "1000", "1000", "86400000000", "tb",
-				"swl", "swc", "fw");
+	void argumentsCarryEachLimitsAlgorithmCodeBeforeItsNumbers() {
+		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("check", "1", "4", "tb", "10",
+				"10", "1000000", "swl", "3", "3", "60000000", "swc", "100", "100", "3600000000", "fw", "1000", "1000",
+				"86400000000");
 	}
 
 	@ParameterizedTest
