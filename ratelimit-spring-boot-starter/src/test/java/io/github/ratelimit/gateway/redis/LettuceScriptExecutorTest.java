@@ -24,10 +24,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The limiter on a Lettuce connection of its own, against a real redis-server process: the connection is opened on
- * first use off the caller's thread, a Redis that is down at start-up fails checks (for the failure policy to
- * handle) instead of hanging them, the limiter connects once Redis is up, reloads the script after SCRIPT FLUSH and
- * reconnects after a restart; a second set of arguments (cost above 1) never changes the cached ones.
+ * The store on a {@link LettuceScriptExecutor} (a Lettuce connection of its own), against a real redis-server
+ * process: the connection is opened at creation off the caller's thread, a Redis that is down at start-up fails
+ * checks (for the failure policy to handle) instead of hanging them, the executor connects once Redis is up, follows
+ * a context stop and start, reloads the script after SCRIPT FLUSH and reconnects after a restart; a second set of
+ * arguments (cost above 1) never changes the cached ones.
  */
 class LettuceScriptExecutorTest {
 

@@ -23,9 +23,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Java side of the script contract, through Spring Data Redis and Lettuce against a real Redis: the limiter
- * sends each limit's algorithm, names each algorithm's keys apart, decodes the reply, refunds and resets every kind
- * of state.
+ * The store's side of the script contract, over both executors ({@link SpringDataScriptExecutor} and
+ * {@link LettuceScriptExecutor}) against a real Redis: the store sends each limit's algorithm with its numbers,
+ * names each algorithm's keys apart, decodes the reply, refunds and resets every kind of state.
  */
 class RedisRateLimitStoreTest {
 
@@ -33,10 +33,10 @@ class RedisRateLimitStoreTest {
 
 	private static LettuceConnectionFactory connectionFactory;
 
-	/** Through Spring Data Redis' reactive template. */
+	/** Through Spring Data Redis' reactive template ({@link SpringDataScriptExecutor}). */
 	private static RedisRateLimitStore templateLimiter;
 
-	/** On a Lettuce connection of its own (what the auto-configuration uses). */
+	/** On a Lettuce connection of its own ({@link LettuceScriptExecutor}, what the auto-configuration uses). */
 	private static RedisRateLimitStore lettuceLimiter;
 
 	private final ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "hashed-client", "free");

@@ -27,7 +27,8 @@ final class ScriptAtTime {
 	/** Hash holding the TTL (ms) the script set on each key, by key. */
 	static final String TTL_HASH = "test-ttl";
 
-	private static final String SCRIPT = load(RedisRateLimitStore.SCRIPT_LOCATION);
+	/** The script as shipped. */
+	static final String SCRIPT = load(RedisRateLimitStore.SCRIPT_LOCATION);
 
 	private final TestRedis redis;
 
