@@ -15,7 +15,6 @@ import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.Lifecycle;
@@ -37,8 +36,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code ARGV} = operation ({@code check} or {@code refund}), cost, limit count n, then four values per limit: the
  * {@linkplain Algorithm#scriptCode() algorithm code}, capacity, refill tokens and refill period (microseconds).
  *
- * <p>The cores are futures ({@link #tryConsumeAsync}, {@link #refundAsync}, {@link #resetAsync}); the
- * {@code Mono} methods of {@link ClientRateLimiter} adapt them.
+ * <p>Every call answers a future; no Reactor here.
  */
 public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, DisposableBean {
 
@@ -96,21 +94,6 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 		return (RedisScript) RedisScript.of(new ClassPathResource(SCRIPT_LOCATION), List.class);
 	}
 
-	@Override
-	public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
-		return Mono.fromFuture(() -> tryConsumeAsync(client, limits, cost), true);
-	}
-
-	@Override
-	public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
-		return Mono.fromFuture(() -> refundAsync(client, limits, cost), true);
-	}
-
-	@Override
-	public Mono<Long> reset(ClientKey client, PlanLimits limits) {
-		return Mono.fromFuture(() -> resetAsync(client, limits), true);
-	}
-
 	/**
 	 * Check and consume {@code cost} tokens from every limit, all or nothing: one script call.
 	 * @param client who is limited
@@ -120,7 +103,7 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 	 * reply (an {@link IllegalStateException} naming it); never completed with {@code null}
 	 */
 	@Override
-	public CompletableFuture<RateLimitDecision> tryConsumeAsync(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 		Arguments arguments = arguments(limits);
 		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.check(cost))
 			.thenApply((reply) -> toDecision(limits, reply));
@@ -134,7 +117,8 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 	 * @param cost the tokens the abandoned check took from each limit
 	 * @return completion; completed exceptionally when Redis is unreachable or answers an error
 	 */
-	public CompletableFuture<Void> refundAsync(ClientKey client, PlanLimits limits, long cost) {
+	@Override
+	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
 		Arguments arguments = arguments(limits);
 		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.refund(cost))
 			.thenApply((reply) -> null);
@@ -148,7 +132,8 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 	 * @return the number of keys that existed and were removed (0 to the number of limits); completed exceptionally
 	 * when Redis is unreachable
 	 */
-	public CompletableFuture<Long> resetAsync(ClientKey client, PlanLimits limits) {
+	@Override
+	public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
 		return this.executor.delete(arguments(limits).keys(this.keys, client));
 	}
 

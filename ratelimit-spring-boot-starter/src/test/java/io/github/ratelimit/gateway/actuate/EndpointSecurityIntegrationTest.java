@@ -17,9 +17,8 @@ import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -84,7 +83,7 @@ class EndpointSecurityIntegrationTest {
 	int managementPort;
 
 	@Autowired
-	FailurePolicyLimiter resilient;
+	OverLimitCache overLimitCache;
 
 	@Autowired
 	RateLimitsEndpointProperties access;
@@ -96,7 +95,7 @@ class EndpointSecurityIntegrationTest {
 	LimitResolver limits;
 
 	@Autowired
-	ClientRateLimiter limiter;
+	ScopedRateLimiter limiter;
 
 	@Autowired
 	RateLimitGatewayFilterFactory filters;
@@ -116,7 +115,7 @@ class EndpointSecurityIntegrationTest {
 	@BeforeEach
 	void setUp() {
 		redis.flushAll();
-		this.resilient.forgetAll();
+		this.overLimitCache.clear();
 		SecuredGateway.ASKED.clear();
 		this.client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port)
 			.responseTimeout(Duration.ofSeconds(10)).build();
@@ -230,7 +229,7 @@ class EndpointSecurityIntegrationTest {
 		access.setShowClients(showClients);
 		access.setRoles(Set.of("OPERATOR"));
 		return new RateLimitsEndpoint(this.properties, this.limits, SecuredGateway.PLANS,
-				new ScopedRateLimiter(this.limiter), this.filters, this.resilient, access);
+				this.limiter, this.filters, this.overLimitCache, access);
 	}
 
 	private WebTestClient.ResponseSpec traffic(String path, String apiKey) {

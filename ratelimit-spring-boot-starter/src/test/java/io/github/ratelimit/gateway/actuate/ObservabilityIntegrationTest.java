@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 import io.github.ratelimit.gateway.filter.GatewayTestApplication;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.TestRedis;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
@@ -54,7 +54,7 @@ class ObservabilityIntegrationTest {
 	int port;
 
 	@Autowired
-	FailurePolicyLimiter resilient;
+	OverLimitCache overLimitCache;
 
 	@Autowired
 	MeterRegistry meters;
@@ -70,7 +70,7 @@ class ObservabilityIntegrationTest {
 	@BeforeEach
 	void setUp() {
 		redis.flushAll();
-		this.resilient.forgetAll(); // the buckets are gone: so are the denials this instance remembers
+		this.overLimitCache.clear(); // the buckets are gone: so are the denials this instance remembers
 		this.client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port)
 			.responseTimeout(Duration.ofSeconds(10)).build();
 	}

@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.TestRedis;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,7 +44,7 @@ class DenialLogRoutesIntegrationTest {
 	int port;
 
 	@Autowired
-	FailurePolicyLimiter resilient;
+	OverLimitCache overLimitCache;
 
 	@Autowired
 	MeterRegistry meters;
@@ -58,7 +58,7 @@ class DenialLogRoutesIntegrationTest {
 	@BeforeEach
 	void setUp() {
 		redis.flushAll();
-		this.resilient.forgetAll(); // the buckets are gone: so are the denials this instance remembers
+		this.overLimitCache.clear(); // the buckets are gone: so are the denials this instance remembers
 	}
 
 	@Test

@@ -48,7 +48,7 @@ class FailurePolicyIntegrationTest {
 	int port;
 
 	@org.springframework.beans.factory.annotation.Autowired
-	io.github.ratelimit.gateway.chain.FailurePolicyLimiter resilient;
+	io.github.ratelimit.gateway.chain.OverLimitCache overLimitCache;
 
 	@Autowired
 	MeterRegistry meters;
@@ -78,7 +78,7 @@ class FailurePolicyIntegrationTest {
 		// until the breaker has closed again (through half-open) and a decision came from Redis
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			redis.flushAll();
-			this.resilient.forgetAll();
+			this.overLimitCache.clear();
 			assertThat(get("/b/probe", "key-two").getResponseHeaders().getFirst("RateLimit")).isNotNull();
 			this.client.get().uri("/actuator/health").exchange().expectBody()
 				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");

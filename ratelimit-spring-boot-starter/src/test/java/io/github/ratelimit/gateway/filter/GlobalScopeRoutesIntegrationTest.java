@@ -1,7 +1,7 @@
 package io.github.ratelimit.gateway.filter;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,7 +33,7 @@ class GlobalScopeRoutesIntegrationTest {
 	int port;
 
 	@Autowired
-	FailurePolicyLimiter resilient;
+	OverLimitCache overLimitCache;
 
 	WebTestClient client;
 
@@ -46,7 +46,7 @@ class GlobalScopeRoutesIntegrationTest {
 	@BeforeEach
 	void setUp() {
 		redis.flushAll();
-		this.resilient.forgetAll();
+		this.overLimitCache.clear();
 		this.client = clientFrom("127.0.0.1", this.port);
 	}
 
@@ -78,7 +78,7 @@ class GlobalScopeRoutesIntegrationTest {
 		get("/shared/1", "key-one").expectStatus().isOk();
 		get("/shared/2", "key-one").expectStatus().isOk();
 		for (int i = 0; i < 3; i++) {
-			this.resilient.forgetAll(); // ask Redis every time, not the over-limit cache
+			this.overLimitCache.clear(); // ask Redis every time, not the over-limit cache
 			get("/shared/x", "key-one").expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
 				.expectHeader().valueEquals("RateLimit", "\"free-shared-1h\";r=0;t=7200, \"shared-global-1h\";r=1;t=7200")
 				.expectBody()

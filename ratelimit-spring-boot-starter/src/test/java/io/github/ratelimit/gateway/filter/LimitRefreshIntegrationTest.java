@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,7 +56,7 @@ class LimitRefreshIntegrationTest {
 	ConfigurableApplicationContext context;
 
 	@Autowired
-	FailurePolicyLimiter resilient;
+	OverLimitCache overLimitCache;
 
 	WebTestClient client;
 
@@ -69,7 +69,7 @@ class LimitRefreshIntegrationTest {
 	@BeforeEach
 	void setUp() {
 		redis.flushAll();
-		this.resilient.forgetAll();
+		this.overLimitCache.clear();
 		this.client = clientFrom("127.0.0.1", this.port);
 	}
 
@@ -96,7 +96,7 @@ class LimitRefreshIntegrationTest {
 		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=1;t=1");
 		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=0;t=1");
 		get().expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS).expectHeader().valueEquals("Retry-After", "1");
-		this.resilient.forgetAll(); // ask Redis, not the denial this instance remembers
+		this.overLimitCache.clear(); // ask Redis, not the denial this instance remembers
 		// after 2 s at 2 tokens/s the bucket is full again, at the new capacity (2, not 5)
 		await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> get()
 			.expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=1;t=1"));

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,7 +46,7 @@ class RateLimitRoutesIntegrationTest {
 	int port;
 
 	@Autowired
-	FailurePolicyLimiter resilient;
+	OverLimitCache overLimitCache;
 
 	@Autowired
 	RouteLocator routeLocator;
@@ -62,7 +62,7 @@ class RateLimitRoutesIntegrationTest {
 	@BeforeEach
 	void setUp() {
 		redis.flushAll();
-		this.resilient.forgetAll(); // the buckets are gone: so are the denials this instance remembers
+		this.overLimitCache.clear(); // the buckets are gone: so are the denials this instance remembers
 		this.client = clientFrom("127.0.0.1", this.port);
 	}
 

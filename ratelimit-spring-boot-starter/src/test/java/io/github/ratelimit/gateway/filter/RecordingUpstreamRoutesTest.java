@@ -1,6 +1,6 @@
 package io.github.ratelimit.gateway.filter;
 
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -27,7 +27,7 @@ abstract class RecordingUpstreamRoutesTest {
 	int port;
 
 	@Autowired
-	FailurePolicyLimiter resilient;
+	OverLimitCache overLimitCache;
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
@@ -39,7 +39,7 @@ abstract class RecordingUpstreamRoutesTest {
 	@BeforeEach
 	void emptyBucketsAndUpstream() {
 		redis.flushAll();
-		this.resilient.forgetAll();
+		this.overLimitCache.clear();
 		upstream.clear();
 	}
 

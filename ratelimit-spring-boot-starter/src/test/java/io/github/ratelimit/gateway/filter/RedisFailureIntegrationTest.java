@@ -37,7 +37,7 @@ class RedisFailureIntegrationTest {
 	int port;
 
 	@org.springframework.beans.factory.annotation.Autowired
-	io.github.ratelimit.gateway.chain.FailurePolicyLimiter resilient;
+	io.github.ratelimit.gateway.chain.OverLimitCache overLimitCache;
 
 	WebTestClient client;
 
@@ -148,13 +148,13 @@ class RedisFailureIntegrationTest {
 	private void awaitDecisionsFromRedis() {
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			redis.flushAll();
-			this.resilient.forgetAll();
+			this.overLimitCache.clear();
 			assertThat(get("/b/probe").getResponseHeaders().getFirst("RateLimit")).isNotNull();
 			this.client.get().uri("/actuator/health").exchange().expectBody()
 				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
 		});
 		redis.flushAll();
-			this.resilient.forgetAll();
+			this.overLimitCache.clear();
 	}
 
 	private EntityExchangeResult<byte[]> get(String path) {
