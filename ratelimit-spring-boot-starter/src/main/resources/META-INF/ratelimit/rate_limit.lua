@@ -1,23 +1,29 @@
--- Rate limit check: several limits, each enforced by its own algorithm, checked and consumed all-or-nothing,
--- atomically (one script run covers every limit of a request).
+-- Rate limit check and refund: several limits, each enforced by its own algorithm, checked and consumed
+-- all-or-nothing, atomically (one script run covers every limit of a request); the same script gives back the tokens
+-- of an abandoned check.
 --
 -- KEYS[i]   state of limit i of one client in one endpoint group (all KEYS share one hash tag, so one Cluster slot)
--- ARGV[1]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming)
--- ARGV[2]   limit count n (= #KEYS)
--- then, per limit i = 1..n, three values, ARGV[3i], ARGV[3i+1], ARGV[3i+2]:
---           capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53), refill period (microseconds, >= 1000)
--- then, per limit i = 1..n, ARGV[3n+2+i]: the limit's algorithm code; optional, a missing code means 'tb':
+-- ARGV[1]   operation: 'check' (check and consume) or 'refund' (give back the tokens of an allowed check that the
+--           caller abandoned: it timed out and was decided without Redis, but Redis ran it anyway)
+-- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund', the
+--           tokens the abandoned check took from each limit
+-- ARGV[3]   limit count n (= #KEYS)
+-- then, per limit i = 1..n, four values, ARGV[4i], ARGV[4i+1], ARGV[4i+2], ARGV[4i+3]:
+--           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
+--           refill period (microseconds, >= 1000)
+--   The algorithm codes:
 --   tb    token bucket: capacity tokens, refilled continuously with refill tokens per refill period
 --   swl   sliding window log: at most capacity tokens admitted in any window of one refill period (exact)
 --   swc   sliding window counter: the same, estimated from two fixed-window counts (approximate)
 --   fw    fixed window: at most capacity tokens per refill-period window, windows aligned to multiples of the period
 --         since the Unix epoch
 --   The window algorithms take capacity tokens per window; their refill tokens equal the capacity (not used here).
+-- An unknown operation or algorithm code, or an argument count other than 3 + 4n, is an error reply before any write.
 --
 -- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
 -- back never makes room.
 --
--- Returns {allowed, then per limit: satisfied, remaining, retry_after_ms, reset_ms}, all integers:
+-- 'check' returns {allowed, then per limit: satisfied, remaining, retry_after_ms, reset_ms}, all integers:
 --   allowed        1 if every limit admitted cost tokens (and cost was taken from each), else 0 (nothing taken)
 --   satisfied      1 if this limit alone admitted cost tokens
 --   remaining      whole tokens this limit would still admit now, after the decision (0 .. capacity)
@@ -28,6 +34,8 @@
 -- Only an allowed request writes. Every written key gets a TTL (PEXPIRE) that ends when its state no longer matters
 -- (the bucket is full again, the log's newest entry has left the window, the counter no longer weighs, the window
 -- is over), so idle clients cost no memory.
+-- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
+-- left alone, and no TTL changes.
 --
 -- State, in key KEYS[i] (the key names differ per algorithm, so one algorithm never reads another's state):
 --   tb    hash {tk = tokens at time ts (float, may be fractional), ts = microseconds}
@@ -42,11 +50,11 @@ local MAX_TTL_MS = 315360000000       -- 10 years: PEXPIRE ceiling (a bucket tha
 local EPSILON = 1e-9                  -- tolerance in tokens against floating-point rounding of fractional tokens
 local LOG_BATCH = 500                 -- sorted-set members per ZADD call (Lua's unpack has a stack limit)
 
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local now                             -- Redis time in microseconds, read once a check starts (a refund needs none)
 
-local cost = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
+local operation = ARGV[1]
+local cost = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
 
 local function fmt(x)
   return string.format('%.17g', x)
@@ -64,7 +72,8 @@ end
 
 -- Each algorithm: read(l) loads limit l's state; admits(l) tells whether it admits cost tokens now; wait(l) gives the
 -- microseconds until it does (called only when it does not); finish(l, allowed) consumes when allowed (writing the
--- state and its TTL) and returns the whole tokens remaining and the ms until the whole capacity is available.
+-- state and its TTL) and returns the whole tokens remaining and the ms until the whole capacity is available;
+-- refund(l) gives cost tokens back to the stored state and returns 1, or 0 when there is no state to change.
 
 ---------------------------------------------------------------------------------------------------- token bucket
 -- Refill is continuous: tokens(t) = min(capacity, tk + (t - ts) * refill / period). Capacity shrinking in
@@ -121,6 +130,16 @@ function tb.finish(l, allowed)
     expire(l.i, reset_ms)
   end
   return math.floor(available + EPSILON), reset_ms
+end
+
+-- The stored tokens are those at the stored time, so adding cost to them adds it now too; capped at capacity.
+function tb.refund(l)
+  local tk = tonumber(redis.call('HGET', KEYS[l.i], 'tk'))
+  if tk == nil or tk ~= tk then return 0 end
+  tk = tk + cost
+  if tk > l.capacity then tk = l.capacity end
+  redis.call('HSET', KEYS[l.i], 'tk', fmt(tk))
+  return 1
 end
 
 ---------------------------------------------------------------------------------------------- sliding window log
@@ -187,6 +206,16 @@ function swl.finish(l, allowed)
   local reset_ms = 0
   if used > 0 then reset_ms = math.ceil((newest + l.period - now) / 1000) end
   return l.capacity - used, reset_ms
+end
+
+-- Removes the cost newest entries of the log (the refunded check's, or ones admitted just after it: all count the
+-- same, and removing the newest keeps every remaining entry's expiry).
+function swl.refund(l)
+  if cost > 0 and redis.call('ZCARD', KEYS[l.i]) > 0 then
+    redis.call('ZREMRANGEBYRANK', KEYS[l.i], -cost, -1)
+    return 1
+  end
+  return 0
 end
 
 ------------------------------------------------------------------------------------------ sliding window counter
@@ -292,6 +321,19 @@ function swc.finish(l, allowed)
   return l.capacity - current - swc_weighted(l, previous, at, start), math.ceil(reset_us / 1000)
 end
 
+-- Takes cost from the stored count, floored at 0 (the fixed window's too).
+local function refund_count(l)
+  local c = tonumber(redis.call('HGET', KEYS[l.i], 'c'))
+  if c == nil or c ~= c then return 0 end
+  c = c - cost
+  if c < 0 then c = 0 end
+  redis.call('HSET', KEYS[l.i], 'c', fmt(c))
+  return 1
+end
+
+-- Takes cost from the latest window's count (where the check was counted, unless a window ended in between).
+swc.refund = refund_count
+
 ---------------------------------------------------------------------------------------------------- fixed window
 local fw = {}
 
@@ -327,23 +369,47 @@ function fw.finish(l, allowed)
   return l.capacity - l.used, reset_ms
 end
 
------------------------------------------------------------------------------------------------------------ check
+-- Takes cost from the window's count.
+fw.refund = refund_count
+
+------------------------------------------------------------------------------------------------ check and refund
 local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw }
 
+if operation ~= 'check' and operation ~= 'refund' then
+  return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
+end
+if n == nil or #ARGV ~= 3 + 4 * n then
+  return redis.error_reply('ERR rate limit script takes 3 + 4n arguments (n = ' .. tostring(ARGV[3])
+    .. ' limits), got ' .. #ARGV)
+end
 local limits = {}
-local allowed = 1
 for i = 1, n do
-  local code = ARGV[3 * n + 2 + i] or 'tb'
+  local code = ARGV[4 * i]
   local algorithm = ALGORITHMS[code]
   if algorithm == nil then
     return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i)
   end
-  local l = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[3 * i]), refill = tonumber(ARGV[3 * i + 1]),
-              period = tonumber(ARGV[3 * i + 2]) }
-  algorithm.read(l)
-  l.satisfied = algorithm.admits(l)
+  limits[i] = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[4 * i + 1]),
+                refill = tonumber(ARGV[4 * i + 2]), period = tonumber(ARGV[4 * i + 3]) }
+end
+
+if operation == 'refund' then
+  local refunded = 0
+  for i = 1, n do
+    refunded = refunded + limits[i].algorithm.refund(limits[i])
+  end
+  return refunded
+end
+
+local time = redis.call('TIME')
+now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+
+local allowed = 1
+for i = 1, n do
+  local l = limits[i]
+  l.algorithm.read(l)
+  l.satisfied = l.algorithm.admits(l)
   if not l.satisfied then allowed = 0 end
-  limits[i] = l
 end
 
 local result = { allowed }

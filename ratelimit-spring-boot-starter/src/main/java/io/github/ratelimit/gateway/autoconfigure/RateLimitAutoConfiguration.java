@@ -19,7 +19,10 @@ import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
+import io.github.ratelimit.gateway.redis.LettuceScriptExecutor;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
+import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
@@ -138,13 +141,11 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
 	ClientRateLimiter rateLimitClientRateLimiter(ReactiveRedisConnectionFactory connectionFactory,
 			RedisScript<List<Long>> rateLimitTokenBucketScript, RateLimitProperties properties) {
-		BucketKeys keys = new BucketKeys(properties.getKeyPrefix());
-		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
-			// a connection of its own, straight on Lettuce: pre-encoded arguments, one future per check
-			return new RedisRateLimitStore(lettuce, rateLimitTokenBucketScript, keys);
-		}
-		return new RedisRateLimitStore(new ReactiveStringRedisTemplate(connectionFactory),
-				rateLimitTokenBucketScript, keys);
+		// on Lettuce, a connection of its own straight on Lettuce (pre-encoded arguments, one future per check);
+		// on any other reactive factory, Spring Data Redis' reactive template
+		RedisScriptExecutor executor = (connectionFactory instanceof LettuceConnectionFactory lettuce)
+				? new LettuceScriptExecutor(lettuce) : new SpringDataScriptExecutor(connectionFactory);
+		return new RedisRateLimitStore(executor, rateLimitTokenBucketScript, new BucketKeys(properties.getKeyPrefix()));
 	}
 
 	@Bean

@@ -1,6 +1,5 @@
 package io.github.ratelimit.gateway.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +20,6 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The rate limiter's own Lettuce connection (bytes in, bytes out), opened from a {@link LettuceConnectionFactory}'s
@@ -57,28 +55,13 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	/**
-	 * A script's SHA-1 and text, read once: Spring Data's {@link RedisScript} re-reads a class path script's
-	 * modification time and takes a lock on every {@code getSha1()}.
-	 *
-	 * @param sha1 the SHA-1 digest of the text, in hex
-	 * @param body the text, UTF-8
-	 */
-	record Script(String sha1, byte[] body) {
-
-		static Script of(RedisScript<?> script) {
-			return new Script(script.getSha1(), script.getScriptAsString().getBytes(StandardCharsets.UTF_8));
-		}
-
-	}
-
-	/**
 	 * Run a script with EVALSHA, and with EVAL (which also loads it) if the node answers NOSCRIPT.
 	 * @param script the script
 	 * @param keys the keys, encoded
 	 * @param args the arguments, encoded
 	 * @return the script's reply (integers as {@link Long}); completed exceptionally with Lettuce's exception
 	 */
-	CompletableFuture<List<Object>> evalsha(Script script, byte[][] keys, byte[][] args) {
+	CompletableFuture<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
 		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
 		if (open != null) {
 			return evalsha(open, script, keys, args);
@@ -100,13 +83,13 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	private CompletableFuture<List<Object>> evalsha(RedisClusterAsyncCommands<byte[], byte[]> redis,
-			Script script, byte[][] keys, byte[][] args) {
+			LuaScript script, byte[][] keys, byte[][] args) {
 		CompletableFuture<List<Object>> sent = redis.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI,
 				keys, args)
 			.toCompletableFuture();
 		return sent.exceptionallyCompose((ex) -> {
 			if (unwrap(ex) instanceof RedisNoScriptException) {
-				return redis.<List<Object>>eval(script.body(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+				return redis.<List<Object>>eval(script.utf8(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
 			}
 			return sent;
 		});

@@ -49,7 +49,7 @@ public class RedisPlanStore implements PlanStore {
 		if (this.connected) {
 			return get;
 		}
-		// As in RedisRateLimitStore: until a first call succeeds, opening the shared connection happens
+		// As in SpringDataScriptExecutor: until a first call succeeds, opening the shared connection happens
 		// synchronously on the subscribing thread; keep it off the event loop so the caller's timeout bounds it.
 		return get.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((plan) -> this.connected = true);
 	}

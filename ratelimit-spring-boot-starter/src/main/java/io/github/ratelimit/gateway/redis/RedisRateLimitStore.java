@@ -8,69 +8,50 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
-import io.github.ratelimit.gateway.chain.LimitStatus;
-import io.github.ratelimit.gateway.chain.RateLimitDecision;
-import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.context.Lifecycle;
+import org.springframework.context.Phased;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.io.ClassPathResource;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * {@link ClientRateLimiter} keeping every limit's state in Redis (token bucket, sliding window log, sliding window
  * counter or fixed window, per {@link LimitDefinition#algorithm()}), checked and updated by one atomic Lua script
- * ({@value #SCRIPT_LOCATION}) per request, whatever mix of algorithms the request's limits use. The script runs with
- * EVALSHA and falls back to EVAL when Redis answers NOSCRIPT (e.g. after a restart or a failover).
- *
- * <p>Two ways to reach Redis:
- * <ul>
- * <li>{@linkplain #RedisRateLimitStore(LettuceConnectionFactory, RedisScript, BucketKeys) Lettuce directly}
- * (what the auto-configuration uses with Boot's Lettuce connection factory): one connection of its own, opened from
- * the factory's Lettuce client (so with its address, credentials, TLS, client options and, on a Cluster, its
- * topology), shared by every check with Lettuce's automatic pipelining; arguments are pre-encoded bytes per set of
- * limits, and a check is one future with no reactive pipeline ({@link LettuceScriptConnection});</li>
- * <li>{@linkplain #RedisRateLimitStore(ReactiveStringRedisTemplate, RedisScript, BucketKeys) through Spring
- * Data Redis' reactive template} (any reactive connection factory).</li>
- * </ul>
+ * ({@value #SCRIPT_LOCATION}) per request, whatever mix of algorithms the request's limits use; the same script gives
+ * back the tokens of an abandoned check. The store's job is the logic around the script: the keys
+ * ({@link BucketKeys}), the arguments (encoded once per set of limits) and the reply (decoded into a
+ * {@link RateLimitDecision}). Reaching Redis is its {@link RedisScriptExecutor}'s job ({@link LettuceScriptExecutor}
+ * or {@link SpringDataScriptExecutor}), which the store owns: it starts, stops and closes it with itself.
  *
  * <p>Script arguments (see the script's header): {@code KEYS} = one key per limit ({@link BucketKeys});
- * {@code ARGV} = cost, limit count n, then capacity, refill tokens and refill period (microseconds) per limit, then
- * the {@linkplain Algorithm#scriptCode() algorithm code} of each limit. The refund script
- * ({@value #REFUND_SCRIPT_LOCATION}) takes the same arguments.
+ * {@code ARGV} = operation ({@code check} or {@code refund}), cost, limit count n, then four values per limit: the
+ * {@linkplain Algorithm#scriptCode() algorithm code}, capacity, refill tokens and refill period (microseconds).
+ *
+ * <p>Every call answers a future; no Reactor here.
  */
 public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, DisposableBean {
 
-	/** Class path location of the rate limit script (every algorithm). */
+	/** Class path location of the rate limit script (every algorithm, check and refund). */
 	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit.lua";
 
-	/** Class path location of the script giving back the tokens of an abandoned check. */
-	public static final String REFUND_SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit_refund.lua";
+	/** {@code ARGV[1]} of a check. */
+	static final String CHECK = "check";
 
-	private static final RedisScript<Long> REFUND_SCRIPT = RedisScript
-		.of(new ClassPathResource(REFUND_SCRIPT_LOCATION), Long.class);
+	/** {@code ARGV[1]} of a refund. */
+	static final String REFUND = "refund";
 
-	/** The refund script with its text in memory (no modification check per call). */
-	private static final RedisScript<Long> REFUND_SCRIPT_TEXT = RedisScript.of(REFUND_SCRIPT.getScriptAsString(),
-			Long.class);
+	private final RedisScriptExecutor executor;
 
-	private final ReactiveStringRedisTemplate redis;
-
-	private final LettuceScriptConnection lettuce;
-
-	private final RedisScript<List<Long>> script;
-
-	private final LettuceScriptConnection.Script lettuceScript;
-
-	private final LettuceScriptConnection.Script lettuceRefundScript;
+	private final LuaScript script;
 
 	private final BucketKeys keys;
 
@@ -79,57 +60,34 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 	/** The arguments used last: most gateways check one or two sets of limits over and over. */
 	private volatile Arguments lastArguments;
 
-	private volatile boolean connected;
-
-	/** Stopped and started right after the connection factory: its stop shuts the Lettuce client down. */
-	private final int phase;
-
 	private volatile boolean running;
 
 	/**
-	 * Create a limiter that runs the script through Spring Data Redis' reactive template.
-	 * @param redis the template used to run the script
-	 * @param script the rate limit script, see {@link #tokenBucketScript()}
+	 * Create a store running the shipped script ({@value #SCRIPT_LOCATION}).
+	 * @param executor reaches Redis; owned by the store from now on (started, stopped and closed with it)
 	 * @param keys names the bucket keys
 	 */
-	public RedisRateLimitStore(ReactiveStringRedisTemplate redis, RedisScript<List<Long>> script,
-			BucketKeys keys) {
-		this.redis = redis;
-		this.lettuce = null;
-		// the same script with its text held in memory: a class path script is re-checked for modification (a
-		// file stat) and its SHA-1 read under a lock on every call otherwise
-		this.script = RedisScript.of(script.getScriptAsString(), script.getResultType());
-		this.lettuceScript = null;
-		this.lettuceRefundScript = null;
-		this.keys = keys;
-		this.phase = 0;
+	public RedisRateLimitStore(RedisScriptExecutor executor, BucketKeys keys) {
+		this(executor, tokenBucketScript(), keys);
 	}
 
 	/**
-	 * Create a limiter that runs the script on a Lettuce connection of its own, opened from the factory's Lettuce
-	 * client in the background right away (and, if Redis is down then, by the first check after it is up; never on
-	 * the caller's thread). Closed with this bean.
-	 * @param connectionFactory Boot's (or the application's) Lettuce connection factory
-	 * @param script the rate limit script, see {@link #tokenBucketScript()}
+	 * Create a store running the given script.
+	 * @param executor reaches Redis; owned by the store from now on (started, stopped and closed with it)
+	 * @param script the rate limit script (the {@code rateLimitTokenBucketScript} bean), see
+	 * {@link #tokenBucketScript()}; its text is read once, now
 	 * @param keys names the bucket keys
 	 */
-	public RedisRateLimitStore(LettuceConnectionFactory connectionFactory, RedisScript<List<Long>> script,
-			BucketKeys keys) {
-		this.redis = null;
-		this.lettuce = new LettuceScriptConnection(connectionFactory);
-		this.script = script;
-		this.lettuceScript = LettuceScriptConnection.Script.of(script);
-		this.lettuceRefundScript = LettuceScriptConnection.Script.of(REFUND_SCRIPT);
+	public RedisRateLimitStore(RedisScriptExecutor executor, RedisScript<List<Long>> script, BucketKeys keys) {
+		this.executor = executor;
+		this.script = LuaScript.of(script);
 		this.keys = keys;
-		this.phase = (connectionFactory.getPhase() < Integer.MAX_VALUE) ? connectionFactory.getPhase() + 1
-				: Integer.MAX_VALUE;
-		this.lettuce.connectInBackground();
 	}
 
 	/**
 	 * Load the rate limit script from the class path. (The name predates the window algorithms: the script runs
-	 * every {@link Algorithm}.)
-	 * @return the script, returning a flat list of integers
+	 * every {@link Algorithm}, and refunds.)
+	 * @return the script, returning a flat list of integers for a check
 	 */
 	@SuppressWarnings({ "unchecked", "rawtypes" })
 	public static RedisScript<List<Long>> tokenBucketScript() {
@@ -137,75 +95,63 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 	}
 
 	/**
-	 * {@inheritDoc}
-	 * <p>On the Lettuce connection: one EVALSHA (EVAL after NOSCRIPT), completed on Lettuce's I/O thread.
+	 * Check and consume {@code cost} tokens from every limit, all or nothing: one script call.
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost tokens this request takes (1 to the smallest capacity); 0 reads the buckets without consuming
+	 * @return the decision; completed exceptionally when Redis is unreachable, answers an error or an unexpected
+	 * reply (an {@link IllegalStateException} naming it); never completed with {@code null}
 	 */
 	@Override
 	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
-		if (this.lettuce != null) {
-			Arguments arguments = arguments(limits);
-			return this.lettuce
-				.evalsha(this.lettuceScript, arguments.keys(this.keys, client, limits), arguments.bytes(cost))
-				.thenApply((reply) -> toDecision(limits, reply));
-		}
-		List<String> bucketKeys = this.keys.keysFor(client, limits);
-		Mono<RateLimitDecision> call = this.redis.execute(this.script, bucketKeys, arguments(limits).strings(cost))
-			.next()
-			.map((reply) -> toDecision(limits, reply))
-			.switchIfEmpty(Mono.error(() -> new IllegalStateException("Empty reply from the rate limit script")));
-		if (this.connected) {
-			return call.toFuture();
-		}
-		// Until a first call succeeds, the shared Lettuce connection may still have to be opened, which Spring
-		// Data Redis does synchronously on the subscribing thread: keep that off the request's event loop, so
-		// the caller's timeout bounds the wait. Once connected, Lettuce reconnects in the background.
-		return call.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((decision) -> this.connected = true).toFuture();
+		Arguments arguments = arguments(limits);
+		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.check(cost))
+			.thenApply((reply) -> toDecision(limits, reply));
 	}
 
+	/**
+	 * Give back the tokens an allowed check took from every limit (the caller abandoned that check): one script
+	 * call; each algorithm's refund is in the script beside its check. A limit whose state has expired is left alone.
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost the tokens the abandoned check took from each limit
+	 * @return completion; completed exceptionally when Redis is unreachable or answers an error
+	 */
 	@Override
 	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
 		Arguments arguments = arguments(limits);
-		if (this.lettuce != null) {
-			return this.lettuce
-				.evalsha(this.lettuceRefundScript, arguments.keys(this.keys, client, limits), arguments.bytes(cost))
-				.thenApply((reply) -> null);
-		}
-		return this.redis.execute(REFUND_SCRIPT_TEXT, this.keys.keysFor(client, limits), arguments.strings(cost))
-			.then()
-			.toFuture();
-	}
-
-	@Override
-	public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
-		// all of one client's keys in a group share a hash tag, so one DEL works on a Redis Cluster too
-		if (this.lettuce != null) {
-			return this.lettuce.del(arguments(limits).keys(this.keys, client, limits));
-		}
-		return this.redis.delete(this.keys.keysFor(client, limits).toArray(String[]::new)).toFuture();
+		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.refund(cost))
+			.thenApply((reply) -> null);
 	}
 
 	/**
-	 * Open the limiter's own Lettuce connection again (in the background) after {@link #stop()}: when the context is
-	 * started again (e.g. a paused test context, or a checkpoint and restore), after the connection factory, whose
-	 * start creates a new Lettuce client.
+	 * Reset a client's buckets in an endpoint group to full: one {@code DEL} of every limit's key (all of one
+	 * client's keys in a group share a hash tag, so this works on a Redis Cluster too).
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @return the number of keys that existed and were removed (0 to the number of limits); completed exceptionally
+	 * when Redis is unreachable
 	 */
+	@Override
+	public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
+		return this.executor.delete(arguments(limits).keys(this.keys, client));
+	}
+
+	/** Starts the executor too, if it has a life cycle (a {@link LettuceScriptExecutor} opens a new connection). */
 	@Override
 	public void start() {
 		this.running = true;
-		if (this.lettuce != null) {
-			this.lettuce.connectInBackground();
+		if (this.executor instanceof Lifecycle lifecycle) {
+			lifecycle.start();
 		}
 	}
 
-	/**
-	 * Close the limiter's own Lettuce connection before the connection factory stops (which shuts its client down,
-	 * closing every connection for good); {@link #start()} opens a new one.
-	 */
+	/** Stops the executor too, if it has a life cycle (a {@link LettuceScriptExecutor} closes its connection). */
 	@Override
 	public void stop() {
 		this.running = false;
-		if (this.lettuce != null) {
-			this.lettuce.suspend();
+		if (this.executor instanceof Lifecycle lifecycle) {
+			lifecycle.stop();
 		}
 	}
 
@@ -214,17 +160,19 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 		return this.running;
 	}
 
+	/**
+	 * The executor's phase (a {@link LettuceScriptExecutor}: one after its connection factory's), else 0.
+	 * @return the phase
+	 */
 	@Override
 	public int getPhase() {
-		return this.phase;
+		return (this.executor instanceof Phased phased) ? phased.getPhase() : 0;
 	}
 
-	/** Closes the Lettuce connection, if this limiter opened one. */
+	/** Closes the executor (a {@link LettuceScriptExecutor} closes its connection). */
 	@Override
 	public void destroy() {
-		if (this.lettuce != null) {
-			this.lettuce.close();
-		}
+		this.executor.close();
 	}
 
 	private Arguments arguments(PlanLimits limits) {
@@ -238,23 +186,22 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 	}
 
 	/**
-	 * The script's {@code ARGV} for some limits, at cost 1: cost, limit count n, capacity, refill tokens and refill
-	 * period in microseconds per limit, then each limit's algorithm code.
+	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, cost, limit count n, then
+	 * algorithm code, capacity, refill tokens and refill period in microseconds per limit.
 	 * @param limits the limits
 	 * @return the arguments, in order
 	 */
 	public static List<String> scriptArguments(PlanLimits limits) {
 		List<LimitDefinition> list = limits.limits();
-		List<String> args = new ArrayList<>(2 + 4 * list.size());
+		List<String> args = new ArrayList<>(3 + 4 * list.size());
+		args.add(CHECK);
 		args.add("1");
 		args.add(Integer.toString(list.size()));
 		for (LimitDefinition limit : list) {
+			args.add(limit.algorithm().scriptCode());
 			args.add(Long.toString(limit.capacity()));
 			args.add(Long.toString(limit.refillTokens()));
 			args.add(Long.toString(limit.refillPeriodMicros()));
-		}
-		for (LimitDefinition limit : list) {
-			args.add(limit.algorithm().scriptCode());
 		}
 		return List.copyOf(args);
 	}
@@ -285,32 +232,30 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 
 	@Override
 	public String toString() {
-		return "RedisRateLimitStore[" + SCRIPT_LOCATION + ((this.lettuce != null) ? ", lettuce" : ", template")
-				+ "]";
+		return "RedisRateLimitStore[" + SCRIPT_LOCATION + ", " + this.executor + "]";
 	}
 
 	/**
-	 * A set of limits' script arguments, encoded once: as strings for the template, as bytes (cost 1) for Lettuce.
-	 * Keys are built per client; the part after the client id (":0", ":1:swl", ...) is encoded once.
+	 * A set of limits' script arguments, encoded once (a check at cost 1); other costs and refunds copy the array
+	 * and replace the header. Keys are built per client; the part after the client id (":0", ":1:swl", ...) is
+	 * encoded once.
 	 */
 	private static final class Arguments {
 
-		private static final byte[] ONE = { '1' };
+		private static final byte[] REFUND_BYTES = REFUND.getBytes(StandardCharsets.UTF_8);
 
 		final PlanLimits limits;
 
-		private final List<String> strings;
-
-		private final byte[][] bytes;
+		private final byte[][] check;
 
 		private final byte[][] keySuffixes;
 
 		Arguments(PlanLimits limits) {
 			this.limits = limits;
-			this.strings = scriptArguments(limits);
-			this.bytes = new byte[this.strings.size()][];
-			for (int i = 0; i < this.bytes.length; i++) {
-				this.bytes[i] = this.strings.get(i).getBytes(StandardCharsets.UTF_8);
+			List<String> strings = scriptArguments(limits);
+			this.check = new byte[strings.size()][];
+			for (int i = 0; i < this.check.length; i++) {
+				this.check[i] = strings.get(i).getBytes(StandardCharsets.UTF_8);
 			}
 			int count = limits.limits().size();
 			this.keySuffixes = new byte[count][];
@@ -320,26 +265,23 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 			}
 		}
 
-		List<String> strings(long cost) {
+		byte[][] check(long cost) {
 			if (cost == 1) {
-				return this.strings;
+				return this.check;
 			}
-			List<String> copy = new ArrayList<>(this.strings);
-			copy.set(0, Long.toString(cost));
+			byte[][] copy = this.check.clone();
+			copy[1] = Long.toString(cost).getBytes(StandardCharsets.UTF_8);
 			return copy;
 		}
 
-		byte[][] bytes(long cost) {
-			if (cost == 1) {
-				return this.bytes;
-			}
-			byte[][] copy = this.bytes.clone();
-			copy[0] = (cost == 1) ? ONE : Long.toString(cost).getBytes(StandardCharsets.UTF_8);
+		byte[][] refund(long cost) {
+			byte[][] copy = check(cost).clone();
+			copy[0] = REFUND_BYTES;
 			return copy;
 		}
 
-		byte[][] keys(BucketKeys keys, ClientKey client, PlanLimits limits) {
-			byte[] base = keys.hashTagStart(client, limits);
+		byte[][] keys(BucketKeys keys, ClientKey client) {
+			byte[] base = keys.hashTagStart(client, this.limits);
 			byte[][] result = new byte[this.keySuffixes.length][];
 			for (int i = 0; i < result.length; i++) {
 				byte[] suffix = this.keySuffixes[i];

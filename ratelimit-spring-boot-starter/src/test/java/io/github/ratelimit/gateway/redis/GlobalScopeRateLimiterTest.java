@@ -20,7 +20,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
@@ -56,9 +55,8 @@ class GlobalScopeRateLimiterTest {
 				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
-		limiter = new ScopedRateLimiter(new RedisRateLimitStore(
-				new ReactiveStringRedisTemplate(connectionFactory), RedisRateLimitStore.tokenBucketScript(),
-				new BucketKeys("rl")));
+		limiter = new ScopedRateLimiter(
+				new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl")));
 	}
 
 	@AfterAll

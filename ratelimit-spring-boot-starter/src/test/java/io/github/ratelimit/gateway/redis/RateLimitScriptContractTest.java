@@ -297,6 +297,36 @@ class RateLimitScriptContractTest {
 	}
 
 	@Test
+	void unknownOperationOrAnotherArgumentLayoutIsAnErrorBeforeAnyWrite() {
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "consume", "1", "1", "tb", "5",
+					"5", "1000000"))
+			.withMessageContaining("unknown rate limit operation 'consume'");
+		// the layout before one argument layout per limit: cost, n, three numbers per limit, the codes after them
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "1", "1", "5", "5", "1000000",
+					"tb"))
+			.withMessageContaining("unknown rate limit operation '1'");
+		// an argument count that is not 3 + 4n
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "check", "1", "2", "tb", "5",
+					"5", "1000000"))
+			.withMessageContaining("takes 3 + 4n arguments (n = 2 limits), got 7");
+		assertThat(this.redis.command("EXISTS", "k:0")).isEqualTo("0");
+	}
+
+	@Test
+	void unknownAlgorithmCodeInARefundIsAnErrorBeforeAnyWrite() {
+		Limit known = Limit.tokenBucket(5, 5, SECOND);
+		assertThat(this.script.check(T0, 2, "k", known).allowed()).isTrue();
+		String before = this.script.dump("k", 0);
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.script.refund(2, "k", known, new Limit("leaky", 5, 5, SECOND)))
+			.withMessageContaining("unknown rate limit algorithm code 'leaky' for limit 2");
+		assertThat(this.script.dump("k", 0)).isEqualTo(before);
+	}
+
+	@Test
 	void unknownAlgorithmCodeIsAnErrorBeforeAnyWrite() {
 		Limit[] limits = { Limit.tokenBucket(5, 5, SECOND), new Limit("leaky", 5, 5, SECOND) };
 		assertThatIllegalStateException().isThrownBy(() -> this.script.check(T0, 1, "k", limits))

@@ -68,10 +68,8 @@ class RedisClusterTokenBucketTest {
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
 		redis = new ReactiveStringRedisTemplate(connectionFactory);
-		templateLimiter = new RedisRateLimitStore(redis, RedisRateLimitStore.tokenBucketScript(),
-				new BucketKeys("rl"));
-		lettuceLimiter = new RedisRateLimitStore(connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		templateLimiter = new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl"));
+		lettuceLimiter = new RedisRateLimitStore(new LettuceScriptExecutor(connectionFactory), new BucketKeys("rl"));
 	}
 
 	private static RedisRateLimitStore limiter(String path) {

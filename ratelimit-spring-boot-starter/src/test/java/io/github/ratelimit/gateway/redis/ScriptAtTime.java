@@ -12,7 +12,7 @@ import io.github.ratelimit.test.redis.TestRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Runs the shipped rate limit script (or the refund script) against a real Redis with Redis-side time replaced: the
+ * Runs the shipped rate limit script (a check or a refund) against a real Redis with Redis-side time replaced: the
  * script's single {@code redis.call('TIME')} becomes a fixed time, so hours can pass in a test. Keys would still
  * expire in real time, which could change state behind the simulated clock's back, so the TTL the script sets is
  * recorded in the hash {@value #TTL_HASH} (field = key) instead of applied. Everything else is the script as shipped,
@@ -27,9 +27,8 @@ final class ScriptAtTime {
 	/** Hash holding the TTL (ms) the script set on each key, by key. */
 	static final String TTL_HASH = "test-ttl";
 
-	private static final String SCRIPT = load(RedisRateLimitStore.SCRIPT_LOCATION);
-
-	private static final String REFUND_SCRIPT = load(RedisRateLimitStore.REFUND_SCRIPT_LOCATION);
+	/** The script as shipped. */
+	static final String SCRIPT = load(RedisRateLimitStore.SCRIPT_LOCATION);
 
 	private final TestRedis redis;
 
@@ -50,7 +49,7 @@ final class ScriptAtTime {
 				"{'" + (timeMicros / SECOND) + "', '" + (timeMicros % SECOND) + "'}")
 			.replace("redis.call('PEXPIRE', KEYS[i],", "redis.call('HSET', '" + TTL_HASH + "', KEYS[i],");
 		assertThat(script).doesNotContain("redis.call('TIME')").doesNotContain("redis.call('PEXPIRE'");
-		String reply = this.redis.command(command(script, cost, keyBase, limits));
+		String reply = this.redis.command(command(script, RedisRateLimitStore.CHECK, cost, keyBase, limits));
 		long[] values = Arrays.stream(reply.split("\n")).mapToLong(Long::parseLong).toArray();
 		assertThat(values).hasSize(1 + 4 * limits.length);
 		for (long value : values) {
@@ -61,11 +60,11 @@ final class ScriptAtTime {
 	}
 
 	/**
-	 * Run the refund script.
+	 * Run a refund (at Redis' own time: a refund reads none).
 	 * @return the number of limits refunded
 	 */
 	long refund(long cost, String keyBase, Limit... limits) {
-		return Long.parseLong(this.redis.command(command(REFUND_SCRIPT, cost, keyBase, limits)));
+		return Long.parseLong(this.redis.command(command(SCRIPT, RedisRateLimitStore.REFUND, cost, keyBase, limits)));
 	}
 
 	/**
@@ -88,20 +87,19 @@ final class ScriptAtTime {
 		};
 	}
 
-	private static String[] command(String script, long cost, String keyBase, Limit... limits) {
+	private static String[] command(String script, String operation, long cost, String keyBase, Limit... limits) {
 		List<String> command = new ArrayList<>(List.of("EVAL", script, Integer.toString(limits.length)));
 		for (int i = 0; i < limits.length; i++) {
 			command.add(keyBase + ":" + i);
 		}
+		command.add(operation);
 		command.add(Long.toString(cost));
 		command.add(Integer.toString(limits.length));
 		for (Limit limit : limits) {
+			command.add(limit.code());
 			command.add(Long.toString(limit.capacity()));
 			command.add(Long.toString(limit.refillTokens()));
 			command.add(Long.toString(limit.periodMicros()));
-		}
-		for (Limit limit : limits) {
-			command.add(limit.code());
 		}
 		return command.toArray(String[]::new);
 	}

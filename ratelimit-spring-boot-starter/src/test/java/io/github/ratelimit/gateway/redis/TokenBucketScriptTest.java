@@ -193,9 +193,11 @@ class TokenBucketScriptTest {
 		for (int i = 0; i < limits.length; i++) {
 			command.add(keyBase + ":" + i);
 		}
+		command.add(RedisRateLimitStore.CHECK);
 		command.add(Long.toString(cost));
 		command.add(Integer.toString(limits.length));
 		for (Limit limit : limits) {
+			command.add("tb");
 			command.add(Long.toString(limit.capacity));
 			command.add(Long.toString(limit.refillTokens));
 			command.add(Long.toString(limit.periodMicros));

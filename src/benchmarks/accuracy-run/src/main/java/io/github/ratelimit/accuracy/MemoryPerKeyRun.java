@@ -14,6 +14,7 @@ import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
 import io.github.ratelimit.test.redis.RedisServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +23,6 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 /**
  * Redis memory per idle key, per algorithm (a measurement, not a test): K distinct clients (default 200,000) each make
@@ -88,8 +88,7 @@ public final class MemoryPerKeyRun {
 		factory.start();
 		StringBuilder md = new StringBuilder();
 		try (RedisAdmin admin = new RedisAdmin(redisUri)) {
-			RedisRateLimitStore limiter = new RedisRateLimitStore(
-					new ReactiveStringRedisTemplate(factory), RedisRateLimitStore.tokenBucketScript(),
+			RedisRateLimitStore limiter = new RedisRateLimitStore(new SpringDataScriptExecutor(factory),
 					new BucketKeys("rl"));
 			md.append(String.format(Locale.ROOT, "Redis %s (%s), %,d clients, one check each (cost 1), plan 100 per 1h; "
 					+ "key names as the starter writes them, e.g. `%s`.%n%n", admin.info("server", "redis_version"),

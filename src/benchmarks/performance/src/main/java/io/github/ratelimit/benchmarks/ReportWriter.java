@@ -402,8 +402,8 @@ final class ReportWriter {
 			.append("`), loaded with SCRIPT LOAD; keys and arguments exactly as the starter sent them for one check ")
 			.append("(captured with MONITOR), the client id replaced by `__rand_int__` with `-r 10000`: keys `")
 			.append(m("script_keys")).append("`, ARGV `").append(m("script_argv"))
-			.append("` (cost, limit count, capacity, refill tokens, refill period in µs, then the algorithm code ")
-			.append("when the starter sends one); 50 clients. The script matches the source tree: ")
+			.append("` (operation, cost, limit count, then per limit the algorithm code, capacity, refill tokens ")
+			.append("and refill period in µs); 50 clients. The script matches the source tree: ")
 			.append(m("script_matches_source")).append(".\n\n");
 		md.append("| mode | rounds | EVALSHA/s (median) | range | p50 ms | p99 ms | Redis µs per EVALSHA |\n|---|---:|---:|---|---:|---:|---:|\n");
 		for (String mode : List.of("unpipelined", "pipelined")) {

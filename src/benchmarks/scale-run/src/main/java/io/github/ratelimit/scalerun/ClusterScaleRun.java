@@ -30,6 +30,7 @@ import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
 import io.github.ratelimit.test.redis.RedisCluster;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -213,8 +214,8 @@ public final class ClusterScaleRun {
 		// after its last check (when it is full again)
 		PlanLimits limits = new PlanLimits("free", "scale",
 				List.of(new LimitDefinition("free-scale", 100, 1, idle)));
-		RedisRateLimitStore limiter = new RedisRateLimitStore(redis,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		RedisRateLimitStore limiter = new RedisRateLimitStore(
+				new SpringDataScriptExecutor(redis.getConnectionFactory()), new BucketKeys("rl"));
 		ClientKey[] clients = new ClientKey[n];
 		for (int i = 0; i < n; i++) {
 			clients[i] = new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(apiKeys[i]), "free");
@@ -456,8 +457,8 @@ public final class ClusterScaleRun {
 	private void warmUp(ReactiveStringRedisTemplate redis) {
 		PlanLimits limits = new PlanLimits("free", "warmup",
 				List.of(new LimitDefinition("free-warmup", 10, 10, Duration.ofMillis(100))));
-		RedisRateLimitStore limiter = new RedisRateLimitStore(redis,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		RedisRateLimitStore limiter = new RedisRateLimitStore(
+				new SpringDataScriptExecutor(redis.getConnectionFactory()), new BucketKeys("rl"));
 		int count = Math.min(50_000, Math.max(1_000, this.options.keys() / 4));
 		run(count, this.options.concurrency(), (i) -> Mono.fromFuture(limiter
 			.tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "warmup-" + (i % 1_000), "free"), limits, 1)));

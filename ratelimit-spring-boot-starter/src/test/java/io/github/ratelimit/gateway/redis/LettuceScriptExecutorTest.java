@@ -24,12 +24,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The limiter on a Lettuce connection of its own, against a real redis-server process: the connection is opened on
- * first use off the caller's thread, a Redis that is down at start-up fails checks (for the failure policy to
- * handle) instead of hanging them, the limiter connects once Redis is up, reloads the script after SCRIPT FLUSH and
- * reconnects after a restart; a second set of arguments (cost above 1) never changes the cached ones.
+ * The store on a {@link LettuceScriptExecutor} (a Lettuce connection of its own), against a real redis-server
+ * process: the connection is opened at creation off the caller's thread, a Redis that is down at start-up fails
+ * checks (for the failure policy to handle) instead of hanging them, the executor connects once Redis is up, follows
+ * a context stop and start, reloads the script after SCRIPT FLUSH and reconnects after a restart; a second set of
+ * arguments (cost above 1) never changes the cached ones.
  */
-class LettuceConnectionRateLimiterTest {
+class LettuceScriptExecutorTest {
 
 	private final PlanLimits limits = new PlanLimits("free", "search",
 			List.of(new LimitDefinition("free-search", 5, 5, Duration.ofMinutes(1))));
@@ -50,8 +51,8 @@ class LettuceConnectionRateLimiterTest {
 				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
 		this.connectionFactory.afterPropertiesSet();
 		this.connectionFactory.start();
-		this.limiter = new RedisRateLimitStore(this.connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		this.limiter = new RedisRateLimitStore(new LettuceScriptExecutor(this.connectionFactory),
+				new BucketKeys("rl"));
 	}
 
 	@AfterEach
@@ -65,8 +66,8 @@ class LettuceConnectionRateLimiterTest {
 	void redisDownAtStartUpFailsTheCheckThenTheLimiterConnectsOnceRedisIsUp() throws Exception {
 		this.redis.stop();
 		// a limiter created while Redis is down: its background connect fails, the first check retries and fails
-		RedisRateLimitStore late = new RedisRateLimitStore(this.connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		RedisRateLimitStore late = new RedisRateLimitStore(new LettuceScriptExecutor(this.connectionFactory),
+				new BucketKeys("rl"));
 		try {
 			CompletableFuture<RateLimitDecision> first = late.tryConsume(this.client, this.limits, 1);
 			assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
@@ -88,8 +89,8 @@ class LettuceConnectionRateLimiterTest {
 		// the limiter of this test's set-up has opened its connection (redis-cli's own is the other client)
 		await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() >= 2);
 		int before = clientCount();
-		RedisRateLimitStore another = new RedisRateLimitStore(this.connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		RedisRateLimitStore another = new RedisRateLimitStore(new LettuceScriptExecutor(this.connectionFactory),
+				new BucketKeys("rl"));
 		try {
 			// one more client, without any check made through it
 			await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() == before + 1);

@@ -20,25 +20,24 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Java side of the script contract, through Spring Data Redis and Lettuce against a real Redis: the limiter
- * sends each limit's algorithm, names each algorithm's keys apart, decodes the reply, refunds and resets every kind
- * of state.
+ * The store's side of the script contract, over both executors ({@link SpringDataScriptExecutor} and
+ * {@link LettuceScriptExecutor}) against a real Redis: the store sends each limit's algorithm with its numbers,
+ * names each algorithm's keys apart, decodes the reply, refunds and resets every kind of state.
  */
-class RedisRateLimiterAlgorithmsTest {
+class RedisRateLimitStoreTest {
 
 	private static final TestRedis testRedis = TestRedis.shared();
 
 	private static LettuceConnectionFactory connectionFactory;
 
-	/** Through Spring Data Redis' reactive template. */
+	/** Through Spring Data Redis' reactive template ({@link SpringDataScriptExecutor}). */
 	private static RedisRateLimitStore templateLimiter;
 
-	/** On a Lettuce connection of its own (what the auto-configuration uses). */
+	/** On a Lettuce connection of its own ({@link LettuceScriptExecutor}, what the auto-configuration uses). */
 	private static RedisRateLimitStore lettuceLimiter;
 
 	private final ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "hashed-client", "free");
@@ -55,10 +54,8 @@ class RedisRateLimiterAlgorithmsTest {
 				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
 		connectionFactory.afterPropertiesSet();
 		connectionFactory.start();
-		templateLimiter = new RedisRateLimitStore(new ReactiveStringRedisTemplate(connectionFactory),
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
-		lettuceLimiter = new RedisRateLimitStore(connectionFactory,
-				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
+		templateLimiter = new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl"));
+		lettuceLimiter = new RedisRateLimitStore(new LettuceScriptExecutor(connectionFactory), new BucketKeys("rl"));
 	}
 
 	private static RedisRateLimitStore limiter(String path) {
@@ -81,10 +78,10 @@ class RedisRateLimiterAlgorithmsTest {
 	}
 
 	@Test
-	void argumentsCarryEachLimitsAlgorithmCodeAfterTheNumbers() {
-		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("1", "4", "10", "10",
-				"1000000", "3", "3", "60000000", "100", "100", "3600000000", "1000", "1000", "86400000000", "tb",
-				"swl", "swc", "fw");
+	void argumentsCarryEachLimitsAlgorithmCodeBeforeItsNumbers() {
+		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("check", "1", "4", "tb", "10",
+				"10", "1000000", "swl", "3", "3", "60000000", "swc", "100", "100", "3600000000", "fw", "1000", "1000",
+				"86400000000");
 	}
 
 	@ParameterizedTest

@@ -1,0 +1,46 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Runs Lua scripts and deletes keys on Redis, answering futures: the seam between the Redis store's logic
+ * ({@link RedisRateLimitStore}: keys, arguments, replies) and the client library that talks to Redis. Two
+ * implementations ship, one per way of reaching Redis, as Boot splits its own Redis configuration per client:
+ * {@link LettuceScriptExecutor} (a Lettuce connection of its own, what the auto-configuration uses with a
+ * {@code LettuceConnectionFactory}) and {@link SpringDataScriptExecutor} (any reactive connection factory, through
+ * Spring Data Redis).
+ *
+ * <p>Keys and arguments are bytes, encoded once by the caller. On a Redis Cluster every key of one call must hash to
+ * one slot. Futures may complete on the client library's I/O thread: callers must not block in their callbacks.
+ * Implementations never throw from these methods; every failure (Redis unreachable, a timeout of the client
+ * library, an error reply) completes the future exceptionally.
+ */
+public interface RedisScriptExecutor extends AutoCloseable {
+
+	/**
+	 * Run a script with {@code EVALSHA}, and with {@code EVAL} (which also loads it) when Redis answers
+	 * {@code NOSCRIPT} (after a restart, a failover or {@code SCRIPT FLUSH}).
+	 * @param script the script
+	 * @param keys the script's {@code KEYS}, encoded
+	 * @param args the script's {@code ARGV}, encoded; not modified
+	 * @return the script's reply as a list: an array reply's elements (integers as {@link Long}), an integer reply
+	 * as a list of that one {@link Long}; completed exceptionally when Redis cannot be reached or answers an error
+	 */
+	CompletableFuture<List<Object>> eval(LuaScript script, byte[][] keys, byte[][] args);
+
+	/**
+	 * Delete keys ({@code DEL}).
+	 * @param keys the keys, encoded, at least one (on a Cluster, all in one hash slot)
+	 * @return the number of keys that existed; completed exceptionally when Redis cannot be reached
+	 */
+	CompletableFuture<Long> delete(byte[][] keys);
+
+	/**
+	 * Release what the executor opened (its own connection); later calls fail. The default does nothing.
+	 */
+	@Override
+	default void close() {
+	}
+
+}
