@@ -90,7 +90,12 @@ class RedisRateLimitStoreTest {
 		assertThat(new BucketKeys("rl").keysFor(this.client, this.mixed)).containsExactly(
 				"rl:{search|k:hashed-client}:0", "rl:{search|k:hashed-client}:1:swl",
 				"rl:{search|k:hashed-client}:2:swc", "rl:{search|k:hashed-client}:3:fw");
-		consume(path, 1);
+		// the token bucket refills in a minute here (10 per 1 s would expire its key 100 ms after the check: sooner
+		// than a loaded machine reads the TTL)
+		PlanLimits slowRefill = new PlanLimits("free", "search", List.of(
+				new LimitDefinition("free-search-1s", 10, 10, Duration.ofMinutes(1)), this.mixed.limits().get(1),
+				this.mixed.limits().get(2), this.mixed.limits().get(3)));
+		limiter(path).tryConsume(this.client, slowRefill, 1).orTimeout(5, TimeUnit.SECONDS).join();
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:0")).isEqualTo("hash");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:1:swl")).isEqualTo("zset");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:2:swc")).isEqualTo("hash");
