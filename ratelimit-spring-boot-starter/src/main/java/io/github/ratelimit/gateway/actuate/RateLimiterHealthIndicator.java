@@ -2,7 +2,6 @@ package io.github.ratelimit.gateway.actuate;
 
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
-
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import reactor.core.publisher.Mono;
 

@@ -6,18 +6,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-import io.github.ratelimit.gateway.properties.RateLimitProperties;
-import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.client.ClientAddressResolver;
-import io.github.ratelimit.gateway.client.ClientKey;
-import io.github.ratelimit.gateway.plan.PlanResolver;
-import io.github.ratelimit.gateway.limits.LimitDefinition;
-import io.github.ratelimit.gateway.properties.LimitResolver;
-import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 

@@ -2,11 +2,11 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.util.List;
 
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.properties.ClientIpProperties;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
-import io.github.ratelimit.gateway.client.ClientAddressResolver;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;

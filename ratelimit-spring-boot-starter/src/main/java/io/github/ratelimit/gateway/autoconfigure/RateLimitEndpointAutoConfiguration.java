@@ -2,13 +2,13 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
-import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
-import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
-import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
-import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;

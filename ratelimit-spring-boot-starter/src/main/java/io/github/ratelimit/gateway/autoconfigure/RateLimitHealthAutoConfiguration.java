@@ -1,8 +1,8 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
-import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.redis.InstanceCounter;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

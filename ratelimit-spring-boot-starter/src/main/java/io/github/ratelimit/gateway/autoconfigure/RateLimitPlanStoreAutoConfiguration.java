@@ -5,14 +5,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.github.ratelimit.gateway.properties.PlanStoreProperties;
-import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
-import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.plan.CachingPlanResolver;
 import io.github.ratelimit.gateway.plan.ChainedPlanResolver;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.plan.PlanStore;
 import io.github.ratelimit.gateway.plan.StaticPlanResolver;
+import io.github.ratelimit.gateway.properties.PlanStoreProperties;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;

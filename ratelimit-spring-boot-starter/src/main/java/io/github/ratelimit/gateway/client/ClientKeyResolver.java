@@ -1,7 +1,8 @@
 package io.github.ratelimit.gateway.client;
 
-import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
+
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Decides who a request is limited as. Replace the default ({@link DefaultClientKeyResolver}) with a bean of this

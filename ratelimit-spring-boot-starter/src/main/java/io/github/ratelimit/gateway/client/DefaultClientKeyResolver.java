@@ -7,10 +7,10 @@ import io.github.ratelimit.gateway.plan.KnownPlans;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.server.ServerWebExchange;
-import reactor.core.publisher.Mono;
 
 /**
  * Default {@link ClientKeyResolver}: on {@link KeyBy#API_KEY} routes, a non-blank API key header whose plan the

@@ -1,12 +1,12 @@
 package io.github.ratelimit.gateway.filter;
 
+import java.net.URI;
+
 import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
-
-import java.net.URI;
 
 import org.springframework.core.Ordered;
 import org.springframework.http.server.reactive.ServerHttpRequest;

@@ -5,8 +5,8 @@ import java.util.concurrent.Executor;
 
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.netty.util.concurrent.EventExecutor;
-import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.netty.Connection;
 
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;

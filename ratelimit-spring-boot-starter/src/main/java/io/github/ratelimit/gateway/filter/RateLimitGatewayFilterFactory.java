@@ -1,27 +1,26 @@
 package io.github.ratelimit.gateway.filter;
 
-import io.github.ratelimit.gateway.metrics.DenialLog;
-
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
-import io.github.ratelimit.gateway.properties.RateLimitProperties;
-import io.github.ratelimit.gateway.properties.ConfigurationViolation;
-import io.github.ratelimit.gateway.http.ProblemResponses;
-import io.github.ratelimit.gateway.http.RateLimitHeaders;
+import io.github.ratelimit.gateway.chain.RateLimitChecker;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.RateLimitRequest;
 import io.github.ratelimit.gateway.client.AmbiguousClientException;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.KeyBy;
-import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.http.ProblemResponses;
+import io.github.ratelimit.gateway.http.RateLimitHeaders;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.metrics.DenialLog;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
-import io.github.ratelimit.gateway.chain.RateLimitChecker;
-import io.github.ratelimit.gateway.chain.RateLimitRequest;
+import io.github.ratelimit.gateway.properties.ConfigurationViolation;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;

@@ -4,11 +4,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.http.HeaderStyle;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.chain.LimitStatus;
-import io.github.ratelimit.gateway.chain.RateLimitDecision;
 
 import org.springframework.http.HttpHeaders;
 

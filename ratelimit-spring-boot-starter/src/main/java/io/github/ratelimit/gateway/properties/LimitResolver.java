@@ -1,11 +1,5 @@
 package io.github.ratelimit.gateway.properties;
 
-import io.github.ratelimit.gateway.limits.Algorithm;
-import io.github.ratelimit.gateway.limits.LimitDefinition;
-import io.github.ratelimit.gateway.limits.LimitScope;
-import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.plan.KnownPlans;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -15,6 +9,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.plan.KnownPlans;
 
 
 /**

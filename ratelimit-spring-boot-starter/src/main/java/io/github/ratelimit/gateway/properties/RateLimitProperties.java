@@ -1,13 +1,13 @@
 package io.github.ratelimit.gateway.properties;
 
-import io.github.ratelimit.gateway.chain.FallbackMode;
-import io.github.ratelimit.gateway.http.HeaderStyle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.ratelimit.gateway.chain.FallbackMode;
+import io.github.ratelimit.gateway.http.HeaderStyle;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitScope;

@@ -12,13 +12,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.ratelimit.gateway.properties.RateLimitProperties;
-import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
-import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
-import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -10,10 +10,10 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.github.ratelimit.gateway.filter.GatewayTestApplication;
-import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.filter.GatewayTestApplication;
+import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.test.redis.TestRedis;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;

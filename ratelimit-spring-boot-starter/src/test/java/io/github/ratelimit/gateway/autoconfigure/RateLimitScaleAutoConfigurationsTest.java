@@ -2,19 +2,19 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.time.Duration;
 
-import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.plan.CachingPlanResolver;
 import io.github.ratelimit.gateway.plan.ChainedPlanResolver;
-import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.plan.PlanStore;
 import io.github.ratelimit.gateway.plan.StaticPlanResolver;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package io.github.ratelimit.gateway.filter;
 
-import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -7,9 +7,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.ratelimit.gateway.http.ProblemResponses;
-import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -18,8 +18,8 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;

@@ -3,11 +3,11 @@ package io.github.ratelimit.gateway.http;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.http.HeaderStyle;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.chain.LimitStatus;
-import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.HttpHeaders;

@@ -4,10 +4,10 @@ import java.util.List;
 
 import io.github.ratelimit.gateway.http.RequestPathCheck.Policy;
 import io.github.ratelimit.gateway.http.RequestPathCheck.Verdict;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.FieldSource;
-import org.junit.jupiter.api.Test;
 
 import org.springframework.http.HttpMethod;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;

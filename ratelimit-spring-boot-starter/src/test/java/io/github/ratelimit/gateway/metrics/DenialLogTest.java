@@ -15,18 +15,17 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.github.benmanes.caffeine.cache.Scheduler;
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.github.ratelimit.gateway.properties.RateLimitProperties.DenialLogLevel;
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.chain.LimitStatus;
-import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.properties.RateLimitProperties.DenialLogLevel;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
-import org.slf4j.event.KeyValuePair;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -6,10 +6,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
 
-import io.github.ratelimit.gateway.limits.LimitDefinition;
-import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.lettuce.core.RedisCommandExecutionException;

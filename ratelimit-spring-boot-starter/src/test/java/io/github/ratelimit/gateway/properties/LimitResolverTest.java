@@ -1,13 +1,10 @@
 package io.github.ratelimit.gateway.properties;
 
-import io.github.ratelimit.gateway.limits.Algorithm;
-import io.github.ratelimit.gateway.limits.LimitDefinition;
-import io.github.ratelimit.gateway.limits.LimitScope;
-import io.github.ratelimit.gateway.limits.PlanLimits;
-
 import java.time.Duration;
 import java.util.List;
 
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.junit.jupiter.api.Test;
 
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.limit;

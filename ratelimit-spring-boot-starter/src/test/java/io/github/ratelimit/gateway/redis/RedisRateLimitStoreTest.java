@@ -4,12 +4,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.chain.LimitStatus;
-import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

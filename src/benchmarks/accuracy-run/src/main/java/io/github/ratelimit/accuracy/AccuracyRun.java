@@ -1,7 +1,6 @@
 package io.github.ratelimit.accuracy;
 
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;

@@ -1,7 +1,7 @@
 package io.github.ratelimit.benchmarks;
 
-import java.util.LinkedHashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 

@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-
 import javax.imageio.ImageIO;
 
 /** Grouped bar charts drawn with Java2D (headless), written as one PNG of several panels. */

@@ -1,7 +1,6 @@
 package io.github.ratelimit.benchmarks;
 
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.Socket;

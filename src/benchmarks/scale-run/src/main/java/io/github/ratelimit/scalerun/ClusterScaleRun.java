@@ -20,12 +20,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.plan.CachingPlanResolver;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.plan.CachingPlanResolver;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;

@@ -5,12 +5,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import com.redis.testcontainers.RedisContainer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.utility.DockerImageName;
-
-import com.redis.testcontainers.RedisContainer;
 
 /**
  * The one way for JUnit 5 tests to get a real Redis: a process-wide {@link #shared() shared} server.
