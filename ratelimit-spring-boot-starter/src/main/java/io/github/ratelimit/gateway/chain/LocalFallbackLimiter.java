@@ -15,10 +15,11 @@ import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 
 /**
- * The local fallback limiter: in-memory token buckets of this instance (whatever a limit's algorithm: a window limit
- * of capacity c per window w is held as a bucket of c tokens refilled at c per w, which admits about the same rate), each holding this instance's share of a
+ * The local fallback limiter: in-memory token buckets of this instance, each holding this instance's share of a
  * limit (capacity and refill divided by the number of gateway instances), used while Redis is unavailable so that
- * the gateway as a whole still admits about one plan's worth per client.
+ * the gateway as a whole still admits about one plan's worth per client. Whatever a limit's algorithm, its share is a
+ * token bucket: a window limit of c tokens per window w is held as a bucket of c tokens refilled at c per w, which
+ * admits about the same rate.
  *
  * <p>Same semantics as the Redis script (continuous refill, all limits checked and consumed all-or-nothing, a denied
  * request consumes nothing), with time from {@link System#nanoTime()}. A share's capacity is at least the request's
