@@ -42,7 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Lettuce in cluster mode: one slot per script call (no CROSSSLOT, even with several limits), EVALSHA with EVAL
  * on NOSCRIPT on whichever master owns the slot, and buckets spread over every master.
  */
-class RedisClusterTokenBucketTest {
+class RedisRateLimitStoreClusterTest {
 
 	private static RedisCluster cluster;
 

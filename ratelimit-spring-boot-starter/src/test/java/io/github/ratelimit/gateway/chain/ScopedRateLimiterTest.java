@@ -1,17 +1,17 @@
-package io.github.ratelimit.gateway.redis;
+package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import io.github.ratelimit.gateway.chain.LimitStatus;
-import io.github.ratelimit.gateway.chain.RateLimitDecision;
-import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.redis.BucketKeys;
+import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.tuple;
  * limit takes nothing from the group's; a global denial gives the client's tokens back), every limit reported in
  * configuration order.
  */
-class GlobalScopeRateLimiterTest {
+class ScopedRateLimiterTest {
 
 	private static final TestRedis testRedis = TestRedis.shared();
 
