@@ -7,14 +7,13 @@ import java.util.List;
 import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -26,23 +25,16 @@ import static org.awaitility.Awaitility.await;
  * limiter; critical routes fail closed with 503. Decisions come from Redis again once it is back, even with its
  * script cache gone. Uses its own redis-server process, killed, paused (SIGSTOP) and restarted for real.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.profiles.active=gateway-it", "ratelimit.redis-timeout=200ms",
-				"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
-class RedisFailureIntegrationTest {
+@ActiveProfiles("gateway-it")
+@TestPropertySource(properties = { "ratelimit.redis-timeout=200ms",
+		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
+class RedisOutageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
+	/** A Redis of its own, killed, paused and restarted by the tests (hides the shared test Redis). */
 	private static final RedisServer redis = RedisServer.start();
 
-	@LocalServerPort
-	int port;
-
-	@org.springframework.beans.factory.annotation.Autowired
-	io.github.ratelimit.gateway.chain.FailurePolicyLimiter resilient;
-
-	WebTestClient client;
-
 	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
+	protected static void redisProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.host", redis::host);
 		registry.add("spring.data.redis.port", redis::port);
 	}
@@ -52,9 +44,9 @@ class RedisFailureIntegrationTest {
 		redis.close();
 	}
 
-	@BeforeEach
-	void setUp() {
-		this.client = GatewayTestSupport.clientFrom("127.0.0.1", this.port);
+	/** Restarts the Redis a test killed, then waits for decisions from it with empty buckets. */
+	@Override
+	protected void emptyBuckets() {
 		try {
 			redis.command("PING");
 		}
@@ -67,7 +59,7 @@ class RedisFailureIntegrationTest {
 	@Test
 	void pausedRedisTimesOutIntoTheFallbackThenTheBreakerOpensAndItRecovers() {
 		// SIGSTOP: connections stay open and hang, the nastier case
-		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.22", this.port);
+		WebTestClient fresh = clientFrom("127.0.0.22");
 		List<Long> millis = new ArrayList<>();
 		redis.pause();
 		long resumed;
@@ -98,7 +90,7 @@ class RedisFailureIntegrationTest {
 
 	@Test
 	void checksAbandonedWhileRedisHungAreRefundedWhenItAnswers() {
-		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.23", this.port);
+		WebTestClient fresh = clientFrom("127.0.0.23");
 		String bucket = "rl:{a|k:" + io.github.ratelimit.gateway.client.ApiKeyHasher.hash("key-two") + "}:0";
 		redis.pause();
 		try {
@@ -123,7 +115,7 @@ class RedisFailureIntegrationTest {
 		redis.kill();
 		// normal route: the local fallback holds this instance's share (1 instance: the whole anonymous capacity 2);
 		// a client address of its own, so no other test's fallback bucket interferes
-		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.21", this.port);
+		WebTestClient fresh = clientFrom("127.0.0.21");
 		assertThat(get(fresh, "/b/1").getStatus().value()).isEqualTo(200);
 		assertThat(get(fresh, "/b/2").getStatus().value()).isEqualTo(200);
 		EntityExchangeResult<byte[]> third = get(fresh, "/b/3");
@@ -154,7 +146,7 @@ class RedisFailureIntegrationTest {
 				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
 		});
 		redis.flushAll();
-			this.resilient.forgetAll();
+		this.resilient.forgetAll();
 	}
 
 	private EntityExchangeResult<byte[]> get(String path) {

@@ -14,18 +14,16 @@ import io.github.ratelimit.test.redis.RedisServer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
-import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,27 +34,20 @@ import static org.awaitility.Awaitility.await;
  * local limiter holding this instance's share (2 instances configured, so half of each limit), critical routes
  * answer 503, the health component stays UP and says where decisions come from, and metrics count it all.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.profiles.active=gateway-it", "ratelimit.redis-timeout=100ms",
-				"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "ratelimit.fallback.instances=2",
-				"ratelimit.fallback.learn-instances=false" })
-class FailurePolicyIntegrationTest {
+@ActiveProfiles("gateway-it")
+@TestPropertySource(properties = { "ratelimit.redis-timeout=100ms",
+		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "ratelimit.fallback.instances=2",
+		"ratelimit.fallback.learn-instances=false" })
+class LocalFallbackShareRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
+	/** A Redis of its own, killed by the tests (hides the shared test Redis). */
 	private static final RedisServer redis = RedisServer.start();
-
-	@LocalServerPort
-	int port;
-
-	@org.springframework.beans.factory.annotation.Autowired
-	io.github.ratelimit.gateway.chain.FailurePolicyLimiter resilient;
 
 	@Autowired
 	MeterRegistry meters;
 
-	WebTestClient client;
-
 	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
+	protected static void redisProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.host", redis::host);
 		registry.add("spring.data.redis.port", redis::port);
 	}
@@ -66,9 +57,9 @@ class FailurePolicyIntegrationTest {
 		redis.close();
 	}
 
-	@BeforeEach
-	void setUp() {
-		this.client = GatewayTestSupport.clientFrom("127.0.0.1", this.port);
+	/** Restarts the Redis a test killed, then waits for decisions from it with empty buckets. */
+	@Override
+	protected void emptyBuckets() {
 		try {
 			redis.command("PING");
 		}
@@ -79,7 +70,7 @@ class FailurePolicyIntegrationTest {
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			redis.flushAll();
 			this.resilient.forgetAll();
-			assertThat(get("/b/probe", "key-two").getResponseHeaders().getFirst("RateLimit")).isNotNull();
+			assertThat(exchange("/b/probe", "key-two").getResponseHeaders().getFirst("RateLimit")).isNotNull();
 			this.client.get().uri("/actuator/health").exchange().expectBody()
 				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
 		});
@@ -93,11 +84,11 @@ class FailurePolicyIntegrationTest {
 		redis.kill();
 		// free default: capacity 20 shared by 2 instances -> 10 here; no 429 while the client stays within it
 		for (int i = 0; i < 10; i++) {
-			EntityExchangeResult<byte[]> result = get("/b/" + i, "key-one");
+			EntityExchangeResult<byte[]> result = exchange("/b/" + i, "key-one");
 			assertThat(result.getStatus().value()).as("request %d", i).isEqualTo(200);
 			assertThat(result.getResponseHeaders().getFirst("RateLimit")).isNull();
 		}
-		EntityExchangeResult<byte[]> over = get("/b/11", "key-one");
+		EntityExchangeResult<byte[]> over = exchange("/b/11", "key-one");
 		assertThat(over.getStatus().value()).isEqualTo(429);
 		assertThat(over.getResponseHeaders().getFirst("Retry-After")).isEqualTo("120"); // 0.5 token/min here
 		for (int i = 0; i < 3; i++) {
@@ -123,7 +114,7 @@ class FailurePolicyIntegrationTest {
 	@Test
 	void stoppedRedisAt10RequestsPerSecondKeepsLatencyThreadsAndSocketsFlat() {
 		// Case: Redis stopped, 100 requests at 10 per second
-		get("/b/warm", "key-two");
+		exchange("/b/warm", "key-two");
 		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
 		int descriptorsBefore = openFileDescriptors();
 		redis.kill();
@@ -131,7 +122,7 @@ class FailurePolicyIntegrationTest {
 			.take(100)
 			.map((i) -> {
 				long start = System.nanoTime();
-				int status = get("/b/" + i, "load-" + i).getStatus().value();
+				int status = exchange("/b/" + i, "load-" + i).getStatus().value();
 				assertThat(status).isEqualTo(200);
 				return (System.nanoTime() - start) / 1_000_000;
 			})
@@ -155,7 +146,7 @@ class FailurePolicyIntegrationTest {
 
 	@Test
 	void redisKilledMidTrafficNeverAnswers5xxOnNormalRoutes() {
-		WebClient web = GatewayTestSupport.webClient(this.port);
+		WebClient web = webClient();
 		Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
 		AtomicInteger done = new AtomicInteger();
 		Flux.range(0, 600)
@@ -187,7 +178,7 @@ class FailurePolicyIntegrationTest {
 		return (entries != null) ? entries.length : 0;
 	}
 
-	private EntityExchangeResult<byte[]> get(String path, String apiKey) {
+	private EntityExchangeResult<byte[]> exchange(String path, String apiKey) {
 		return this.client.get().uri(path).header("X-API-Key", apiKey).exchange().expectBody().returnResult();
 	}
 
