@@ -39,9 +39,9 @@ import org.springframework.web.reactive.function.client.WebClient;
  * instance) and nothing received by the {@link #upstream}. Routes of profile {@code paths-it} lead to that upstream
  * ({@code upstream.uri}); the others end at {@code no://op}.
  *
- * <p>A test with a Redis of its own (one it kills or pauses, a Redis Cluster) declares
- * {@code protected static void redisProperties(DynamicPropertyRegistry)}, which hides the one here (so the shared
- * test Redis is not configured), and overrides {@link #emptyBuckets()}.
+ * <p>A test with a Redis of its own (one it kills or pauses, a Redis Cluster) registers it with a
+ * {@code @DynamicPropertySource} of its own as {@code spring.data.redis.url} or {@code spring.data.redis.cluster.nodes},
+ * either of which wins over the host and port set here whatever the order, and overrides {@link #emptyBuckets()}.
  */
 @SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 public abstract class BaseRouteIntegrationTest {
@@ -63,12 +63,8 @@ public abstract class BaseRouteIntegrationTest {
 	/** A client from 127.0.0.1, a connection of its own per request; made anew before each test. */
 	protected WebTestClient client;
 
-	/**
-	 * Points the gateway at the shared test Redis. Hidden by a test's own method of the same signature.
-	 * @param registry the registry
-	 */
 	@DynamicPropertySource
-	protected static void redisProperties(DynamicPropertyRegistry registry) {
+	static void redisProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.host", redis::host);
 		registry.add("spring.data.redis.port", redis::port);
 	}

@@ -40,16 +40,15 @@ import static org.awaitility.Awaitility.await;
 		"ratelimit.fallback.learn-instances=false" })
 class LocalFallbackShareRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
-	/** A Redis of its own, killed by the tests (hides the shared test Redis). */
+	/** A Redis of its own, killed by the tests (instead of the shared test Redis). */
 	private static final RedisServer redis = RedisServer.start();
 
 	@Autowired
 	MeterRegistry meters;
 
 	@DynamicPropertySource
-	protected static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
+	static void ownRedisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.url", redis::uri);
 	}
 
 	@AfterAll

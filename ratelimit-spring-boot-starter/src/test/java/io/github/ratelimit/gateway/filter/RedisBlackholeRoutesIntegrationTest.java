@@ -29,15 +29,14 @@ import static org.awaitility.Awaitility.await;
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
 class RedisBlackholeRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
-	/** A Redis of its own, behind a proxy that blackholes it (hides the shared test Redis). */
+	/** A Redis of its own, behind a proxy that blackholes it (instead of the shared test Redis). */
 	private static final RedisServer redis = RedisServer.start();
 
 	private static final TcpProxy network = TcpProxy.start(redis.host(), redis.port());
 
 	@DynamicPropertySource
-	protected static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", network::host);
-		registry.add("spring.data.redis.port", network::port);
+	static void ownRedisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.url", () -> "redis://" + network.host() + ":" + network.port());
 	}
 
 	@AfterAll

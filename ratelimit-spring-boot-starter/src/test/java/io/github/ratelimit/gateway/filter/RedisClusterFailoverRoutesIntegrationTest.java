@@ -47,7 +47,7 @@ class RedisClusterFailoverRoutesIntegrationTest extends BaseRouteIntegrationTest
 	private static final String HOT_KEY = "hot-client-key";
 
 	@DynamicPropertySource
-	protected static void redisProperties(DynamicPropertyRegistry registry) {
+	static void clusterProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.cluster.nodes", cluster::nodeAddresses);
 	}
 

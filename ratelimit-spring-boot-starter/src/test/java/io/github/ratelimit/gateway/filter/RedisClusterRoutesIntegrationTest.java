@@ -38,11 +38,11 @@ class RedisClusterRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	private static final Pattern REMAINING = Pattern.compile(";r=(-?\\d+)");
 
-	/** The gateway's Redis (hides the shared test Redis). */
+	/** The gateway's Redis (instead of the shared test Redis). */
 	private static final RedisCluster cluster = RedisCluster.start();
 
 	@DynamicPropertySource
-	protected static void redisProperties(DynamicPropertyRegistry registry) {
+	static void clusterProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.cluster.nodes", cluster::nodeAddresses);
 	}
 

@@ -30,13 +30,12 @@ import static org.awaitility.Awaitility.await;
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
 class RedisOutageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
-	/** A Redis of its own, killed, paused and restarted by the tests (hides the shared test Redis). */
+	/** A Redis of its own, killed, paused and restarted by the tests (instead of the shared test Redis). */
 	private static final RedisServer redis = RedisServer.start();
 
 	@DynamicPropertySource
-	protected static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
+	static void ownRedisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.url", redis::uri);
 	}
 
 	@AfterAll
