@@ -41,7 +41,8 @@ import org.springframework.web.reactive.function.client.WebClient;
  *
  * <p>A test with a Redis of its own (one it kills or pauses, a Redis Cluster) registers it with a
  * {@code @DynamicPropertySource} of its own as {@code spring.data.redis.url} or {@code spring.data.redis.cluster.nodes},
- * either of which wins over the host and port set here whatever the order, and overrides {@link #emptyBuckets()}.
+ * either of which wins over the host and port set here whatever the order, and overrides {@link #emptyBuckets()};
+ * the tests that kill, pause and restart a redis-server extend {@link OwnRedisRouteIntegrationTest}.
  */
 @SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 public abstract class BaseRouteIntegrationTest {

@@ -10,24 +10,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
-import io.github.ratelimit.test.redis.RedisServer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * The failure policy with a real redis-server killed while the gateway serves: normal routes fall back to the
@@ -38,42 +33,10 @@ import static org.awaitility.Awaitility.await;
 @TestPropertySource(properties = { "ratelimit.redis-timeout=100ms",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "ratelimit.fallback.instances=2",
 		"ratelimit.fallback.learn-instances=false" })
-class LocalFallbackShareRoutesIntegrationTest extends BaseRouteIntegrationTest {
-
-	/** A Redis of its own, killed by the tests (instead of the shared test Redis). */
-	private static final RedisServer redis = RedisServer.start();
+class LocalFallbackShareRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
 
 	@Autowired
 	MeterRegistry meters;
-
-	@DynamicPropertySource
-	static void ownRedisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.url", redis::uri);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		redis.close();
-	}
-
-	/** Restarts the Redis a test killed, then waits for decisions from it with empty buckets. */
-	@Override
-	protected void emptyBuckets() {
-		try {
-			redis.command("PING");
-		}
-		catch (RuntimeException ex) {
-			redis.restart();
-		}
-		// until the breaker has closed again (through half-open) and a decision came from Redis
-		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-			redis.flushAll();
-			this.resilient.forgetAll();
-			assertThat(exchange("/b/probe", "key-two").getResponseHeaders().getFirst("RateLimit")).isNotNull();
-			this.client.get().uri("/actuator/health").exchange().expectBody()
-				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
-		});
-	}
 
 	@Test
 	void stoppedRedisFallsBackToTheLocalShareAndCriticalRoutesFailClosed() {

@@ -5,14 +5,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.ratelimit.gateway.http.ProblemResponses;
-import io.github.ratelimit.test.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.MediaType;
 import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -28,32 +24,7 @@ import static org.awaitility.Awaitility.await;
 @ActiveProfiles("gateway-it")
 @TestPropertySource(properties = { "ratelimit.redis-timeout=200ms",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
-class RedisOutageRoutesIntegrationTest extends BaseRouteIntegrationTest {
-
-	/** A Redis of its own, killed, paused and restarted by the tests (instead of the shared test Redis). */
-	private static final RedisServer redis = RedisServer.start();
-
-	@DynamicPropertySource
-	static void ownRedisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.url", redis::uri);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		redis.close();
-	}
-
-	/** Restarts the Redis a test killed, then waits for decisions from it with empty buckets. */
-	@Override
-	protected void emptyBuckets() {
-		try {
-			redis.command("PING");
-		}
-		catch (RuntimeException ex) {
-			redis.restart(); // a previous test left it killed
-		}
-		awaitDecisionsFromRedis();
-	}
+class RedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
 
 	@Test
 	void pausedRedisTimesOutIntoTheFallbackThenTheBreakerOpensAndItRecovers() {
@@ -133,19 +104,6 @@ class RedisOutageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		assertThat(get("/b/y").getStatus().value()).isEqualTo(200);
 		assertThat(get("/b/z").getStatus().value()).isEqualTo(429);
 		this.client.get().uri("/auth/login").exchange().expectStatus().isOk();
-	}
-
-	/** Until the breaker has closed again (through half-open) and a decision came from Redis. */
-	private void awaitDecisionsFromRedis() {
-		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-			redis.flushAll();
-			this.resilient.forgetAll();
-			assertThat(get("/b/probe").getResponseHeaders().getFirst("RateLimit")).isNotNull();
-			this.client.get().uri("/actuator/health").exchange().expectBody()
-				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
-		});
-		redis.flushAll();
-		this.resilient.forgetAll();
 	}
 
 	private EntityExchangeResult<byte[]> get(String path) {
