@@ -160,7 +160,7 @@ class RateLimitRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	@Test
 	void fastRateAdmitsCapacityPlusRefillWithoutErrors() {
 		// Case 3: 2,000 per second, capacity 2,000: 2,500 requests as fast as possible
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
 		long start = System.nanoTime();
 		Flux.range(0, 2_500)
@@ -179,7 +179,7 @@ class RateLimitRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	@Test
 	void everyKeyHasTtlNoLongerThanTimeToRefillFully() {
 		// Case 5: 20 concurrent clients, 10,000 requests over 1,000 keys, then SCAN every key's TTL
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		List<Integer> failures = new ArrayList<>();
 		Flux.range(0, 10_000)
 			.flatMap((i) -> web.get().uri("/load/" + i).header("X-API-Key", "load-" + (i % 1_000))

@@ -68,7 +68,7 @@ class RedisClusterFailoverRoutesIntegrationTest extends BaseRouteIntegrationTest
 		for (int i = 0; i < 5; i++) {
 			provision(cluster, "other-key-" + i, "free");
 		}
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		// every client's plan is looked up (and cached) before the kill: a key whose plan cannot be looked up is
 		// limited by IP under the anonymous plan, by design
 		for (String apiKey : List.of(HOT_KEY, "other-key-0", "other-key-1", "other-key-2", "other-key-3",

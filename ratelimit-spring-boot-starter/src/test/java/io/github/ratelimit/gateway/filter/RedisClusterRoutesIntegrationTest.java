@@ -61,7 +61,7 @@ class RedisClusterRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	void fiveRequestsAtOnceAgainstCapacityTwoAllowTwoAndDenyThree() {
 		// the case of a public bug report: capacity 2, refill 1/s, 5 requests at t=0 for one key
 		provision(cluster, "bug-report-key", "free");
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		List<ResponseEntity<Void>> responses = Flux.range(0, 5)
 			.flatMap((i) -> web.get().uri("/burst/" + i).header("X-API-Key", "bug-report-key").retrieve()
 				.onStatus((status) -> true, (response) -> reactor.core.publisher.Mono.empty())

@@ -83,7 +83,7 @@ class RateLimitMetricsRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	void tagCardinalityStaysBoundedWith10000Clients() {
 		get("/load/warm", "load-warm");
 		List<String> before = ratelimitMeterIds();
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		Flux.range(0, 10_000)
 			.flatMap((i) -> web.get().uri("/load/" + i).header("X-API-Key", "load-" + i)
 				.exchangeToMono((r) -> r.releaseBody().thenReturn(r.statusCode().value())), 32)
