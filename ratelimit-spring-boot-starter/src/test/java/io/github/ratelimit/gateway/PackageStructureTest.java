@@ -10,9 +10,9 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * The starter's packages by concept, checked on its compiled classes: no package cycle, and the core (limits model,
- * limiter chain, client keys, plan resolution) knows neither WebFlux nor Reactor, so another front end (Gateway
- * Server MVC) can reuse it.
+ * The starter's packages by concept, checked on its compiled classes: no package cycle, and the core (the limits
+ * model and the limiter chain) knows neither WebFlux nor Reactor, so another front end (Gateway Server MVC) can reuse
+ * it.
  */
 class PackageStructureTest {
 
@@ -27,6 +27,17 @@ class PackageStructureTest {
 	@Test
 	void noPackageCycles() {
 		slices().matching("io.github.ratelimit.gateway.(*)..").should().beFreeOfCycles().check(classes);
+	}
+
+	@Test
+	void theLimitsModelAndTheLimiterChainKnowNeitherReactorNorWebFlux() {
+		noClasses().that()
+			.resideInAnyPackage("..gateway.limits..", "..gateway.chain..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("reactor..", "org.springframework.web..", "org.springframework.http.server.reactive..",
+					"org.springframework.cloud.gateway..")
+			.check(classes);
 	}
 
 	@Test

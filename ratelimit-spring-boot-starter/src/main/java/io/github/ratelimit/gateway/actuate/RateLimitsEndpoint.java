@@ -17,7 +17,7 @@ import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.LimitStatus;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -72,7 +72,7 @@ public class RateLimitsEndpoint {
 
 	private final RateLimitGatewayFilterFactory filters;
 
-	private final FailurePolicyLimiter resilient;
+	private final OverLimitCache overLimitCache;
 
 	private final RateLimitsEndpointProperties access;
 
@@ -83,20 +83,20 @@ public class RateLimitsEndpoint {
 	 * @param properties the rate limit properties
 	 * @param limits finds the limits of a plan in a group
 	 * @param plans finds the plan of an API key
-	 * @param limiter the shared limiter (read with cost 0, reset)
+	 * @param limiter the shared limiter, both scopes (the chain's {@code ScopedRateLimiter}: read with cost 0, reset)
 	 * @param filters knows the routes' settings
-	 * @param resilient the failure policy, whose over-limit cache forgets a reset client; may be {@code null}
+	 * @param overLimitCache the chain's over-limit cache, which forgets a reset client; {@code null} when disabled
 	 * @param access who may look up and reset single clients
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters, @Nullable FailurePolicyLimiter resilient,
+			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters, @Nullable OverLimitCache overLimitCache,
 			RateLimitsEndpointProperties access) {
 		this.properties = properties;
 		this.limits = limits;
 		this.plans = plans;
 		this.limiter = limiter;
 		this.filters = filters;
-		this.resilient = resilient;
+		this.overLimitCache = overLimitCache;
 		this.access = access;
 	}
 
@@ -159,7 +159,7 @@ public class RateLimitsEndpoint {
 		}
 		return known(group).then(client(apiKey, ip)).flatMap((client) -> {
 			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
-			return this.limiter.tryConsume(client, planLimits, 0).timeout(TIMEOUT).map((decision) -> {
+			return Mono.fromFuture(() -> this.limiter.tryConsume(client, planLimits, 0)).timeout(TIMEOUT).map((decision) -> {
 				List<Map<String, Object>> buckets = decision.statuses().stream().map(RateLimitsEndpoint::bucket).toList();
 				Map<String, Object> result = header(client, group);
 				result.put("buckets", buckets);
@@ -184,12 +184,12 @@ public class RateLimitsEndpoint {
 		if (!isOperator(caller)) {
 			return Mono.just(notShown());
 		}
-		return known(group).then(client(apiKey, ip)).flatMap((client) -> this.limiter
-			.reset(client, this.limits.limitsFor(client.plan(), group))
+		return known(group).then(client(apiKey, ip)).flatMap((client) -> Mono
+			.fromFuture(() -> this.limiter.reset(client, this.limits.limitsFor(client.plan(), group)))
 			.timeout(TIMEOUT)
 			.doOnSuccess((removed) -> {
-				if (this.resilient != null) {
-					this.resilient.forget(client, this.limits.limitsFor(client.plan(), group));
+				if (this.overLimitCache != null) {
+					this.overLimitCache.forget(client, this.limits.limitsFor(client.plan(), group));
 				}
 			})
 			.map((removed) -> {

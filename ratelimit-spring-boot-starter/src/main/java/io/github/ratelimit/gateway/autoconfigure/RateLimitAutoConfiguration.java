@@ -23,6 +23,7 @@ import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitChecker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -37,6 +38,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.gateway.config.GatewayProperties;
@@ -113,9 +115,10 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ClientKeyResolver rateLimitClientKeyResolver(RateLimitProperties properties, PlanResolver planResolver,
-			ClientAddressResolver addressResolver) {
-		return new DefaultClientKeyResolver(properties.getApiKeyHeader(), properties.getAnonymousPlan(), planResolver,
+	ClientKeyResolver rateLimitClientKeyResolver(RateLimitProperties properties, LimitResolver limitResolver,
+			PlanResolver planResolver, ClientAddressResolver addressResolver) {
+		// the plan is decided here, once, against the limits in force
+		return new DefaultClientKeyResolver(properties.getApiKeyHeader(), limitResolver, planResolver,
 				addressResolver);
 	}
 
@@ -175,34 +178,65 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
-	 * The failure policy around the store. The store ({@link ClientRateLimiter} bean, the Redis one unless replaced)
-	 * is first wrapped in a {@link ScopedRateLimiter}, which adds limits with {@code scope: global}.
+	 * The scopes layer over the store: adds limits with {@code scope: global} (the group-wide client). The store is
+	 * the application's {@link ClientRateLimiter} bean, the Redis one unless replaced.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(ClientRateLimiter.class)
-	FailurePolicyLimiter rateLimitResilientRateLimiter(ClientRateLimiter limiter, RateLimitProperties properties,
-			@Qualifier("rateLimitCircuitBreaker") CircuitBreaker rateLimitCircuitBreaker,
-			ObjectProvider<InstanceCounter> instanceCounter, ObjectProvider<RateLimitMetrics> metrics) {
-		InstanceCounter counter = instanceCounter.getIfAvailable();
-		int configured = properties.getFallback().getInstances();
-		LocalFallbackLimiter local = new LocalFallbackLimiter(properties.getFallback().getMaxBuckets(),
-				(counter != null) ? counter::instances : () -> configured);
-		RateLimitProperties.OverLimitCache cache = properties.getOverLimitCache();
-		// global limits: the timeout and the breaker cover both calls of a request in a group that has them
-		return new FailurePolicyLimiter(new ScopedRateLimiter(limiter), local, rateLimitCircuitBreaker,
-				properties.getRedisTimeout(), properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE),
-				cache.isEnabled() ? new OverLimitCache(cache.getMaxEntries()) : null);
+	ScopedRateLimiter rateLimitScopedRateLimiter(ClientRateLimiter store) {
+		return new ScopedRateLimiter(store);
 	}
 
+	/** This instance's share of every limit, deciding while Redis is unavailable. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(ClientRateLimiter.class)
+	LocalFallbackLimiter rateLimitLocalFallbackLimiter(RateLimitProperties properties,
+			ObjectProvider<InstanceCounter> instanceCounter) {
+		InstanceCounter counter = instanceCounter.getIfAvailable();
+		int configured = properties.getFallback().getInstances();
+		return new LocalFallbackLimiter(properties.getFallback().getMaxBuckets(),
+				(counter != null) ? counter::instances : () -> configured);
+	}
+
+	/**
+	 * The failure policy around the shared limiter (both scopes: the timeout and the breaker cover both calls of a
+	 * request in a group with global limits): timeout, circuit breaker, local fallback, fail closed.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(ScopedRateLimiter.class)
+	FailurePolicyLimiter rateLimitFailurePolicyLimiter(ScopedRateLimiter shared, LocalFallbackLimiter local,
+			RateLimitProperties properties, @Qualifier("rateLimitCircuitBreaker") CircuitBreaker rateLimitCircuitBreaker,
+			ObjectProvider<RateLimitMetrics> metrics) {
+		return new FailurePolicyLimiter(shared, local, rateLimitCircuitBreaker, properties.getRedisTimeout(),
+				properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+	}
+
+	/** Remembers denials until their Retry-After, in front of the failure policy. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(FailurePolicyLimiter.class)
+	@ConditionalOnProperty(prefix = RateLimitProperties.PREFIX, name = "over-limit-cache.enabled", matchIfMissing = true)
+	OverLimitCache rateLimitOverLimitCache(FailurePolicyLimiter failurePolicy, RateLimitProperties properties,
+			ObjectProvider<RateLimitMetrics> metrics) {
+		return new OverLimitCache(failurePolicy, properties.getOverLimitCache().getMaxEntries(),
+				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+	}
+
+	/**
+	 * The filter, over the outermost layer of the chain: the over-limit cache when enabled, else the failure policy.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(FailurePolicyLimiter.class)
 	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitProperties properties,
-			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, FailurePolicyLimiter limiter,
-			ObjectProvider<RateLimitMetrics> metrics) {
-		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, limiter,
-				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, FailurePolicyLimiter failurePolicy,
+			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics) {
+		RateLimitChecker chain = overLimitCache.getIfAvailable(() -> null);
+		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver,
+				(chain != null) ? chain : failurePolicy, metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
 
 	/**

@@ -7,9 +7,8 @@ import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -36,11 +35,12 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters,
-			ObjectProvider<FailurePolicyLimiter> resilient, ObjectProvider<ClientAddressResolver> addresses,
+			ScopedRateLimiter limiter, RateLimitGatewayFilterFactory filters,
+			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<ClientAddressResolver> addresses,
 			RateLimitsEndpointProperties access) {
-		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, new ScopedRateLimiter(limiter),
-				filters, resilient.getIfAvailable(), access);
+		// the chain's own scoped limiter (both scopes, one store) and over-limit cache
+		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, limiter, filters,
+				overLimitCache.getIfAvailable(), access);
 		addresses.ifAvailable(endpoint::setClientAddressResolver);
 		return endpoint;
 	}

@@ -4,14 +4,15 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import reactor.core.publisher.Mono;
 
 /**
  * Checks and consumes a client's tokens in every limit of a (plan, endpoint group), atomically: either every limit
  * allows the request and each consumes {@code cost} tokens, or the request is denied and nothing is consumed.
  *
- * <p>The default implementation keeps the buckets in Redis ({@code RedisRateLimitStore}), so every gateway
- * instance shares them. Replace it with a bean of this type.
+ * <p>The SPI of the limiter chain's inner layers: the store ({@code RedisRateLimitStore}, keeping the buckets in
+ * Redis so that every gateway instance shares them) and the layers over it ({@link ScopedRateLimiter}). Answers are
+ * futures, so the chain depends on no reactive library; a front end adapts the future once. Replace the store with a
+ * bean of this type.
  */
 @FunctionalInterface
 public interface ClientRateLimiter {
@@ -22,48 +23,34 @@ public interface ClientRateLimiter {
 	 * @param limits the plan's limits in the endpoint group
 	 * @param cost tokens this request takes (1 to the smallest capacity); 0 reads the buckets without consuming
 	 * (used by the {@code ratelimits} actuator endpoint)
-	 * @return the decision; errors (Redis unreachable, timeout) are signalled as {@code Mono.error} and turned into
-	 * a failure policy by the caller
+	 * @return the decision; completed exceptionally when the store is unreachable or answers an error (the
+	 * {@linkplain FailurePolicyLimiter failure policy} turns that into its fallback decision); never {@code null},
+	 * never completed with {@code null}
 	 */
-	Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost);
-
-	/**
-	 * {@link #tryConsume} as a future: the form the failure policy ({@code FailurePolicyLimiter}) calls on every
-	 * request. The default adapts {@link #tryConsume}; the Redis limiter implements it directly on Lettuce's futures,
-	 * without a reactive pipeline per check.
-	 * @param client who is limited
-	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens this request takes, as in {@link #tryConsume}
-	 * @return the decision, completed exceptionally when Redis is unreachable or answers an error; never
-	 * {@code null}, never completed with {@code null}
-	 */
-	default CompletableFuture<RateLimitDecision> tryConsumeAsync(ClientKey client, PlanLimits limits, long cost) {
-		return tryConsume(client, limits, cost)
-			.switchIfEmpty(Mono.error(() -> new IllegalStateException("The limiter answered nothing")))
-			.toFuture();
-	}
+	CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost);
 
 	/**
 	 * Give back the tokens an allowed check took, when the caller abandoned that check (it timed out and the
-	 * request was decided without this limiter). Implementations that cannot do it ignore the call.
+	 * request was decided without this limiter). Implementations that cannot do it complete at once.
 	 * @param client the client
 	 * @param limits the plan's limits in the endpoint group
 	 * @param cost the tokens the abandoned check took from each limit
-	 * @return completion; errors are logged by the caller and otherwise ignored
+	 * @return completion; a failure is logged by the caller and otherwise ignored
 	 */
-	default Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
-		return Mono.empty();
+	default CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+		return CompletableFuture.completedFuture(null);
 	}
 
 	/**
 	 * Reset a client's buckets in an endpoint group to full (operator action).
 	 * @param client the client
 	 * @param limits the plan's limits in the endpoint group
-	 * @return the number of buckets that existed and were removed; an {@link UnsupportedOperationException} error
-	 * when the limiter cannot reset
+	 * @return the number of buckets that existed and were removed; completed with an
+	 * {@link UnsupportedOperationException} when the limiter cannot reset
 	 */
-	default Mono<Long> reset(ClientKey client, PlanLimits limits) {
-		return Mono.error(new UnsupportedOperationException(getClass().getName() + " cannot reset buckets"));
+	default CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
+		return CompletableFuture
+			.failedFuture(new UnsupportedOperationException(getClass().getName() + " cannot reset buckets"));
 	}
 
 }

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -11,38 +12,43 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
-import io.github.ratelimit.gateway.chain.FallbackMode;
-import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.netty.util.HashedWheelTimer;
-import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import io.netty.util.TimerTask;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The failure policy around the shared limiter. Every check runs under a timeout and a Resilience4j circuit breaker;
  * when it fails (error, timeout, breaker open):
  * <ul>
- * <li>critical routes fail closed: {@link RateLimitDecision#failedClosed} (the filter answers 503);</li>
- * <li>other routes fail open: the {@link LocalFallbackLimiter local fallback} decides with this instance's
- * share of each limit, or, with {@link FallbackMode#ALLOW}, the request is let through unchecked.</li>
+ * <li>requests that {@linkplain RateLimitRequest#failClosed() fail closed} (critical routes) get
+ * {@link RateLimitDecision#failedClosed}, which the front end answers with 503;</li>
+ * <li>the others fail open: the {@link LocalFallbackLimiter local fallback} decides with this instance's share of
+ * each limit, or, with {@link FallbackMode#ALLOW}, the request is let through unchecked.</li>
  * </ul>
  * While the breaker is open no Redis call is made and a check costs a few microseconds; after
  * {@code wait-duration-in-open-state} trial calls go to Redis and, if they succeed, the breaker closes.
+ *
+ * <p>This is the only place where the fail-closed rule is applied. The policy knows no reactive library: the shared
+ * limiter answers a future, and one timer wheel times every pending check out.
  */
-public class FailurePolicyLimiter implements AutoCloseable {
+public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 
 	private static final AtomicIntegerFieldUpdater<PendingCheck> STATE = AtomicIntegerFieldUpdater
 		.newUpdater(PendingCheck.class, "state");
 
 	private static final Logger logger = LoggerFactory.getLogger(FailurePolicyLimiter.class);
+
+	private static final int PENDING = 0;
+
+	private static final int ANSWERED = 1;
+
+	private static final int ABANDONED = 2;
 
 	private final ClientRateLimiter shared;
 
@@ -58,15 +64,7 @@ public class FailurePolicyLimiter implements AutoCloseable {
 
 	private final FallbackMode mode;
 
-	private final CheckListener metrics;
-
-	private final OverLimitCache overLimit;
-
-	private static final int PENDING = 0;
-
-	private static final int ANSWERED = 1;
-
-	private static final int ABANDONED = 2;
+	private final CheckListener listener;
 
 	private final AtomicLong nextLogAt = new AtomicLong(Long.MIN_VALUE);
 
@@ -74,16 +72,15 @@ public class FailurePolicyLimiter implements AutoCloseable {
 
 	/**
 	 * Create the policy.
-	 * @param shared the shared (Redis) limiter
+	 * @param shared the shared limiter (the {@link ScopedRateLimiter} over the Redis store)
 	 * @param local the local fallback limiter
 	 * @param circuitBreaker the breaker around the shared limiter
-	 * @param timeout longest wait for the shared limiter per check
-	 * @param mode what non-critical routes do while the shared limiter is unavailable
-	 * @param metrics records check durations and store failures
-	 * @param overLimit remembers denials until their Retry-After, or {@code null} to ask Redis every time
+	 * @param timeout longest wait for the shared limiter per check (positive)
+	 * @param mode what requests that fail open get while the shared limiter is unavailable
+	 * @param listener told of check durations and store failures ({@link CheckListener#NONE} for nobody)
 	 */
 	public FailurePolicyLimiter(ClientRateLimiter shared, LocalFallbackLimiter local, CircuitBreaker circuitBreaker,
-			Duration timeout, FallbackMode mode, CheckListener metrics, OverLimitCache overLimit) {
+			Duration timeout, FallbackMode mode, CheckListener listener) {
 		this.shared = shared;
 		this.local = local;
 		this.circuitBreaker = circuitBreaker;
@@ -91,68 +88,26 @@ public class FailurePolicyLimiter implements AutoCloseable {
 		this.timeoutNanos = timeout.toNanos();
 		this.timer = newTimer(timeout);
 		this.mode = mode;
-		this.metrics = metrics;
-		this.overLimit = overLimit;
+		this.listener = listener;
 	}
 
 	/**
-	 * Check and consume, applying the failure policy.
-	 * @param client who is limited
-	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens the request takes
-	 * @param critical whether the route fails closed
-	 * @return the decision; never an error
+	 * {@inheritDoc}
+	 * <p>The future completes on the thread that decided: the caller's (breaker open), Redis' I/O thread (an answer)
+	 * or a pool thread (the timeout). Cancelling it abandons the check: if Redis still allows it, its tokens are
+	 * refunded.
 	 */
-	public Mono<RateLimitDecision> check(ClientKey client, PlanLimits limits, long cost, boolean critical) {
-		return Mono.fromFuture(() -> checkAsync(client, limits, cost, critical, null));
-	}
-
-	/**
-	 * Check and consume, applying the failure policy, and deliver the decision on the given executor (the request's
-	 * event loop), so the rest of the request's processing runs there in parallel with other requests instead of on
-	 * the single I/O thread of the Redis connection that delivered the answer.
-	 * @param client who is limited
-	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens the request takes
-	 * @param critical whether the route fails closed
-	 * @param resumeOn where the decision is delivered when it is not decided on the calling thread; {@code null}
-	 * for the thread that decided it
-	 * @return the decision; never an error
-	 */
-	public Mono<RateLimitDecision> check(ClientKey client, PlanLimits limits, long cost, boolean critical,
-			Executor resumeOn) {
-		return Mono.fromFuture(() -> checkAsync(client, limits, cost, critical, resumeOn));
-	}
-
-	/**
-	 * {@link #check} as a future, which the reactive form wraps. Cancelling the future abandons the check: if Redis
-	 * still allows it, its tokens are refunded.
-	 * @param client who is limited
-	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens the request takes
-	 * @param critical whether the route fails closed
-	 * @param resumeOn where the future is completed when the decision is not made on the calling thread;
-	 * {@code null} for the thread that made it
-	 * @return the decision; never completed exceptionally (failures become the fallback's decision)
-	 */
-	public CompletableFuture<RateLimitDecision> checkAsync(ClientKey client, PlanLimits limits, long cost,
-			boolean critical, Executor resumeOn) {
+	@Override
+	public CompletableFuture<RateLimitDecision> check(RateLimitRequest request) {
 		long start = System.nanoTime();
-		if (this.overLimit != null) {
-			RateLimitDecision remembered = this.overLimit.lookup(client, limits, cost, start);
-			if (remembered != null) {
-				this.metrics.recordCheck(remembered.source(), System.nanoTime() - start);
-				return CompletableFuture.completedFuture(remembered);
-			}
-		}
 		if (!this.circuitBreaker.tryAcquirePermission()) {
-			return CompletableFuture.completedFuture(fallback(client, limits, cost, critical,
+			return CompletableFuture.completedFuture(fallback(request,
 					CallNotPermittedException.createCallNotPermittedException(this.circuitBreaker), start));
 		}
-		PendingCheck pending = new PendingCheck(client, limits, cost, critical, start, resumeOn);
+		PendingCheck pending = new PendingCheck(request, start);
 		CompletableFuture<RateLimitDecision> call;
 		try {
-			call = this.shared.tryConsumeAsync(client, limits, cost);
+			call = this.shared.tryConsume(request.client(), request.limits(), request.cost());
 		}
 		catch (RuntimeException ex) {
 			call = CompletableFuture.failedFuture(ex);
@@ -162,33 +117,37 @@ public class FailurePolicyLimiter implements AutoCloseable {
 		return pending;
 	}
 
-	/**
-	 * Forget what this instance remembers about a client in a group (after its buckets were reset).
-	 * @param client the client
-	 * @param limits the plan's limits in the group
-	 */
-	public void forget(ClientKey client, PlanLimits limits) {
-		if (this.overLimit != null) {
-			this.overLimit.forget(client, limits);
-		}
-	}
-
-	private RateLimitDecision fallback(ClientKey client, PlanLimits limits, long cost, boolean critical, Throwable ex,
-			long start) {
-		this.metrics.recordRedisError(ex);
-		logFailure(limits.group(), ex, critical);
+	private RateLimitDecision fallback(RateLimitRequest request, Throwable ex, long start) {
+		PlanLimits limits = request.limits();
+		this.listener.recordRedisError(ex);
+		logFailure(limits.group(), ex, request.failClosed());
 		RateLimitDecision decision;
-		if (critical) {
+		if (request.failClosed()) {
 			decision = RateLimitDecision.failedClosed(limits);
 		}
 		else if (this.mode == FallbackMode.ALLOW) {
 			decision = RateLimitDecision.unavailable(limits);
 		}
 		else {
-			decision = this.local.consume(client, limits, cost);
+			decision = this.local.consume(request.client(), limits, request.cost());
 		}
-		this.metrics.recordCheck(decision.source(), System.nanoTime() - start);
+		this.listener.recordCheck(decision.source(), System.nanoTime() - start);
 		return decision;
+	}
+
+	private void refundAbandoned(RateLimitRequest request) {
+		CompletableFuture<Void> refund;
+		try {
+			refund = this.shared.refund(request.client(), request.limits(), request.cost());
+		}
+		catch (RuntimeException ex) {
+			refund = CompletableFuture.failedFuture(ex);
+		}
+		refund.whenComplete((ignored, ex) -> {
+			if (ex != null) {
+				logger.debug("Refund of an abandoned check failed: {}", unwrap(ex).toString());
+			}
+		});
 	}
 
 	/**
@@ -200,44 +159,17 @@ public class FailurePolicyLimiter implements AutoCloseable {
 	private final class PendingCheck extends CompletableFuture<RateLimitDecision>
 			implements TimerTask, BiConsumer<RateLimitDecision, Throwable> {
 
-		private final ClientKey client;
-
-		private final PlanLimits limits;
-
-		private final long cost;
-
-		private final boolean critical;
+		private final RateLimitRequest request;
 
 		private final long start;
-
-		private final Executor resumeOn;
 
 		volatile int state = PENDING;
 
 		volatile Timeout timeout;
 
-		PendingCheck(ClientKey client, PlanLimits limits, long cost, boolean critical, long start,
-				Executor resumeOn) {
-			this.client = client;
-			this.limits = limits;
-			this.cost = cost;
-			this.critical = critical;
+		PendingCheck(RateLimitRequest request, long start) {
+			this.request = request;
 			this.start = start;
-			this.resumeOn = resumeOn;
-		}
-
-		private void finish(RateLimitDecision decision) {
-			Executor executor = this.resumeOn;
-			if (executor == null || (executor instanceof EventExecutor loop && loop.inEventLoop())) {
-				complete(decision);
-				return;
-			}
-			try {
-				executor.execute(() -> complete(decision));
-			}
-			catch (RuntimeException ex) { // e.g. the event loop is shutting down
-				complete(decision);
-			}
 		}
 
 		/** The shared limiter answered (on Lettuce's I/O thread). */
@@ -253,24 +185,19 @@ public class FailurePolicyLimiter implements AutoCloseable {
 						: (decision == null) ? new IllegalStateException("The shared limiter answered nothing") : null;
 				if (failure != null) {
 					FailurePolicyLimiter.this.circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, failure);
-					finish(fallback(this.client, this.limits, this.cost, this.critical, failure, this.start));
+					complete(fallback(this.request, failure, this.start));
 					return;
 				}
 				FailurePolicyLimiter.this.circuitBreaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
-				FailurePolicyLimiter.this.metrics.recordCheck(decision.source(), elapsed);
-				if (FailurePolicyLimiter.this.overLimit != null && !decision.allowed()) {
-					FailurePolicyLimiter.this.overLimit.remember(this.client, this.limits, this.cost, this.start,
-							decision);
-				}
-				finish(decision);
+				FailurePolicyLimiter.this.listener.recordCheck(decision.source(), elapsed);
+				complete(decision);
 			}
-			else if (error == null && decision != null && decision.allowed() && this.cost > 0) {
-				FailurePolicyLimiter.this.shared.refund(this.client, this.limits, this.cost)
-					.subscribe(null, (ex) -> logger.debug("Refund of an abandoned check failed: {}", ex.toString()));
+			else if (error == null && decision != null && decision.allowed() && this.request.cost() > 0) {
+				refundAbandoned(this.request);
 			}
 		}
 
-		/** The timeout elapsed (on a Reactor parallel thread, handed over by the timer). */
+		/** The timeout elapsed (on a pool thread, handed over by the timer). */
 		@Override
 		public void run(Timeout expired) {
 			if (STATE.compareAndSet(this, PENDING, ABANDONED)) {
@@ -278,7 +205,7 @@ public class FailurePolicyLimiter implements AutoCloseable {
 						"No answer from the shared limiter within " + FailurePolicyLimiter.this.timeout);
 				FailurePolicyLimiter.this.circuitBreaker.onError(System.nanoTime() - this.start, TimeUnit.NANOSECONDS,
 						failure);
-				finish(fallback(this.client, this.limits, this.cost, this.critical, failure, this.start));
+				complete(fallback(this.request, failure, this.start));
 			}
 		}
 
@@ -316,8 +243,8 @@ public class FailurePolicyLimiter implements AutoCloseable {
 	/**
 	 * One timer wheel for every pending check (Netty's {@link HashedWheelTimer}: adding and cancelling a timeout is
 	 * O(1), no scheduler queue per check), ticking every 1/20 of the timeout (1 ms to 10 ms), so a timeout fires
-	 * within one tick after it is due. Expired checks are finished on Reactor's parallel scheduler, not on the
-	 * timer's thread.
+	 * within one tick after it is due. Expired checks are finished on the common fork-join pool, not on the timer's
+	 * thread.
 	 */
 	private static Timer newTimer(Duration timeout) {
 		long tickNanos = Math.max(1_000_000L, Math.min(10_000_000L, timeout.toNanos() / 20));
@@ -326,17 +253,8 @@ public class FailurePolicyLimiter implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		};
-		Executor finish = (task) -> Schedulers.parallel().schedule(task);
+		Executor finish = ForkJoinPool.commonPool();
 		return new HashedWheelTimer(threads, tickNanos, TimeUnit.NANOSECONDS, 512, true, -1, finish);
-	}
-
-	/**
-	 * Forget every denial this instance remembers (after buckets were reset in bulk, e.g. a flushed Redis).
-	 */
-	public void forgetAll() {
-		if (this.overLimit != null) {
-			this.overLimit.clear();
-		}
 	}
 
 	/**
@@ -348,7 +266,7 @@ public class FailurePolicyLimiter implements AutoCloseable {
 	}
 
 	/**
-	 * How non-critical routes are limited while the shared limiter is unavailable.
+	 * How requests that fail open are limited while the shared limiter is unavailable.
 	 * @return the fallback mode
 	 */
 	public FallbackMode getMode() {
@@ -356,14 +274,14 @@ public class FailurePolicyLimiter implements AutoCloseable {
 	}
 
 	/** Log at WARN at most once per 10 s, with the number of failures not logged in between. */
-	private void logFailure(String group, Throwable error, boolean critical) {
+	private void logFailure(String group, Throwable error, boolean failClosed) {
 		long now = System.nanoTime();
 		long next = this.nextLogAt.get();
 		if ((next == Long.MIN_VALUE || now - next >= 0) && this.nextLogAt.compareAndSet(next, now + 10_000_000_000L)) {
 			long skipped = this.suppressed.getAndSet(0);
 			String reason = (error instanceof CallNotPermittedException) ? "circuit breaker open" : error.toString();
 			logger.warn("Rate limiter unavailable ({}); group '{}' {}{}", reason, group,
-					critical ? "fails closed (503)" : (this.mode == FallbackMode.ALLOW) ? "lets requests through"
+					failClosed ? "fails closed (503)" : (this.mode == FallbackMode.ALLOW) ? "lets requests through"
 							: "uses the local fallback limiter",
 					(skipped > 0) ? " (" + skipped + " similar failures not logged)" : "");
 		}

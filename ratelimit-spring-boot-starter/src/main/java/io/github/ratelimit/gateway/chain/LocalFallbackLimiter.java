@@ -13,10 +13,10 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import reactor.core.publisher.Mono;
 
 /**
- * The local fallback limiter: in-memory token buckets of this instance, each holding this instance's share of a
+ * The local fallback limiter: in-memory token buckets of this instance (whatever a limit's algorithm: a window limit
+ * of capacity c per window w is held as a bucket of c tokens refilled at c per w, which admits about the same rate), each holding this instance's share of a
  * limit (capacity and refill divided by the number of gateway instances), used while Redis is unavailable so that
  * the gateway as a whole still admits about one plan's worth per client.
  *
@@ -30,7 +30,7 @@ import reactor.core.publisher.Mono;
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
  * shared store does.
  */
-public class LocalFallbackLimiter implements ClientRateLimiter {
+public class LocalFallbackLimiter {
 
 	private final Cache<String, LocalBuckets> buckets;
 
@@ -53,11 +53,6 @@ public class LocalFallbackLimiter implements ClientRateLimiter {
 		this.buckets = Caffeine.newBuilder().maximumSize(maxBuckets).expireAfterAccess(Duration.ofHours(1)).build();
 		this.instances = instances;
 		this.nanoClock = nanoClock;
-	}
-
-	@Override
-	public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
-		return Mono.fromSupplier(() -> consume(client, limits, cost));
 	}
 
 	/**

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.chain;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -10,9 +11,10 @@ import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 
 /**
- * Remembers denials of the shared store until their Retry-After, so a client far over its limit costs no Redis
- * call per request: while remembered, the same client's requests of the same cost in the same group are denied
- * locally.
+ * The layer of the limiter chain in front of the {@linkplain FailurePolicyLimiter failure policy} that remembers
+ * denials of the shared store until their Retry-After, so a client far over its limit costs no Redis call per
+ * request: while remembered, the same client's requests of the same cost in the same group are denied locally
+ * (source {@link RateLimitDecision.Source#CACHED}), even while the breaker is open.
  *
  * <p>Exact for the token bucket: a denial at time t with retry-after R means the bucket holds fewer than
  * {@code cost} tokens until t + R, and nothing but time adds tokens (other instances only take them). The entry is
@@ -21,15 +23,23 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * operator reset or a refund of an abandoned check, and then at most until the remembered Retry-After. Bounded by a
  * Caffeine cache of {@code maxEntries}; entries expire at their Retry-After.
  */
-public class OverLimitCache {
+public class OverLimitCache implements RateLimitChecker {
+
+	private final RateLimitChecker next;
+
+	private final CheckListener listener;
 
 	private final Cache<Key, Denial> denials;
 
 	/**
-	 * Create a cache.
+	 * Create a cache in front of the rest of the chain.
+	 * @param next decides what is not remembered (the failure policy)
 	 * @param maxEntries most denials remembered (at least 1)
+	 * @param listener told of the duration of every check answered from the cache
 	 */
-	public OverLimitCache(long maxEntries) {
+	public OverLimitCache(RateLimitChecker next, long maxEntries, CheckListener listener) {
+		this.next = next;
+		this.listener = listener;
 		this.denials = Caffeine.newBuilder().maximumSize(maxEntries).expireAfter(new Expiry<Key, Denial>() {
 			@Override
 			public long expireAfterCreate(Key key, Denial denial, long currentTime) {
@@ -46,6 +56,28 @@ public class OverLimitCache {
 				return currentDuration;
 			}
 		}).build();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>A remembered denial is answered at once; otherwise the next layer decides and a denial of the shared store
+	 * is remembered. The future returned is the next layer's own, so cancelling it abandons that check.
+	 */
+	@Override
+	public CompletableFuture<RateLimitDecision> check(RateLimitRequest request) {
+		long start = System.nanoTime();
+		RateLimitDecision remembered = lookup(request.client(), request.limits(), request.cost(), start);
+		if (remembered != null) {
+			this.listener.recordCheck(remembered.source(), System.nanoTime() - start);
+			return CompletableFuture.completedFuture(remembered);
+		}
+		CompletableFuture<RateLimitDecision> decision = this.next.check(request);
+		decision.thenAccept((answer) -> {
+			if (!answer.allowed()) {
+				remember(request.client(), request.limits(), request.cost(), start, answer);
+			}
+		});
+		return decision;
 	}
 
 	/**

@@ -58,6 +58,15 @@ public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitSt
 	}
 
 	/**
+	 * Whether the request was refused because no limiter could decide and the route fails closed (the front end
+	 * answers 503 Service Unavailable): the one place the failure policy's fail-closed rule shows.
+	 * @return {@code true} only for {@link #failedClosed} decisions
+	 */
+	public boolean isFailedClosed() {
+		return this.source == Source.NONE && !this.allowed;
+	}
+
+	/**
 	 * Milliseconds until every violated limit holds enough tokens: the largest retry-after among them, because a
 	 * denied request consumed nothing and buckets only gain tokens while waiting.
 	 * @return milliseconds to wait, 0 when allowed

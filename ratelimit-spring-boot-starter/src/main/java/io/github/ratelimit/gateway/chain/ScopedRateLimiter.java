@@ -4,7 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
@@ -13,7 +15,6 @@ import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.publisher.Mono;
 
 /**
  * Adds {@link LimitScope#GLOBAL group-wide} limits to a store that checks one client's limits at a time (the Redis
@@ -28,6 +29,7 @@ import reactor.core.publisher.Mono;
  * <li>the global limits, under {@link ClientKey#everyone(String)}; if they deny, the client's limits are given back
  * ({@link ClientRateLimiter#refund}) before answering, so a denied request takes nothing from any limit.</li>
  * </ol>
+ * Both calls are futures chained without blocking; the second starts on the thread that completed the first.
  * The decision lists every limit in configuration order, so the {@code RateLimit} fields and the problem body's
  * violated policies cover both scopes. When the global limits deny, the client limits' states are reported as after
  * the refund ({@code remaining} plus the cost, capped at capacity; the token bucket's time until full shortened
@@ -64,7 +66,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 	}
 
 	@Override
-	public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.tryConsume(client, limits, cost);
 		}
@@ -72,38 +74,27 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		ClientKey everyone = ClientKey.everyone(client.plan());
 		if (scoped.client() == null) {
 			return this.store.tryConsume(everyone, scoped.global(), cost)
-				.map((shared) -> decision(scoped, shared.allowed(), null, shared.statuses()));
+				.thenApply((shared) -> decision(scoped, shared.allowed(), null, shared.statuses()));
 		}
-		return this.store.tryConsume(client, scoped.client(), cost).flatMap((own) -> {
+		return this.store.tryConsume(client, scoped.client(), cost).thenCompose((own) -> {
 			if (!own.allowed()) {
 				// denied by its own limits: the group-wide quota is only read (cost 0), for the header fields
 				return this.store.tryConsume(everyone, scoped.global(), 0)
-					.map((shared) -> decision(scoped, false, own.statuses(), shared.statuses()))
-					.onErrorResume((ex) -> Mono.just(decision(scoped, false, own.statuses(), null)));
+					.handle((shared, ex) -> decision(scoped, false, own.statuses(),
+							(ex != null) ? null : shared.statuses()));
 			}
-			return this.store.tryConsume(everyone, scoped.global(), cost)
-				.onErrorResume((ex) -> giveBack(client, scoped.client(), cost).then(Mono.error(ex)))
-				.flatMap((shared) -> {
-					if (shared.allowed()) {
-						return Mono.just(decision(scoped, true, own.statuses(), shared.statuses()));
-					}
-					return giveBack(client, scoped.client(), cost).thenReturn(
-							decision(scoped, false, refunded(own.statuses(), cost), shared.statuses()));
-				});
+			return this.store.tryConsume(everyone, scoped.global(), cost).handle((shared, ex) -> {
+				if (ex != null) {
+					return giveBack(client, scoped.client(), cost)
+						.thenCompose((ignored) -> CompletableFuture.<RateLimitDecision>failedFuture(unwrap(ex)));
+				}
+				if (shared.allowed()) {
+					return CompletableFuture.completedFuture(decision(scoped, true, own.statuses(), shared.statuses()));
+				}
+				return giveBack(client, scoped.client(), cost)
+					.thenApply((ignored) -> decision(scoped, false, refunded(own.statuses(), cost), shared.statuses()));
+			}).thenCompose(Function.identity());
 		});
-	}
-
-	/**
-	 * {@inheritDoc}
-	 * <p>Limits without global ones go straight to the store's own future (no reactive pipeline); with global
-	 * limits, the two calls of {@link #tryConsume} as a future.
-	 */
-	@Override
-	public CompletableFuture<RateLimitDecision> tryConsumeAsync(ClientKey client, PlanLimits limits, long cost) {
-		if (!limits.hasGlobalLimits()) {
-			return this.store.tryConsumeAsync(client, limits, cost);
-		}
-		return ClientRateLimiter.super.tryConsumeAsync(client, limits, cost);
 	}
 
 	/**
@@ -111,14 +102,14 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 	 * the group-wide key, concurrently.
 	 */
 	@Override
-	public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.refund(client, limits, cost);
 		}
 		ScopedLimits scoped = split(limits);
-		Mono<Void> shared = this.store.refund(ClientKey.everyone(client.plan()), scoped.global(), cost);
-		return (scoped.client() != null) ? Mono.when(this.store.refund(client, scoped.client(), cost), shared)
-				: shared;
+		CompletableFuture<Void> shared = this.store.refund(ClientKey.everyone(client.plan()), scoped.global(), cost);
+		return (scoped.client() != null)
+				? CompletableFuture.allOf(this.store.refund(client, scoped.client(), cost), shared) : shared;
 	}
 
 	/**
@@ -127,12 +118,13 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 	 * @return the number of the client's buckets removed (0 when every limit of the group is global)
 	 */
 	@Override
-	public Mono<Long> reset(ClientKey client, PlanLimits limits) {
+	public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.reset(client, limits);
 		}
 		ScopedLimits scoped = split(limits);
-		return (scoped.client() != null) ? this.store.reset(client, scoped.client()) : Mono.just(0L);
+		return (scoped.client() != null) ? this.store.reset(client, scoped.client())
+				: CompletableFuture.completedFuture(0L);
 	}
 
 	private ScopedLimits split(PlanLimits limits) {
@@ -140,13 +132,30 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		return (scoped != null) ? scoped : this.splits.computeIfAbsent(limits, ScopedLimits::of);
 	}
 
-	private Mono<Void> giveBack(ClientKey client, PlanLimits own, long cost) {
-		return this.store.refund(client, own, cost)
-			.onErrorResume((ex) -> {
+	/** The refund of the client's limits, completing normally whatever its outcome (a failure is logged). */
+	private CompletableFuture<Void> giveBack(ClientKey client, PlanLimits own, long cost) {
+		CompletableFuture<Void> refund;
+		try {
+			refund = this.store.refund(client, own, cost);
+		}
+		catch (RuntimeException ex) {
+			refund = CompletableFuture.failedFuture(ex);
+		}
+		return refund.handle((ignored, ex) -> {
+			if (ex != null) {
 				logger.debug("Refund of the client limits of a request denied by a global limit failed "
-						+ "(group '{}'): {}", own.group(), ex.toString());
-				return Mono.empty();
-			});
+						+ "(group '{}'): {}", own.group(), unwrap(ex).toString());
+			}
+			return null;
+		});
+	}
+
+	static Throwable unwrap(Throwable error) {
+		Throwable cause = error;
+		while (cause instanceof CompletionException && cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause;
 	}
 
 	private static RateLimitDecision decision(ScopedLimits scoped, boolean allowed, List<LimitStatus> own,

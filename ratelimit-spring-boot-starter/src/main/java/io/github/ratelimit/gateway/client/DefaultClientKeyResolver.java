@@ -1,10 +1,10 @@
 package io.github.ratelimit.gateway.client;
 
-import io.github.ratelimit.gateway.plan.PlanResolver;
-
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.ratelimit.gateway.plan.KnownPlans;
+import io.github.ratelimit.gateway.plan.PlanResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,7 +15,8 @@ import reactor.core.publisher.Mono;
 /**
  * Default {@link ClientKeyResolver}: on {@link KeyBy#API_KEY} routes, a non-blank API key header whose plan the
  * {@link PlanResolver} knows identifies the client (hashed); otherwise, and on {@link KeyBy#IP} routes, the client
- * IP address from {@link ClientAddressResolver}, under the anonymous plan.
+ * IP address from {@link ClientAddressResolver}, under the anonymous plan. The plan is decided here, once: a key
+ * whose plan the limits in force do not define gets the anonymous plan.
  *
  * <p>One identity per request: on {@link KeyBy#API_KEY} routes a request with several API key header lines, or with a
  * comma in the key (how HTTP joins repeated field lines, RFC 9110 section 5.3), is refused with an
@@ -31,7 +32,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 
 	private final String apiKeyHeader;
 
-	private final String anonymousPlan;
+	private final KnownPlans plans;
 
 	private final PlanResolver planResolver;
 
@@ -49,8 +50,21 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	 */
 	public DefaultClientKeyResolver(String apiKeyHeader, String anonymousPlan, PlanResolver planResolver,
 			ClientAddressResolver addressResolver) {
+		this(apiKeyHeader, KnownPlans.any(anonymousPlan), planResolver, addressResolver);
+	}
+
+	/**
+	 * Create a resolver that decides the plan once: an API key whose plan the limits in force do not define is
+	 * limited under the anonymous plan (logged at WARN with the key's hash).
+	 * @param apiKeyHeader name of the header carrying the API key
+	 * @param plans the plans the limits in force define, and the anonymous plan
+	 * @param planResolver finds the plan of an API key
+	 * @param addressResolver finds the client IP address
+	 */
+	public DefaultClientKeyResolver(String apiKeyHeader, KnownPlans plans, PlanResolver planResolver,
+			ClientAddressResolver addressResolver) {
 		this.apiKeyHeader = apiKeyHeader;
-		this.anonymousPlan = anonymousPlan;
+		this.plans = plans;
 		this.planResolver = planResolver;
 		this.addressResolver = addressResolver;
 		this.lookAlikeHeaders = lookAlikes(apiKeyHeader);
@@ -79,7 +93,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	@Override
 	public Mono<ClientKey> resolve(ServerWebExchange exchange, KeyBy keyBy) {
 		Mono<ClientKey> byAddress = Mono.defer(() -> Mono.justOrEmpty(this.addressResolver.resolve(exchange)
-			.map((ip) -> new ClientKey(ClientKey.Kind.IP, ip, this.anonymousPlan))));
+			.map((ip) -> new ClientKey(ClientKey.Kind.IP, ip, this.plans.anonymousPlan()))));
 		if (keyBy == KeyBy.IP) {
 			return byAddress;
 		}
@@ -110,13 +124,22 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 					+ " character), which upstreams may strip or read differently; send the key alone."));
 		}
 		return this.planResolver.resolvePlan(trimmed)
-			.map((plan) -> new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(trimmed), plan))
+			.map((plan) -> apiKeyClient(ApiKeyHasher.hash(trimmed), plan))
 			.onErrorResume((ex) -> {
 				logger.warn("Plan lookup failed for API key {}; limiting the request by IP address: {}",
 						ApiKeyHasher.hash(trimmed), ex.toString());
 				return Mono.empty();
 			})
 			.switchIfEmpty(byAddress);
+	}
+
+	private ClientKey apiKeyClient(String hash, String plan) {
+		if (this.plans.isKnown(plan)) {
+			return new ClientKey(ClientKey.Kind.API_KEY, hash, plan);
+		}
+		String anonymous = this.plans.anonymousPlan();
+		logger.warn("Client {} has plan '{}', which is not configured; applying plan '{}'", hash, plan, anonymous);
+		return new ClientKey(ClientKey.Kind.API_KEY, hash, anonymous);
 	}
 
 	/** The value without leading and trailing spaces and tabs (RFC 9110 section 5.5: OWS). */

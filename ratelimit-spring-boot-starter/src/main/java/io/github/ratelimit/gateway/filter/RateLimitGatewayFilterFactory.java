@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationValidator;
@@ -22,18 +21,15 @@ import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import io.github.ratelimit.gateway.chain.RateLimitChecker;
+import io.github.ratelimit.gateway.chain.RateLimitRequest;
 import reactor.core.publisher.Mono;
-import reactor.netty.Connection;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.cloud.gateway.support.GatewayToStringStyler;
 import org.springframework.cloud.gateway.support.HasRouteId;
-import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -49,12 +45,11 @@ import org.springframework.web.server.ServerWebExchange;
  * </pre>
  *
  * Allowed requests go upstream with the rate limit header fields; denied ones get 429 with {@code Retry-After}
- * and a problem body, and consume no tokens. When Redis is unavailable the {@link FailurePolicyLimiter failure
- * policy} applies: critical routes answer 503 with {@code Retry-After}, others fall back to a local limiter.
+ * and a problem body, and consume no tokens. When Redis is unavailable the failure policy
+ * ({@code FailurePolicyLimiter}) applies: critical routes answer 503 with {@code Retry-After}, others fall back
+ * to a local limiter.
  */
 public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> {
-
-	private static final Logger logger = LoggerFactory.getLogger(RateLimitGatewayFilterFactory.class);
 
 	private final RateLimitProperties properties;
 
@@ -62,7 +57,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private final ClientKeyResolver clientKeyResolver;
 
-	private final FailurePolicyLimiter limiter;
+	private final RateLimitChecker checker;
 
 	private final RateLimitMetrics metrics;
 
@@ -79,16 +74,16 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * @param properties the validated {@code ratelimit.*} properties
 	 * @param limitResolver finds the limits of a plan in a group
 	 * @param clientKeyResolver identifies the client of a request
-	 * @param limiter checks and consumes tokens, applying the failure policy
+	 * @param checker the limiter chain (its outermost layer): checks and consumes tokens, applying the failure policy
 	 * @param metrics observes decisions
 	 */
 	public RateLimitGatewayFilterFactory(RateLimitProperties properties, LimitResolver limitResolver,
-			ClientKeyResolver clientKeyResolver, FailurePolicyLimiter limiter, RateLimitMetrics metrics) {
+			ClientKeyResolver clientKeyResolver, RateLimitChecker checker, RateLimitMetrics metrics) {
 		super(Config.class);
 		this.properties = properties;
 		this.limitResolver = limitResolver;
 		this.clientKeyResolver = clientKeyResolver;
-		this.limiter = limiter;
+		this.checker = checker;
 		this.metrics = metrics;
 		this.headers = new RateLimitHeaders(properties.getHeaderStyle());
 		this.failClosedRetryAfterSeconds = RateLimitHeaders
@@ -150,8 +145,12 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		return new RateLimitFilter(settings);
 	}
 
-	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitFilter route) {
-		return this.clientKeyResolver.resolve(exchange, route.settings.keyBy())
+	/**
+	 * The request path, one way: client key (plan decided by the resolver) -> limits -> the limiter chain ->
+	 * decision -> metrics and denial log -> HTTP.
+	 */
+	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route) {
+		return this.clientKeyResolver.resolve(exchange, route.keyBy())
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((client) -> client.isPresent() ? check(exchange, chain, route, client.get())
@@ -160,43 +159,17 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 					(ex) -> ProblemResponses.ambiguousClient(exchange.getResponse(), ex.getMessage(), path(exchange)));
 	}
 
-	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitFilter route,
+	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route,
 			ClientKey client) {
-		RouteLimitSettings settings = route.settings;
-		PlanLimits limits = this.limitResolver.limitsFor(planOf(client), settings.group());
-		return this.limiter
-			.check(client, limits, settings.cost(), settings.critical() && !settings.shadow(), eventLoop(exchange))
-			.flatMap((decision) -> {
-				this.metrics.recordDecision(settings.routeId(), settings.group(), decision, settings.shadow());
-				if (!decision.allowed()) {
-					this.denialLog.denied(client, settings.routeId(), settings.group(), decision, settings.shadow());
-				}
-				return enforce(exchange, chain, decision, settings.shadow());
-			});
-	}
-
-	/**
-	 * The event loop of the request's connection (Reactor Netty), where the decision is delivered so the request
-	 * continues on its own thread; {@code null} on other servers.
-	 */
-	private static Executor eventLoop(ServerWebExchange exchange) {
-		try {
-			Object request = ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest());
-			return (request instanceof Connection connection) ? connection.channel().eventLoop() : null;
-		}
-		catch (IllegalArgumentException ex) { // a request that wraps no server request
-			return null;
-		}
-	}
-
-	private String planOf(ClientKey client) {
-		if (this.limitResolver.isKnownPlan(client.plan())) {
-			return client.plan();
-		}
-		String anonymous = this.limitResolver.effectiveProperties().getAnonymousPlan();
-		logger.warn("Client {} has plan '{}', which is not configured; applying plan '{}'", client.id(),
-				client.plan(), anonymous);
-		return anonymous;
+		PlanLimits limits = this.limitResolver.limitsFor(client.plan(), route.group());
+		RateLimitRequest request = new RateLimitRequest(client, limits, route.cost(), route.failsClosed());
+		return Decisions.onRequestThread(this.checker.check(request), exchange).flatMap((decision) -> {
+			this.metrics.recordDecision(route.routeId(), route.group(), decision, route.shadow());
+			if (!decision.allowed()) {
+				this.denialLog.denied(client, route.routeId(), route.group(), decision, route.shadow());
+			}
+			return enforce(exchange, chain, decision, route.shadow());
+		});
 	}
 
 	private Mono<Void> enforce(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitDecision decision,
@@ -212,7 +185,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		if (decision.allowed()) {
 			return chain.filter(exchange);
 		}
-		if (!decision.isDecided()) {
+		if (decision.isFailedClosed()) {
 			return ProblemResponses.serviceUnavailable(response, this.failClosedRetryAfterSeconds, path(exchange));
 		}
 		List<String> violated = decision.violated().stream().map((s) -> s.limit().policyName()).toList();
@@ -236,6 +209,16 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 */
 	public record RouteLimitSettings(String routeId, String group, KeyBy keyBy, long cost, boolean critical,
 			boolean shadow) {
+
+		/**
+		 * Whether the route's requests are refused while the limiter is unavailable: critical routes that enforce
+		 * (a shadow route only observes, so it never refuses, and falls back like any other).
+		 * @return {@code critical && !shadow}
+		 */
+		public boolean failsClosed() {
+			return this.critical && !this.shadow;
+		}
+
 	}
 
 	/** The filter of one route, with its resolved settings. */
@@ -249,7 +232,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 		@Override
 		public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-			return limit(exchange, chain, this);
+			return limit(exchange, chain, this.settings);
 		}
 
 		@Override

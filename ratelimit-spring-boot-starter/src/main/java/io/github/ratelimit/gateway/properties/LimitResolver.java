@@ -4,6 +4,7 @@ import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.plan.KnownPlans;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,7 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * auto-configuration calls it whenever the {@code ratelimit.*} properties bean has been re-bound (e.g. by
  * {@code /actuator/refresh} or an {@code EnvironmentChangeEvent}).
  */
-public class LimitResolver {
+public class LimitResolver implements KnownPlans {
 
 	private final RateLimitProperties properties;
 
@@ -92,6 +93,20 @@ public class LimitResolver {
 	 */
 	public boolean isKnownPlan(String plan) {
 		return this.snapshot.properties.getPlans().containsKey(plan);
+	}
+
+	@Override
+	public boolean isKnown(String plan) {
+		return isKnownPlan(plan);
+	}
+
+	/**
+	 * The anonymous plan of the limits in force ({@code ratelimit.anonymous-plan}).
+	 * @return the plan name
+	 */
+	@Override
+	public String anonymousPlan() {
+		return this.snapshot.properties.getAnonymousPlan();
 	}
 
 	/**

@@ -136,10 +136,17 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 		return (RedisScript) RedisScript.of(new ClassPathResource(SCRIPT_LOCATION), List.class);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>On the Lettuce connection: one EVALSHA (EVAL after NOSCRIPT), completed on Lettuce's I/O thread.
+	 */
 	@Override
-	public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 		if (this.lettuce != null) {
-			return Mono.fromFuture(() -> tryConsumeAsync(client, limits, cost), true);
+			Arguments arguments = arguments(limits);
+			return this.lettuce
+				.evalsha(this.lettuceScript, arguments.keys(this.keys, client, limits), arguments.bytes(cost))
+				.thenApply((reply) -> toDecision(limits, reply));
 		}
 		List<String> bucketKeys = this.keys.keysFor(client, limits);
 		Mono<RateLimitDecision> call = this.redis.execute(this.script, bucketKeys, arguments(limits).strings(cost))
@@ -147,45 +154,34 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 			.map((reply) -> toDecision(limits, reply))
 			.switchIfEmpty(Mono.error(() -> new IllegalStateException("Empty reply from the rate limit script")));
 		if (this.connected) {
-			return call;
+			return call.toFuture();
 		}
 		// Until a first call succeeds, the shared Lettuce connection may still have to be opened, which Spring
 		// Data Redis does synchronously on the subscribing thread: keep that off the request's event loop, so
 		// the caller's timeout bounds the wait. Once connected, Lettuce reconnects in the background.
-		return call.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((decision) -> this.connected = true);
-	}
-
-	/**
-	 * {@inheritDoc}
-	 * <p>On the Lettuce connection: one EVALSHA (EVAL after NOSCRIPT), completed on Lettuce's I/O thread.
-	 */
-	@Override
-	public CompletableFuture<RateLimitDecision> tryConsumeAsync(ClientKey client, PlanLimits limits, long cost) {
-		if (this.lettuce == null) {
-			return ClientRateLimiter.super.tryConsumeAsync(client, limits, cost);
-		}
-		Arguments arguments = arguments(limits);
-		return this.lettuce.evalsha(this.lettuceScript, arguments.keys(this.keys, client, limits), arguments.bytes(cost))
-			.thenApply((reply) -> toDecision(limits, reply));
+		return call.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((decision) -> this.connected = true).toFuture();
 	}
 
 	@Override
-	public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
 		Arguments arguments = arguments(limits);
 		if (this.lettuce != null) {
-			return Mono.fromFuture(() -> this.lettuce.evalsha(this.lettuceRefundScript,
-					arguments.keys(this.keys, client, limits), arguments.bytes(cost)), true).then();
+			return this.lettuce
+				.evalsha(this.lettuceRefundScript, arguments.keys(this.keys, client, limits), arguments.bytes(cost))
+				.thenApply((reply) -> null);
 		}
-		return this.redis.execute(REFUND_SCRIPT_TEXT, this.keys.keysFor(client, limits), arguments.strings(cost)).then();
+		return this.redis.execute(REFUND_SCRIPT_TEXT, this.keys.keysFor(client, limits), arguments.strings(cost))
+			.then()
+			.toFuture();
 	}
 
 	@Override
-	public Mono<Long> reset(ClientKey client, PlanLimits limits) {
+	public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
 		// all of one client's keys in a group share a hash tag, so one DEL works on a Redis Cluster too
 		if (this.lettuce != null) {
-			return Mono.fromFuture(() -> this.lettuce.del(arguments(limits).keys(this.keys, client, limits)), true);
+			return this.lettuce.del(arguments(limits).keys(this.keys, client, limits));
 		}
-		return this.redis.delete(this.keys.keysFor(client, limits).toArray(String[]::new));
+		return this.redis.delete(this.keys.keysFor(client, limits).toArray(String[]::new)).toFuture();
 	}
 
 	/**

@@ -12,7 +12,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.filter.BaseRouteIntegrationTest;
@@ -84,7 +83,7 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 	LimitResolver limits;
 
 	@Autowired
-	ClientRateLimiter limiter;
+	ScopedRateLimiter limiter;
 
 	@Autowired
 	RateLimitGatewayFilterFactory filters;
@@ -205,7 +204,7 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 		access.setShowClients(showClients);
 		access.setRoles(Set.of("OPERATOR"));
 		return new RateLimitsEndpoint(this.properties, this.limits, SecuredGateway.PLANS,
-				new ScopedRateLimiter(this.limiter), this.filters, this.resilient, access);
+				this.limiter, this.filters, this.overLimitCache, access);
 	}
 
 	private WebTestClient.ResponseSpec traffic(String path, String apiKey) {

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.autoconfigure;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
 import java.util.List;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
@@ -15,6 +16,9 @@ import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -64,7 +68,13 @@ class RateLimitAutoConfigurationTest {
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
-			assertThat(context).getBean(ClientRateLimiter.class).isInstanceOf(RedisRateLimitStore.class);
+			// the chain, layer by layer: store -> scopes -> failure policy -> over-limit cache -> filter
+			assertThat(context).getBean("rateLimitClientRateLimiter").isInstanceOf(RedisRateLimitStore.class);
+			assertThat(context.getBean(ScopedRateLimiter.class).getStore())
+				.isSameAs(context.getBean("rateLimitClientRateLimiter"));
+			assertThat(context).hasSingleBean(LocalFallbackLimiter.class);
+			assertThat(context).hasSingleBean(FailurePolicyLimiter.class);
+			assertThat(context).hasSingleBean(OverLimitCache.class);
 			assertThat(context).getBean(PlanResolver.class).isInstanceOf(StaticPlanResolver.class);
 			assertThat(context).hasSingleBean(ClientKeyResolver.class);
 		});
@@ -84,10 +94,19 @@ class RateLimitAutoConfigurationTest {
 	@Test
 	void userBeansReplaceTheDefaults() {
 		this.runner.withUserConfiguration(UserBeans.class).run((context) -> {
-			assertThat(context).hasSingleBean(ClientRateLimiter.class).hasSingleBean(PlanResolver.class);
-			assertThat(context.getBean(ClientRateLimiter.class)).isSameAs(UserBeans.LIMITER);
+			// the user's store, under the starter's layers (the scopes layer is a ClientRateLimiter too)
+			assertThat(context).doesNotHaveBean("rateLimitClientRateLimiter").hasSingleBean(PlanResolver.class);
+			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isSameAs(UserBeans.LIMITER);
 			assertThat(context.getBean(PlanResolver.class)).isSameAs(UserBeans.PLANS);
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
+		});
+	}
+
+	@Test
+	void theOverLimitCacheCanBeTurnedOff() {
+		this.runner.withPropertyValues("ratelimit.over-limit-cache.enabled=false").run((context) -> {
+			assertThat(context).hasNotFailed().doesNotHaveBean(OverLimitCache.class);
+			assertThat(context).hasSingleBean(FailurePolicyLimiter.class).hasSingleBean(RateLimitGatewayFilterFactory.class);
 		});
 	}
 
@@ -149,8 +168,8 @@ class RateLimitAutoConfigurationTest {
 	@Configuration(proxyBeanMethods = false)
 	static class UserBeans {
 
-		static final ClientRateLimiter LIMITER = (client, limits, cost) -> Mono
-			.just(RateLimitDecision.unavailable(limits));
+		static final ClientRateLimiter LIMITER = (client, limits, cost) -> CompletableFuture
+			.completedFuture(RateLimitDecision.unavailable(limits));
 
 		static final PlanResolver PLANS = (apiKey) -> Mono.empty();
 

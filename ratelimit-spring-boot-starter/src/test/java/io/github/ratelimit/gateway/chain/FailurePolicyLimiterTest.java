@@ -1,21 +1,22 @@
 package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
-import io.github.ratelimit.gateway.chain.FallbackMode;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
-import reactor.test.StepVerifier;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /** The failure policy, with the shared limiter replaced by stubs (pure logic; Redis itself is tested elsewhere). */
 class FailurePolicyLimiterTest {
@@ -26,7 +27,12 @@ class FailurePolicyLimiterTest {
 
 	private static final PlanLimits LIMITS = new PlanLimits("anonymous", "api", List.of(LIMIT));
 
+	private static final RateLimitDecision ALLOWED = RateLimitDecision.shared(LIMITS, true,
+			List.of(new LimitStatus(LIMIT, true, 9, 0, 100)));
+
 	private final AtomicInteger calls = new AtomicInteger();
+
+	private final List<FailurePolicyLimiter> limiters = new ArrayList<>();
 
 	private final CircuitBreaker breaker = CircuitBreaker.of("test", CircuitBreakerConfig.custom()
 		.slidingWindowSize(4)
@@ -37,55 +43,42 @@ class FailurePolicyLimiterTest {
 
 	@Test
 	void sharedDecisionPassesThrough() {
-		FailurePolicyLimiter limiter = limiter(counting(Mono.just(RateLimitDecision.shared(LIMITS, true,
-				List.of(new LimitStatus(LIMIT, true, 9, 0, 100))))), FallbackMode.LOCAL);
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
-			.assertNext((d) -> assertThat(d.source()).isEqualTo(RateLimitDecision.Source.SHARED))
-			.verifyComplete();
+		FailurePolicyLimiter limiter = limiter(counting(() -> CompletableFuture.completedFuture(ALLOWED)),
+				FallbackMode.LOCAL);
+		assertThat(decide(limiter, 1, false).source()).isEqualTo(RateLimitDecision.Source.SHARED);
 	}
 
 	@Test
 	void errorFallsBackLocallyOrFailsClosedOnCriticalRoutes() {
-		FailurePolicyLimiter limiter = limiter(counting(Mono.error(new IllegalStateException("down"))),
-				FallbackMode.LOCAL);
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
-			.assertNext((d) -> {
-				assertThat(d.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK);
-				assertThat(d.allowed()).isTrue();
-			})
-			.verifyComplete();
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, true))
-			.assertNext((d) -> {
-				assertThat(d.source()).isEqualTo(RateLimitDecision.Source.NONE);
-				assertThat(d.allowed()).isFalse();
-			})
-			.verifyComplete();
+		FailurePolicyLimiter limiter = limiter(failing(), FallbackMode.LOCAL);
+		RateLimitDecision local = decide(limiter, 1, false);
+		assertThat(local.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK);
+		assertThat(local.allowed()).isTrue();
+		RateLimitDecision closed = decide(limiter, 1, true);
+		assertThat(closed.source()).isEqualTo(RateLimitDecision.Source.NONE);
+		assertThat(closed.allowed()).isFalse();
+		assertThat(closed.isFailedClosed()).isTrue();
+		assertThat(local.isFailedClosed()).isFalse();
 	}
 
 	@Test
 	void allowModeLetsRequestsThroughUnchecked() {
-		FailurePolicyLimiter limiter = limiter(counting(Mono.error(new IllegalStateException("down"))),
-				FallbackMode.ALLOW);
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
-			.assertNext((d) -> assertThat(d).isEqualTo(RateLimitDecision.unavailable(LIMITS)))
-			.verifyComplete();
+		FailurePolicyLimiter limiter = limiter(failing(), FallbackMode.ALLOW);
+		assertThat(decide(limiter, 1, false)).isEqualTo(RateLimitDecision.unavailable(LIMITS));
 	}
 
 	@Test
 	void timeoutCountsAsFailure() {
-		FailurePolicyLimiter limiter = limiter(counting(Mono.never()), FallbackMode.LOCAL);
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
-			.assertNext((d) -> assertThat(d.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK))
-			.verifyComplete();
+		FailurePolicyLimiter limiter = limiter(counting(CompletableFuture::new), FallbackMode.LOCAL);
+		assertThat(decide(limiter, 1, false).source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK);
 		assertThat(this.breaker.getMetrics().getNumberOfFailedCalls()).isEqualTo(1);
 	}
 
 	@Test
 	void openBreakerMakesNoCallToTheSharedLimiter() {
-		FailurePolicyLimiter limiter = limiter(counting(Mono.error(new IllegalStateException("down"))),
-				FallbackMode.LOCAL);
+		FailurePolicyLimiter limiter = limiter(failing(), FallbackMode.LOCAL);
 		for (int i = 0; i < 10; i++) {
-			limiter.check(CLIENT, LIMITS, 1, false).block();
+			decide(limiter, 1, false);
 		}
 		assertThat(this.breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
 		assertThat(this.calls.get()).isEqualTo(2);
@@ -94,44 +87,48 @@ class FailurePolicyLimiterTest {
 	@Test
 	void anAbandonedCheckThatLaterAllowedIsRefunded() {
 		AtomicInteger refunds = new AtomicInteger();
-		RateLimitDecision allowed = RateLimitDecision.shared(LIMITS, true, List.of(new LimitStatus(LIMIT, true, 9, 0, 100)));
-		RateLimitDecision denied = RateLimitDecision.shared(LIMITS, false, List.of(new LimitStatus(LIMIT, false, 0, 100, 1000)));
+		RateLimitDecision denied = RateLimitDecision.shared(LIMITS, false,
+				List.of(new LimitStatus(LIMIT, false, 0, 100, 1000)));
+		List<CompletableFuture<RateLimitDecision>> late = new ArrayList<>();
 		ClientRateLimiter slow = new ClientRateLimiter() {
 			@Override
-			public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
-				return Mono.delay(Duration.ofMillis(200)).thenReturn((cost == 1) ? allowed : denied);
+			public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+				CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
+				late.add(answer);
+				return answer;
 			}
 
 			@Override
-			public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
-				return Mono.fromRunnable(refunds::incrementAndGet);
+			public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+				refunds.incrementAndGet();
+				return CompletableFuture.completedFuture(null);
 			}
 		};
 		FailurePolicyLimiter limiter = limiter(slow, FallbackMode.LOCAL);
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false))
-			.assertNext((d) -> assertThat(d.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK))
-			.verifyComplete();
-		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(refunds.get()).isEqualTo(1));
+		assertThat(decide(limiter, 1, false).source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK);
+		late.get(0).complete(ALLOWED); // runs the policy's callback on this thread before returning
+		assertThat(refunds.get()).isEqualTo(1);
 		// a late denial consumed nothing: nothing to refund
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 2, false)).expectNextCount(1).verifyComplete();
-		StepVerifier.create(Mono.delay(Duration.ofMillis(400))).expectNextCount(1).verifyComplete();
+		assertThat(decide(limiter, 2, false).source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK);
+		late.get(1).complete(denied);
 		assertThat(refunds.get()).isEqualTo(1);
 	}
 
 	@Test
 	void aCancelledCheckThatLaterAllowedIsRefundedAndReleasesItsTrialPermission() {
 		AtomicInteger refunds = new AtomicInteger();
-		reactor.core.publisher.Sinks.One<RateLimitDecision> answer = reactor.core.publisher.Sinks.one();
+		CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
 		ClientRateLimiter pending = new ClientRateLimiter() {
 			@Override
-			public Mono<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+			public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 				FailurePolicyLimiterTest.this.calls.incrementAndGet();
-				return answer.asMono();
+				return answer;
 			}
 
 			@Override
-			public Mono<Void> refund(ClientKey client, PlanLimits limits, long cost) {
-				return Mono.fromRunnable(refunds::incrementAndGet);
+			public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+				refunds.incrementAndGet();
+				return CompletableFuture.completedFuture(null);
 			}
 		};
 		CircuitBreaker oneTrial = CircuitBreaker.of("one-trial", CircuitBreakerConfig.custom()
@@ -139,63 +136,44 @@ class FailurePolicyLimiterTest {
 			.waitDurationInOpenState(Duration.ofMinutes(1))
 			.build());
 		FailurePolicyLimiter limiter = new FailurePolicyLimiter(pending, new LocalFallbackLimiter(100, () -> 1),
-				oneTrial, Duration.ofMinutes(1), FallbackMode.LOCAL,
-				io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE, null);
+				oneTrial, Duration.ofMinutes(1), FallbackMode.LOCAL, CheckListener.NONE);
 		this.limiters.add(limiter);
 		oneTrial.transitionToOpenState();
 		oneTrial.transitionToHalfOpenState(); // one trial call at a time
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false)).thenCancel().verify(Duration.ofSeconds(5));
+		assertThat(limiter.check(new RateLimitRequest(CLIENT, LIMITS, 1, false)).cancel(false)).isTrue();
 		assertThat(this.calls.get()).isEqualTo(1);
 		// the cancelled trial gave its permission back: the next check is a trial call again, not refused
-		StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false)).thenCancel().verify(Duration.ofSeconds(5));
+		assertThat(limiter.check(new RateLimitRequest(CLIENT, LIMITS, 1, false)).cancel(false)).isTrue();
 		assertThat(this.calls.get()).isEqualTo(2);
-		answer.tryEmitValue(RateLimitDecision.shared(LIMITS, true, List.of(new LimitStatus(LIMIT, true, 9, 0, 100))));
+		answer.complete(ALLOWED);
 		// both abandoned checks were allowed by the late answer: both refunded
-		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(refunds.get()).isEqualTo(2));
+		assertThat(refunds.get()).isEqualTo(2);
 	}
 
-	@Test
-	void aDecisionAnsweredOnAnotherThreadIsDeliveredOnTheRequestsExecutor() {
-		java.util.concurrent.ExecutorService requestLoop = java.util.concurrent.Executors
-			.newSingleThreadExecutor((r) -> new Thread(r, "request-loop"));
-		try {
-			// answered 20 ms later on a parallel thread (Redis latency), well within a 10 s timeout
-			FailurePolicyLimiter limiter = new FailurePolicyLimiter(
-					counting(Mono.delay(Duration.ofMillis(20)).thenReturn(RateLimitDecision.shared(LIMITS, true,
-							List.of(new LimitStatus(LIMIT, true, 9, 0, 100))))),
-					new LocalFallbackLimiter(100, () -> 1), this.breaker, Duration.ofSeconds(10), FallbackMode.LOCAL,
-					io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE, null);
-			this.limiters.add(limiter);
-			java.util.concurrent.atomic.AtomicReference<String> thread = new java.util.concurrent.atomic.AtomicReference<>();
-			StepVerifier.create(limiter.check(CLIENT, LIMITS, 1, false, requestLoop)
-				.doOnNext((d) -> thread.set(Thread.currentThread().getName())))
-				.assertNext((d) -> assertThat(d.source()).isEqualTo(RateLimitDecision.Source.SHARED))
-				.verifyComplete();
-			assertThat(thread.get()).isEqualTo("request-loop");
-		}
-		finally {
-			requestLoop.shutdownNow();
-		}
-	}
-
-	@org.junit.jupiter.api.AfterEach
+	@AfterEach
 	void closeLimiters() {
 		this.limiters.forEach(FailurePolicyLimiter::close);
 	}
 
-	private final List<FailurePolicyLimiter> limiters = new java.util.ArrayList<>();
+	private static RateLimitDecision decide(FailurePolicyLimiter limiter, long cost, boolean failClosed) {
+		return limiter.check(new RateLimitRequest(CLIENT, LIMITS, cost, failClosed)).orTimeout(5, TimeUnit.SECONDS)
+			.join();
+	}
 
-	private ClientRateLimiter counting(Mono<RateLimitDecision> result) {
-		return (client, limits, cost) -> Mono.defer(() -> {
+	private ClientRateLimiter failing() {
+		return counting(() -> CompletableFuture.failedFuture(new IllegalStateException("down")));
+	}
+
+	private ClientRateLimiter counting(Supplier<CompletableFuture<RateLimitDecision>> result) {
+		return (client, limits, cost) -> {
 			this.calls.incrementAndGet();
-			return result;
-		});
+			return result.get();
+		};
 	}
 
 	private FailurePolicyLimiter limiter(ClientRateLimiter shared, FallbackMode mode) {
 		FailurePolicyLimiter limiter = new FailurePolicyLimiter(shared, new LocalFallbackLimiter(100, () -> 1),
-				this.breaker, Duration.ofMillis(50), mode, io.github.ratelimit.gateway.metrics.RateLimitMetrics.NONE,
-				null);
+				this.breaker, Duration.ofMillis(50), mode, CheckListener.NONE);
 		this.limiters.add(limiter);
 		return limiter;
 	}

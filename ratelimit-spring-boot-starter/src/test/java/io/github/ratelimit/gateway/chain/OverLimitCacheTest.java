@@ -2,6 +2,8 @@ package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -21,7 +23,12 @@ class OverLimitCacheTest {
 	private static final RateLimitDecision DENIED = RateLimitDecision.shared(LIMITS, false,
 			List.of(new LimitStatus(LIMIT, false, 0, 30_000, 90_000)));
 
-	private final OverLimitCache cache = new OverLimitCache(100);
+	private final AtomicInteger checks = new AtomicInteger();
+
+	private final OverLimitCache cache = new OverLimitCache((request) -> {
+		this.checks.incrementAndGet();
+		return CompletableFuture.completedFuture(DENIED);
+	}, 100, CheckListener.NONE);
 
 	@Test
 	void remembersADenialUntilItsRetryAfterWithTheTimeElapsedTakenOff() {
@@ -60,8 +67,23 @@ class OverLimitCacheTest {
 	}
 
 	@Test
+	void asALayerAnswersARememberedDenialWithoutAskingTheNextLayer() {
+		RateLimitRequest request = new RateLimitRequest(CLIENT, LIMITS, 1, false);
+		assertThat(this.cache.check(request).join().source()).isEqualTo(RateLimitDecision.Source.SHARED);
+		assertThat(this.checks.get()).isEqualTo(1);
+		RateLimitDecision remembered = this.cache.check(request).join();
+		assertThat(remembered.source()).isEqualTo(RateLimitDecision.Source.CACHED);
+		assertThat(remembered.allowed()).isFalse();
+		assertThat(this.checks.get()).isEqualTo(1);
+		this.cache.clear();
+		assertThat(this.cache.check(request).join().source()).isEqualTo(RateLimitDecision.Source.SHARED);
+		assertThat(this.checks.get()).isEqualTo(2);
+	}
+
+	@Test
 	void boundedInSize() {
-		OverLimitCache small = new OverLimitCache(10);
+		OverLimitCache small = new OverLimitCache((request) -> CompletableFuture.completedFuture(DENIED), 10,
+				CheckListener.NONE);
 		long start = System.nanoTime();
 		for (int i = 0; i < 1_000; i++) {
 			small.remember(new ClientKey(ClientKey.Kind.IP, "10.0.0." + i, "anonymous"), LIMITS, 1, start, DENIED);

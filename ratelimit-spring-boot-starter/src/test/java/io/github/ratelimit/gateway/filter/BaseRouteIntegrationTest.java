@@ -4,7 +4,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -57,9 +57,9 @@ public abstract class BaseRouteIntegrationTest {
 	@LocalServerPort
 	protected int port;
 
-	/** The failure policy layer of the limiter chain: {@link FailurePolicyLimiter#forgetAll()} between tests. */
+	/** The limiter chain's over-limit cache: {@link OverLimitCache#clear() cleared} between tests. */
 	@Autowired
-	protected FailurePolicyLimiter resilient;
+	protected OverLimitCache overLimitCache;
 
 	/** A client from 127.0.0.1, a connection of its own per request; made anew before each test. */
 	protected WebTestClient client;
@@ -88,7 +88,7 @@ public abstract class BaseRouteIntegrationTest {
 	 */
 	protected void emptyBuckets() {
 		redis.flushAll();
-		this.resilient.forgetAll();
+		this.overLimitCache.clear();
 	}
 
 	/**

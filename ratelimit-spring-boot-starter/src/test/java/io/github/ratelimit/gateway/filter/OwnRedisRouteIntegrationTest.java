@@ -48,14 +48,14 @@ abstract class OwnRedisRouteIntegrationTest extends BaseRouteIntegrationTest {
 	protected void awaitDecisionsFromRedis() {
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			redis.flushAll();
-			this.resilient.forgetAll();
+			this.overLimitCache.clear();
 			assertThat(this.client.get().uri("/b/probe").header("X-API-Key", "key-two").exchange().expectBody()
 				.returnResult().getResponseHeaders().getFirst("RateLimit")).isNotNull();
 			this.client.get().uri("/actuator/health").exchange().expectBody()
 				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
 		});
 		redis.flushAll();
-		this.resilient.forgetAll();
+		this.overLimitCache.clear();
 	}
 
 }

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
@@ -124,7 +125,7 @@ class GlobalScopeRateLimiterTest {
 		String log = "rl:{search|k:alice}:1:swl";
 		assertThat(Double.parseDouble(testRedis.command("HGET", bucket, "tk"))).isGreaterThanOrEqualTo(5.0 - 1e-9);
 		assertThat(testRedis.command("ZCARD", log)).isEqualTo("0");
-		RateLimitDecision read = limiter.tryConsume(this.alice, mixed, 0).block(Duration.ofSeconds(5));
+		RateLimitDecision read = limiter.tryConsume(this.alice, mixed, 0).orTimeout(5, TimeUnit.SECONDS).join();
 		assertThat(read.statuses()).extracting(LimitStatus::remaining).containsExactly(5L, 5L, 0L);
 	}
 
@@ -137,7 +138,7 @@ class GlobalScopeRateLimiterTest {
 		assertThat(consume(this.alice, global, 1).allowed()).isFalse();
 		assertThat(testRedis.command("EXISTS", "rl:{search|k:alice}:0")).isEqualTo("0");
 		// a reset of one client leaves the shared bucket alone
-		assertThat(limiter.reset(this.alice, global).block(Duration.ofSeconds(5))).isZero();
+		assertThat(limiter.reset(this.alice, global).orTimeout(5, TimeUnit.SECONDS).join()).isZero();
 		assertThat(consume(this.bob, global, 1).allowed()).isFalse();
 	}
 
@@ -145,7 +146,7 @@ class GlobalScopeRateLimiterTest {
 	void resetTouchesOnlyTheClientsOwnBuckets() {
 		consume(this.alice, this.limits, 1);
 		consume(this.alice, this.limits, 1);
-		assertThat(limiter.reset(this.alice, this.limits).block(Duration.ofSeconds(5))).isEqualTo(1);
+		assertThat(limiter.reset(this.alice, this.limits).orTimeout(5, TimeUnit.SECONDS).join()).isEqualTo(1);
 		assertThat(testRedis.command("EXISTS", GLOBAL_KEY)).isEqualTo("1");
 		RateLimitDecision after = consume(this.alice, this.limits, 1);
 		assertThat(after.allowed()).isTrue();
@@ -155,7 +156,7 @@ class GlobalScopeRateLimiterTest {
 	@Test
 	void refundOfAnAbandonedCheckGivesBackBothScopes() {
 		consume(this.alice, this.limits, 1);
-		limiter.refund(this.alice, this.limits, 1).block(Duration.ofSeconds(5));
+		limiter.refund(this.alice, this.limits, 1).orTimeout(5, TimeUnit.SECONDS).join();
 		assertThat(Double.parseDouble(testRedis.command("HGET", GLOBAL_KEY, "tk"))).isGreaterThanOrEqualTo(3.0 - 1e-9);
 		assertThat(Double.parseDouble(testRedis.command("HGET", "rl:{search|k:alice}:0", "tk")))
 			.isGreaterThanOrEqualTo(2.0 - 1e-9);
@@ -172,7 +173,7 @@ class GlobalScopeRateLimiterTest {
 	}
 
 	private static RateLimitDecision consume(ClientKey client, PlanLimits limits, long cost) {
-		return limiter.tryConsume(client, limits, cost).block(Duration.ofSeconds(5));
+		return limiter.tryConsume(client, limits, cost).orTimeout(5, TimeUnit.SECONDS).join();
 	}
 
 }

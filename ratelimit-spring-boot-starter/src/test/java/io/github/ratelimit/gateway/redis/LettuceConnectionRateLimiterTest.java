@@ -68,11 +68,11 @@ class LettuceConnectionRateLimiterTest {
 		RedisRateLimitStore late = new RedisRateLimitStore(this.connectionFactory,
 				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 		try {
-			CompletableFuture<RateLimitDecision> first = late.tryConsumeAsync(this.client, this.limits, 1);
+			CompletableFuture<RateLimitDecision> first = late.tryConsume(this.client, this.limits, 1);
 			assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
 			this.redis.restart();
 			await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
-				RateLimitDecision decision = late.tryConsumeAsync(this.client, this.limits, 1).get(5, TimeUnit.SECONDS);
+				RateLimitDecision decision = late.tryConsume(this.client, this.limits, 1).get(5, TimeUnit.SECONDS);
 				assertThat(decision.allowed()).isTrue();
 				assertThat(decision.source()).isEqualTo(RateLimitDecision.Source.SHARED);
 			});
@@ -145,12 +145,12 @@ class LettuceConnectionRateLimiterTest {
 		assertThat(denied.allowed()).isFalse();
 		assertThat(consume(1).allowed()).isTrue();
 		assertThat(consume(1).allowed()).isFalse();
-		assertThat(this.limiter.reset(this.client, this.limits).block(Duration.ofSeconds(5))).isEqualTo(1);
+		assertThat(this.limiter.reset(this.client, this.limits).orTimeout(5, TimeUnit.SECONDS).join()).isEqualTo(1);
 		assertThat(consume(5).allowed()).isTrue();
 	}
 
 	private RateLimitDecision consume(long cost) throws Exception {
-		return this.limiter.tryConsumeAsync(this.client, this.limits, cost).get(5, TimeUnit.SECONDS);
+		return this.limiter.tryConsume(this.client, this.limits, cost).get(5, TimeUnit.SECONDS);
 	}
 
 }

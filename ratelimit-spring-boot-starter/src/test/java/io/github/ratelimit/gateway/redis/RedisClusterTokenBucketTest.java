@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.plan.CachingPlanResolver;
 import io.github.ratelimit.gateway.client.ClientKey;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -102,7 +104,7 @@ class RedisClusterTokenBucketTest {
 				List.of(new LimitDefinition("free-burst", 2, 1, Duration.ofSeconds(1))));
 		ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "one-key", "free");
 		List<RateLimitDecision> decisions = Flux.range(0, 5)
-			.flatMap((i) -> limiter(path).tryConsume(client, limits, 1), 5)
+			.flatMap((i) -> Mono.fromFuture(() -> limiter(path).tryConsume(client, limits, 1)), 5)
 			.collectList()
 			.block(Duration.ofSeconds(10));
 		assertThat(decisions).hasSize(5);
@@ -125,7 +127,8 @@ class RedisClusterTokenBucketTest {
 				List.of(new LimitDefinition("free-api-1h", 20, 20, Duration.ofHours(1)),
 						new LimitDefinition("free-api-1d", 10_000, 10_000, Duration.ofDays(1))));
 		List<RateLimitDecision> decisions = Flux.range(0, 300)
-			.flatMap((i) -> limiter(path).tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "client-" + i, "free"), limits, 1),
+			.flatMap((i) -> Mono.fromFuture(() -> limiter(path)
+				.tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "client-" + i, "free"), limits, 1)),
 					32)
 			.collectList()
 			.block(Duration.ofSeconds(20));
@@ -167,10 +170,10 @@ class RedisClusterTokenBucketTest {
 		assertThat(cluster.slotOf(aliceKey)).isNotEqualTo(cluster.slotOf(globalKey));
 		assertThat(cluster.slotOf(bobKey)).isNotEqualTo(cluster.slotOf(globalKey));
 		// shared across clients: alice 2, bob 1, then the group's bucket is empty
-		assertThat(scoped.tryConsume(alice, limits, 1).block(Duration.ofSeconds(5)).allowed()).isTrue();
-		assertThat(scoped.tryConsume(alice, limits, 1).block(Duration.ofSeconds(5)).allowed()).isTrue();
-		assertThat(scoped.tryConsume(bob, limits, 1).block(Duration.ofSeconds(5)).allowed()).isTrue();
-		RateLimitDecision denied = scoped.tryConsume(bob, limits, 1).block(Duration.ofSeconds(5));
+		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().allowed()).isTrue();
+		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().allowed()).isTrue();
+		assertThat(scoped.tryConsume(bob, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().allowed()).isTrue();
+		RateLimitDecision denied = scoped.tryConsume(bob, limits, 1).orTimeout(5, TimeUnit.SECONDS).join();
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("search-global");
 		// compensated on the master owning bob's slot: his own bucket holds its 1 token again
@@ -178,7 +181,7 @@ class RedisClusterTokenBucketTest {
 		assertThat(Double.parseDouble(cluster.masterOf(globalKey).command("HGET", globalKey, "tk")))
 			.isBetween(0.0, 0.01);
 		// a client denied by its own limit leaves the group's bucket alone
-		assertThat(scoped.tryConsume(alice, limits, 1).block(Duration.ofSeconds(5)).violated())
+		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().violated())
 			.extracting((s) -> s.limit().policyName())
 			.containsExactly("free-search");
 	}

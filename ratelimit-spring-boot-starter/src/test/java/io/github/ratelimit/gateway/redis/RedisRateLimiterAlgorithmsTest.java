@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
@@ -120,8 +121,8 @@ class RedisRateLimiterAlgorithmsTest {
 	@ValueSource(strings = { "lettuce", "template" })
 	void refundGivesBackEveryAlgorithmsTokens(String path) {
 		consume(path, 2);
-		limiter(path).refund(this.client, this.mixed, 2).block(Duration.ofSeconds(5));
-		RateLimitDecision read = limiter(path).tryConsume(this.client, this.mixed, 0).block(Duration.ofSeconds(5));
+		limiter(path).refund(this.client, this.mixed, 2).orTimeout(5, TimeUnit.SECONDS).join();
+		RateLimitDecision read = limiter(path).tryConsume(this.client, this.mixed, 0).orTimeout(5, TimeUnit.SECONDS).join();
 		assertThat(read.statuses()).extracting(LimitStatus::remaining).containsExactly(10L, 3L, 100L, 1000L);
 	}
 
@@ -129,12 +130,12 @@ class RedisRateLimiterAlgorithmsTest {
 	@ValueSource(strings = { "lettuce", "template" })
 	void resetDeletesEveryAlgorithmsState(String path) {
 		consume(path, 3);
-		assertThat(limiter(path).reset(this.client, this.mixed).block(Duration.ofSeconds(5))).isEqualTo(4);
+		assertThat(limiter(path).reset(this.client, this.mixed).orTimeout(5, TimeUnit.SECONDS).join()).isEqualTo(4);
 		assertThat(consume(path, 3).allowed()).isTrue();
 	}
 
 	private RateLimitDecision consume(String path, long cost) {
-		return limiter(path).tryConsume(this.client, this.mixed, cost).block(Duration.ofSeconds(5));
+		return limiter(path).tryConsume(this.client, this.mixed, cost).orTimeout(5, TimeUnit.SECONDS).join();
 	}
 
 }

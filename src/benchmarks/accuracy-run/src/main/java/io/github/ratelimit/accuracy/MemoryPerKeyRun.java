@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientKey;
@@ -17,6 +18,7 @@ import io.github.ratelimit.test.redis.RedisServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -98,10 +100,10 @@ public final class MemoryPerKeyRun {
 			for (Algorithm algorithm : Algorithm.values()) {
 				admin.flushAll();
 				PlanLimits limits = limits(algorithm);
-				limiter.tryConsume(client(-1), limits, 1).block(Duration.ofSeconds(5)); // load the script
+				limiter.tryConsume(client(-1), limits, 1).orTimeout(5, TimeUnit.SECONDS).join(); // load the script
 				admin.flushAll();
 				long before = Long.parseLong(admin.info("memory", "used_memory"));
-				Flux.range(0, keys).flatMap((i) -> limiter.tryConsume(client(i), limits, 1), 64)
+				Flux.range(0, keys).flatMap((i) -> Mono.fromFuture(limiter.tryConsume(client(i), limits, 1)), 64)
 					.blockLast(Duration.ofMinutes(10));
 				long after = Long.parseLong(admin.info("memory", "used_memory"));
 				long count = admin.longCommand("DBSIZE");
@@ -120,7 +122,7 @@ public final class MemoryPerKeyRun {
 					List.of(LimitDefinition.window("p", Algorithm.SLIDING_WINDOW_LOG, 1_000_000, Duration.ofHours(1))));
 			for (int entries : new int[] { 1, 10, 100, 128, 129, 1_000, 10_000, 100_000 }) {
 				admin.flushAll();
-				limiter.tryConsume(client(1), log, entries).block(Duration.ofSeconds(30));
+				limiter.tryConsume(client(1), log, entries).orTimeout(30, TimeUnit.SECONDS).join();
 				String key = new BucketKeys("rl").keysFor(client(1), log).get(0);
 				long usage = admin.longCommand("MEMORY", "USAGE", key, "SAMPLES", "0");
 				md.append(String.format(Locale.ROOT, "| %,d | %s | %,d B | %.1f B |%n", entries,

@@ -15,6 +15,10 @@ import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.chain.RateLimitChecker;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.RateLimitRequest;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -90,6 +94,9 @@ final class Contenders {
 	 */
 	static Contender starter(ConfigurableApplicationContext context, Scenario scenario, int keys) {
 		FailurePolicyLimiter limiter = context.getBean(FailurePolicyLimiter.class);
+		// the chain's entry as the filter has it: the over-limit cache in front of the failure policy, if enabled
+		RateLimitChecker chain = context.getBeanProvider(OverLimitCache.class).getIfAvailable(() -> null);
+		RateLimitChecker checker = (chain != null) ? chain : limiter;
 		PlanLimits limits = context.getBean(LimitResolver.class).limitsFor(BenchContext.PLAN, group(scenario));
 		ClientKey[] clients = clients(scenario, keys);
 		return new Contender() {
@@ -110,15 +117,15 @@ final class Contenders {
 
 			@Override
 			public void check(int key, Sink sink) {
-				limiter.check(clients[key], limits, 1, false)
-					.subscribe((decision) -> sink.done(decision.allowed(), decision.source().name()), sink::failed);
+				checker.check(new RateLimitRequest(clients[key], limits, 1, false))
+					.whenComplete((decision, error) -> done(sink, decision, error));
 			}
 		};
 	}
 
 	/** The starter's Redis store alone (the {@link ClientRateLimiter} bean), without the failure policy. */
 	static Contender starterStore(ConfigurableApplicationContext context, Scenario scenario, int keys) {
-		ClientRateLimiter limiter = context.getBean(ClientRateLimiter.class);
+		ClientRateLimiter limiter = context.getBean("rateLimitClientRateLimiter", ClientRateLimiter.class);
 		PlanLimits limits = context.getBean(LimitResolver.class).limitsFor(BenchContext.PLAN, group(scenario));
 		ClientKey[] clients = clients(scenario, keys);
 		return new Contender() {
@@ -129,10 +136,18 @@ final class Contenders {
 
 			@Override
 			public void check(int key, Sink sink) {
-				limiter.tryConsume(clients[key], limits, 1)
-					.subscribe((decision) -> sink.done(decision.allowed(), decision.source().name()), sink::failed);
+				limiter.tryConsume(clients[key], limits, 1).whenComplete((decision, error) -> done(sink, decision, error));
 			}
 		};
+	}
+
+	private static void done(Contender.Sink sink, RateLimitDecision decision, Throwable error) {
+		if (error != null) {
+			sink.failed(error);
+		}
+		else {
+			sink.done(decision.allowed(), decision.source().name());
+		}
 	}
 
 	/**

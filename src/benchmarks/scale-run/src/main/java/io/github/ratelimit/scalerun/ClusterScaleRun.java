@@ -220,12 +220,14 @@ public final class ClusterScaleRun {
 			clients[i] = new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(apiKeys[i]), "free");
 		}
 		Map<String, Long> before = stats.usedMemory();
-		Latencies create = run(n, this.options.concurrency(), (i) -> limiter.tryConsume(clients[i], limits, 1));
+		Latencies create = run(n, this.options.concurrency(), (i) -> Mono
+			.fromFuture(limiter.tryConsume(clients[i], limits, 1)));
 		Map<String, Long> after = stats.usedMemory();
 		Map<String, Long> buckets = stats.expiringKeys();
 		Map<String, Double> updateCpuBefore = stats.cpuSeconds();
 		Map<String, Long> updateCallsBefore = stats.scriptCalls();
-		Latencies update = run(n, this.options.concurrency(), (i) -> limiter.tryConsume(clients[i], limits, 1));
+		Latencies update = run(n, this.options.concurrency(), (i) -> Mono
+			.fromFuture(limiter.tryConsume(clients[i], limits, 1)));
 		Map<String, Double> updateCpuAfter = stats.cpuSeconds();
 		Map<String, Long> updateCallsAfter = stats.scriptCalls();
 		requireAllAllowed(create, update);
@@ -263,7 +265,7 @@ public final class ClusterScaleRun {
 		Map<String, Long> callsBefore = stats.scriptCalls();
 		long pacedStart = System.nanoTime();
 		Latencies paced = paced(this.options.pacedRate(), this.options.pacedDuration(),
-				(i) -> limiter.tryConsume(clients[ThreadLocalRandom.current().nextInt(n)], limits, 1));
+				(i) -> Mono.fromFuture(limiter.tryConsume(clients[ThreadLocalRandom.current().nextInt(n)], limits, 1)));
 		double pacedSeconds = (System.nanoTime() - pacedStart) / 1e9;
 		Map<String, Double> cpuAfter = stats.cpuSeconds();
 		Map<String, Long> callsAfter = stats.scriptCalls();
@@ -457,8 +459,8 @@ public final class ClusterScaleRun {
 		RedisRateLimitStore limiter = new RedisRateLimitStore(redis,
 				RedisRateLimitStore.tokenBucketScript(), new BucketKeys("rl"));
 		int count = Math.min(50_000, Math.max(1_000, this.options.keys() / 4));
-		run(count, this.options.concurrency(), (i) -> limiter
-			.tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "warmup-" + (i % 1_000), "free"), limits, 1));
+		run(count, this.options.concurrency(), (i) -> Mono.fromFuture(limiter
+			.tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "warmup-" + (i % 1_000), "free"), limits, 1)));
 		// wait until the warm-up buckets (100 ms TTL) are gone, so they do not count in the memory figures
 		Stats stats = new Stats(this.factory);
 		long deadline = System.nanoTime() + 10_000_000_000L;
