@@ -4,16 +4,10 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpStatus;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,29 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * slides (a request leaves the window exactly one window after it was admitted, and Retry-After says when), and a
  * list mixing algorithms is all-or-nothing.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "spring.profiles.active=algorithms-it")
-class AlgorithmRoutesIntegrationTest {
-
-	private static final TestRedis redis = TestRedis.shared();
-
-	@LocalServerPort
-	int port;
-
-	WebTestClient client;
-
-	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@BeforeEach
-	void setUp() {
-		redis.flushAll();
-		this.client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port)
-			.responseTimeout(Duration.ofSeconds(10)).build();
-	}
+@ActiveProfiles("algorithms-it")
+class AlgorithmRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	@Test
 	void slidingWindowLogFreesEachRequestsSlotOneWindowAfterIt() {
@@ -97,10 +70,6 @@ class AlgorithmRoutesIntegrationTest {
 		Matcher matcher = Pattern.compile("\"" + Pattern.quote(policy) + "\";r=(\\d+);t=\\d+").matcher(rateLimitField);
 		assertThat(matcher.find()).as("%s in %s", policy, rateLimitField).isTrue();
 		return Long.parseLong(matcher.group(1));
-	}
-
-	private static void letTimePass(Duration duration) {
-		Mono.delay(duration).block();
 	}
 
 }

@@ -4,6 +4,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -15,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (encoded '/', ';', encoded '%', ...) is still refused.
  */
 @TestPropertySource(properties = "ratelimit.non-canonical-paths=normalize")
-class CanonicalPathNormalizeRoutesIntegrationTest extends RecordingUpstreamRoutesTest {
+@ActiveProfiles("paths-it")
+class CanonicalPathNormalizeRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	private static final String KEY = "X-API-Key: key-one";
 

@@ -6,6 +6,8 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.test.context.ActiveProfiles;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -14,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * refused with 400 and a problem body before route matching, takes nothing from any bucket and never reaches the
  * upstream; a canonical path goes upstream exactly as it was matched and limited.
  */
-class CanonicalPathRoutesIntegrationTest extends RecordingUpstreamRoutesTest {
+@ActiveProfiles("paths-it")
+class CanonicalPathRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	private static final String KEY = "X-API-Key: key-one";
 

@@ -2,6 +2,8 @@ package io.github.ratelimit.gateway.filter;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.test.context.ActiveProfiles;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -9,7 +11,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ambiguous API keys are refused, several X-Forwarded-For lines are combined in order, and no X-Forwarded-For entry
  * that is not an IP literal is ever looked up or trusted.
  */
-class ClientIdentityRoutesIntegrationTest extends RecordingUpstreamRoutesTest {
+@ActiveProfiles("paths-it")
+class ClientIdentityRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	@Test
 	void twoApiKeyHeaderLinesAreRefused() {

@@ -5,24 +5,19 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
-import io.github.ratelimit.test.redis.TestRedis;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,36 +29,16 @@ import static org.awaitility.Awaitility.await;
  * the decisions meter still counts every denial.
  */
 @ExtendWith(OutputCaptureExtension.class)
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.profiles.active=gateway-it", "ratelimit.denial-log-interval=5s" })
-class DenialLogRoutesIntegrationTest {
-
-	private static final TestRedis redis = TestRedis.shared();
-
-	@LocalServerPort
-	int port;
-
-	@Autowired
-	OverLimitCache overLimitCache;
+@ActiveProfiles("gateway-it")
+@TestPropertySource(properties = "ratelimit.denial-log-interval=5s")
+class DenialLogRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	@Autowired
 	MeterRegistry meters;
 
-	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@BeforeEach
-	void setUp() {
-		redis.flushAll();
-		this.overLimitCache.clear(); // the buckets are gone: so are the denials this instance remembers
-	}
-
 	@Test
 	void oneFullLinePerClientAndIntervalThenOneSummaryWithTheCount(CapturedOutput output) {
-		WebClient web = GatewayTestSupport.webClient(this.port);
+		WebClient web = webClient();
 		double deniedBefore = deniedDecisions();
 		// route a: 2 tokens per client, then denials (by Redis, then by the over-limit cache: outcome denied)
 		assertThat(statuses(web, "key-one", 2, 1)).containsOnly(200);

@@ -1,54 +1,21 @@
 package io.github.ratelimit.gateway.filter;
 
-import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpStatus;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.test.context.ActiveProfiles;
 
-import static io.github.ratelimit.gateway.filter.GatewayTestSupport.clientFrom;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A limit with {@code scope: global} through real HTTP into a real gateway with real Redis (group {@code shared} of
  * {@code application-gateway-it.yml}: 2 per client, 3 for the whole group, each refilled 1 per hour).
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "spring.profiles.active=gateway-it")
-class GlobalScopeRoutesIntegrationTest {
-
-	private static final TestRedis redis = TestRedis.shared();
+@ActiveProfiles("gateway-it")
+class GlobalScopeRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	private static final String POLICY = "\"free-shared-1h\";q=2;w=7200, \"shared-global-1h\";q=3;w=10800";
-
-	@LocalServerPort
-	int port;
-
-	@Autowired
-	OverLimitCache overLimitCache;
-
-	WebTestClient client;
-
-	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@BeforeEach
-	void setUp() {
-		redis.flushAll();
-		this.overLimitCache.clear();
-		this.client = clientFrom("127.0.0.1", this.port);
-	}
 
 	@Test
 	void theGroupsQuotaIsSharedByClientsAndAGlobalDenialTakesNothingFromTheClient() {
@@ -88,10 +55,6 @@ class GlobalScopeRoutesIntegrationTest {
 		// the group's third token is still there
 		get("/shared/3", "key-two").expectStatus().isOk()
 			.expectHeader().valueEquals("RateLimit", "\"free-shared-1h\";r=1;t=3600, \"shared-global-1h\";r=0;t=10800");
-	}
-
-	private WebTestClient.ResponseSpec get(String path, String apiKey) {
-		return this.client.get().uri(path).header("X-API-Key", apiKey).exchange();
 	}
 
 }

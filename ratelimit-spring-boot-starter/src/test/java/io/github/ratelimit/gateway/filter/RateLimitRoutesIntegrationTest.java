@@ -7,64 +7,31 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.http.ProblemResponses;
-import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
-import static io.github.ratelimit.gateway.filter.GatewayTestSupport.clientFrom;
-import static io.github.ratelimit.gateway.filter.GatewayTestSupport.letTimePass;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Whole routes through real HTTP into a real gateway, with buckets in a real Redis.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "spring.profiles.active=gateway-it")
-class RateLimitRoutesIntegrationTest {
-
-	private static final TestRedis redis = TestRedis.shared();
-
-	@LocalServerPort
-	int port;
-
-	@Autowired
-	OverLimitCache overLimitCache;
+@ActiveProfiles("gateway-it")
+class RateLimitRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	@Autowired
 	RouteLocator routeLocator;
-
-	WebTestClient client;
-
-	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@BeforeEach
-	void setUp() {
-		redis.flushAll();
-		this.overLimitCache.clear(); // the buckets are gone: so are the denials this instance remembers
-		this.client = clientFrom("127.0.0.1", this.port);
-	}
 
 	@Test
 	void allowedResponseCarriesIetfFields() {
@@ -155,7 +122,7 @@ class RateLimitRoutesIntegrationTest {
 		this.client.get().uri("/b/4").header("X-API-Key", "no-such-key").exchange()
 			.expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
 		// another client with an empty key does not share a bucket for ""
-		clientFrom("127.0.0.3", this.port).get().uri("/b/5").header("X-API-Key", "").exchange()
+		clientFrom("127.0.0.3").get().uri("/b/5").header("X-API-Key", "").exchange()
 			.expectStatus().isOk();
 		List<String> keys = List.of(redis.command("KEYS", "rl:{*").split("\n"));
 		assertThat(keys).containsExactlyInAnyOrder("rl:{b|ip:127.0.0.1}:0", "rl:{b|ip:127.0.0.3}:0");
@@ -165,8 +132,8 @@ class RateLimitRoutesIntegrationTest {
 	@Test
 	void ipKeyedRouteLimitsEachDirectClientSeparately() {
 		// Case 6: capacity 2, two direct clients without X-Forwarded-For: 2 each, then a 3rd from A
-		WebTestClient a = clientFrom("127.0.0.10", this.port);
-		WebTestClient b = clientFrom("127.0.0.11", this.port);
+		WebTestClient a = clientFrom("127.0.0.10");
+		WebTestClient b = clientFrom("127.0.0.11");
 		a.get().uri("/ip/1").exchange().expectStatus().isOk();
 		a.get().uri("/ip/2").exchange().expectStatus().isOk();
 		b.get().uri("/ip/1").exchange().expectStatus().isOk();
@@ -193,7 +160,7 @@ class RateLimitRoutesIntegrationTest {
 	@Test
 	void fastRateAdmitsCapacityPlusRefillWithoutErrors() {
 		// Case 3: 2,000 per second, capacity 2,000: 2,500 requests as fast as possible
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
 		long start = System.nanoTime();
 		Flux.range(0, 2_500)
@@ -212,7 +179,7 @@ class RateLimitRoutesIntegrationTest {
 	@Test
 	void everyKeyHasTtlNoLongerThanTimeToRefillFully() {
 		// Case 5: 20 concurrent clients, 10,000 requests over 1,000 keys, then SCAN every key's TTL
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		List<Integer> failures = new ArrayList<>();
 		Flux.range(0, 10_000)
 			.flatMap((i) -> web.get().uri("/load/" + i).header("X-API-Key", "load-" + (i % 1_000))
@@ -276,10 +243,6 @@ class RateLimitRoutesIntegrationTest {
 			.contains("keyBy = API_KEY")
 			.contains("cost = 4")
 			.contains("critical = false"));
-	}
-
-	private WebTestClient.ResponseSpec get(String path, String apiKey) {
-		return this.client.get().uri(path).header("X-API-Key", apiKey).exchange();
 	}
 
 	/** EVALSHA + EVAL calls Redis has served, from INFO commandstats. */

@@ -17,7 +17,7 @@ import java.util.Locale;
  * {@code curl --path-as-is}, with repeated header lines kept apart), one connection per request, for tests of what a
  * gateway does with requests other clients would normalise first.
  */
-final class RawHttp {
+public final class RawHttp {
 
 	private RawHttp() {
 	}
@@ -62,7 +62,7 @@ final class RawHttp {
 	 * @param headers header lines as {@code name: value}
 	 * @param body the body (chunked transfer coding not decoded)
 	 */
-	record Response(int status, List<String> headers, String body) {
+	public record Response(int status, List<String> headers, String body) {
 
 		static Response parse(String text) {
 			int end = text.indexOf("\r\n\r\n");
@@ -74,7 +74,7 @@ final class RawHttp {
 		}
 
 		/** The first value of a header, or {@code null}. */
-		String header(String name) {
+		public String header(String name) {
 			String prefix = name.toLowerCase(Locale.ROOT) + ":";
 			return this.headers.stream()
 				.filter((line) -> line.toLowerCase(Locale.ROOT).startsWith(prefix))

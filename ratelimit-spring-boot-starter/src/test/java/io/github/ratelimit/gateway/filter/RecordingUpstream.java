@@ -11,7 +11,7 @@ import reactor.netty.http.server.HttpServer;
  * A real upstream for route tests: an HTTP server on a free loopback port that answers 200 to everything and
  * records the request target (path and query, exactly as the gateway sent it) of every request it receives.
  */
-final class RecordingUpstream {
+public final class RecordingUpstream {
 
 	private static RecordingUpstream shared;
 
@@ -48,7 +48,7 @@ final class RecordingUpstream {
 	}
 
 	/** The request targets received so far, in order. */
-	List<String> received() {
+	public List<String> received() {
 		return List.copyOf(this.received);
 	}
 

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import io.github.ratelimit.benchmarks.Contenders.Scenario;
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -308,8 +310,13 @@ public final class BenchmarkMain {
 		p.setProperty("jvm-args", String.join(" ",
 				java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()));
 		p.setProperty("keys", String.valueOf(keys));
-		p.setProperty("starter-store-bean", context.getBean(ClientRateLimiter.class).toString());
-		p.setProperty("starter-resilient-bean", context.getBean(FailurePolicyLimiter.class).getClass().getName());
+		p.setProperty("starter-store-bean",
+				context.getBean("rateLimitClientRateLimiter", ClientRateLimiter.class).toString());
+		// the chain's layers as the filter has them, outermost first
+		String chain = (context.getBeanProvider(OverLimitCache.class).getIfAvailable() != null)
+				? OverLimitCache.class.getSimpleName() + " -> " : "";
+		p.setProperty("starter-chain-beans", chain + FailurePolicyLimiter.class.getSimpleName() + " -> "
+				+ context.getBean(ScopedRateLimiter.class).getClass().getSimpleName());
 		Environment env = context.getEnvironment();
 		p.setProperty("starter-redis-timeout", env.getProperty("ratelimit.redis-timeout", "(default)"));
 		p.setProperty("starter-breaker-state-at-start",

@@ -322,7 +322,7 @@ final class ReportWriter {
 				+ ", Spring Data Redis " + v("spring-data-redis") + ", Lettuce " + v("lettuce") + ", Reactor "
 				+ v("reactor-core") + ", Reactor Netty " + v("reactor-netty") + ", Resilience4j " + v("resilience4j") + ", Bucket4j " + v("bucket4j")
 				+ ", HdrHistogram " + v("hdrhistogram"));
-		row(md, "starter beans measured", "`" + v("starter-resilient-bean") + "` over `" + v("starter-store-bean")
+		row(md, "starter beans measured", "`" + v("starter-chain-beans") + " -> " + v("starter-store-bean")
 				+ "`; `ratelimit.over-limit-cache.enabled` = " + v("starter-over-limit-cache-enabled")
 				+ ", `ratelimit.redis-timeout` = " + v("starter-redis-timeout"));
 		row(md, "longest GC pause", m("gc_max_pause_benchmark_ms") + " ms in the benchmark JVM, "

@@ -2,17 +2,10 @@ package io.github.ratelimit.test.redis;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ConnectException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +13,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -53,10 +45,8 @@ public final class RedisCluster implements AutoCloseable {
     /** Node timeout used by {@link #start(int, int)}: the value of STACK.md; failover takes a little longer. */
     public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofSeconds(5);
 
-    private static final String HOST = "127.0.0.1";
-    private static final long POLL_MILLIS = 20;
+    private static final String HOST = RedisProcess.HOST;
     private static final Duration FORM_TIMEOUT = Duration.ofSeconds(30);
-    private static final long PROCESS_WAIT_MILLIS = 10_000;
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
     private static final int START_ATTEMPTS = 3;
 
@@ -262,7 +252,7 @@ public final class RedisCluster implements AutoCloseable {
                 throw new IllegalStateException("no replica took over from " + killed + " in time; cluster state:\n"
                         + describe());
             }
-            sleep();
+            RedisProcess.sleep();
         }
     }
 
@@ -310,7 +300,7 @@ public final class RedisCluster implements AutoCloseable {
             }
         } finally {
             OPEN.remove(this);
-            deleteDirectory(dir);
+            RedisProcess.deleteDirectory(dir);
         }
     }
 
@@ -341,11 +331,11 @@ public final class RedisCluster implements AutoCloseable {
             if (!process.waitFor(FORM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
                 throw new IllegalStateException("redis-cli --cluster create did not return in " + FORM_TIMEOUT
-                        + ":\n" + tail(output));
+                        + ":\n" + RedisProcess.tail(output));
             }
             if (process.exitValue() != 0) {
                 throw new IllegalStateException("redis-cli --cluster create failed (exit " + process.exitValue()
-                        + "):\n" + tail(output));
+                        + "):\n" + RedisProcess.tail(output));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run redis-cli --cluster create (is redis-tools installed?)", e);
@@ -353,9 +343,9 @@ public final class RedisCluster implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating the Redis Cluster", e);
         }
-        if (!await(this::formed, FORM_TIMEOUT.toMillis())) {
+        if (!RedisProcess.await(this::formed, FORM_TIMEOUT.toMillis())) {
             throw new IllegalStateException("Redis Cluster did not form in " + FORM_TIMEOUT + ":\n" + describe()
-                    + "\n" + tail(output));
+                    + "\n" + RedisProcess.tail(output));
         }
         Map<String, NodeInfo> view = clusterNodes();
         for (Node node : nodes) {
@@ -482,7 +472,7 @@ public final class RedisCluster implements AutoCloseable {
         for (Node node : nodes) {
             node.destroyQuietly();
         }
-        deleteDirectory(dir);
+        RedisProcess.deleteDirectory(dir);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -517,12 +507,12 @@ public final class RedisCluster implements AutoCloseable {
                             Files.deleteIfExists(file);
                         }
                     }
-                    int[] ports = freePorts();
+                    int[] ports = RedisProcess.freePorts(2);
                     long pid = launch(dir, ports[0], ports[1], nodeTimeout);
                     try {
                         return new Node(ports[0], ports[1], pid);
                     } catch (RuntimeException e) {
-                        signal(pid, "KILL");
+                        RedisProcess.signal(pid, "KILL");
                         throw new IllegalStateException("Redis Cluster node on port " + ports[0]
                                 + " does not answer CLUSTER MYID", e);
                     }
@@ -627,17 +617,14 @@ public final class RedisCluster implements AutoCloseable {
             if (pid < 0) {
                 return;
             }
-            signal(pid, "KILL");
-            if (!await(() -> portClosed(port), PROCESS_WAIT_MILLIS)) {
-                throw new IllegalStateException("port " + port + " still open after SIGKILL of " + this);
-            }
+            RedisProcess.kill(pid, port);
             pid = -1;
         }
 
         synchronized void destroyQuietly() {
             if (pid > 0) {
                 try {
-                    signal(pid, "KILL");
+                    RedisProcess.signal(pid, "KILL");
                 } catch (RuntimeException ignored) {
                     // best effort at JVM exit
                 }
@@ -656,45 +643,14 @@ public final class RedisCluster implements AutoCloseable {
         }
 
         private static long launch(Path dir, int port, int busPort, Duration nodeTimeout) {
-            Path pidFile = dir.resolve("redis.pid");
-            Path logFile = dir.resolve("redis.log");
-            List<String> command = List.of("redis-server",
-                    "--port", Integer.toString(port), "--bind", HOST,
+            return RedisProcess.launch(dir, port, List.of(
                     "--cluster-enabled", "yes", "--cluster-port", Integer.toString(busPort),
                     "--cluster-config-file", dir.resolve("nodes.conf").toString(),
                     "--cluster-node-timeout", Long.toString(nodeTimeout.toMillis()),
                     // a replica is promoted however long it was disconnected: tests kill masters at will
                     "--cluster-replica-validity-factor", "0",
                     // replicas sync at once (the default waits 5 s for more replicas to join a diskless sync)
-                    "--repl-diskless-sync-delay", "0",
-                    "--save", "", "--appendonly", "no", "--dir", dir.toString(),
-                    "--daemonize", "yes", "--pidfile", pidFile.toString(), "--logfile", logFile.toString());
-            try {
-                Process launcher = new ProcessBuilder(command).redirectErrorStream(true)
-                        .redirectOutput(dir.resolve("launcher.out").toFile()).start();
-                if (!launcher.waitFor(PROCESS_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
-                    launcher.destroyForcibly();
-                    throw new IllegalStateException("redis-server did not daemonize: " + tail(logFile));
-                }
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot run redis-server (is it on the PATH?)", e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while starting redis-server", e);
-            }
-            long[] pid = { -1 };
-            boolean up = await(() -> {
-                pid[0] = readPid(pidFile);
-                return pid[0] > 0 && Resp.ping(HOST, port, Duration.ofMillis(200));
-            }, PROCESS_WAIT_MILLIS);
-            if (!up) {
-                if (pid[0] > 0) {
-                    signal(pid[0], "KILL");
-                }
-                throw new IllegalStateException("Redis Cluster node on port " + port + " did not start:\n"
-                        + tail(logFile) + "\n" + tail(dir.resolve("launcher.out")));
-            }
-            return pid[0];
+                    "--repl-diskless-sync-delay", "0"));
         }
     }
 
@@ -717,95 +673,6 @@ public final class RedisCluster implements AutoCloseable {
                 }
             }
             return new NodeInfo(fields[0], Set.of(fields[2].split(",")), fields[3], slots);
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-
-    /** Two free ports of 127.0.0.1: the client port and the cluster bus port. */
-    private static int[] freePorts() throws IOException {
-        try (ServerSocket first = new ServerSocket(0, 1, InetAddress.getByName(HOST));
-                ServerSocket second = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return new int[] { first.getLocalPort(), second.getLocalPort() };
-        }
-    }
-
-    private static boolean portClosed(int port) {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(HOST, port), 200);
-            return false;
-        } catch (ConnectException e) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    private static void signal(long pid, String name) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            if (!kill.waitFor(PROCESS_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
-                kill.destroyForcibly();
-                throw new IllegalStateException("kill -" + name + " " + pid + " did not return");
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run kill -" + name + " " + pid, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while signalling " + pid, e);
-        }
-    }
-
-    private static long readPid(Path pidFile) {
-        try {
-            String text = Files.readString(pidFile).trim();
-            return text.isEmpty() ? -1 : Long.parseLong(text);
-        } catch (IOException | NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    private static boolean await(BooleanSupplier condition, long timeoutMillis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            sleep();
-        }
-        return true;
-    }
-
-    private static void sleep() {
-        try {
-            Thread.sleep(POLL_MILLIS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the Redis Cluster", e);
-        }
-    }
-
-    private static String tail(Path file) {
-        try {
-            List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-            return "--- tail of " + file.getFileName() + " ---\n"
-                    + String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
-        } catch (IOException | UncheckedIOException e) {
-            return "(no " + file.getFileName() + ")";
-        }
-    }
-
-    private static void deleteDirectory(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (IOException | UncheckedIOException e) {
-            // a leftover temp directory is harmless
         }
     }
 }

@@ -2,22 +2,12 @@ package io.github.ratelimit.test.redis;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ConnectException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
 
 /**
  * One real Redis server process, started from the {@code redis-server} binary on the {@code PATH}, listening on
@@ -31,12 +21,9 @@ import java.util.stream.Stream;
  */
 public final class RedisServer implements AutoCloseable {
 
-    private static final String HOST = "127.0.0.1";
+    private static final String HOST = RedisProcess.HOST;
     /** Upper bound of every wait (start, stop, kill, pause), in milliseconds. */
-    private static final long WAIT_MILLIS = 10_000;
-    /** Pause between two polls of a wait, in milliseconds. */
-    private static final long POLL_MILLIS = 10;
-    private static final Duration POLL_TIMEOUT = Duration.ofMillis(200);
+    private static final long WAIT_MILLIS = RedisProcess.WAIT_MILLIS;
     private static final int START_ATTEMPTS = 3;
 
     private static final Set<RedisServer> OPEN = ConcurrentHashMap.newKeySet();
@@ -70,7 +57,7 @@ public final class RedisServer implements AutoCloseable {
             // A free port can be taken by someone else before Redis binds it: retry on another one.
             RedisServer server = null;
             try {
-                server = new RedisServer(Files.createTempDirectory("redis-server-"), freePort());
+                server = new RedisServer(Files.createTempDirectory("redis-server-"), RedisProcess.freePorts(1)[0]);
                 OPEN.add(server);
                 synchronized (server) {
                     server.launch();
@@ -165,9 +152,9 @@ public final class RedisServer implements AutoCloseable {
         }
         signal("CONT");
         signal("TERM");
-        if (!await(this::portClosed, WAIT_MILLIS)) {
+        if (!RedisProcess.await(() -> RedisProcess.portClosed(port), WAIT_MILLIS)) {
             signal("KILL");
-            awaitPortClosed();
+            RedisProcess.awaitPortClosed(port);
         }
         pid = -1;
     }
@@ -181,7 +168,7 @@ public final class RedisServer implements AutoCloseable {
             return;
         }
         signal("KILL");
-        awaitPortClosed();
+        RedisProcess.awaitPortClosed(port);
         pid = -1;
     }
 
@@ -248,94 +235,7 @@ public final class RedisServer implements AutoCloseable {
     // ---------------------------------------------------------------------------------------------------------------
 
     private void launch() {
-        Path pidFile = dir.resolve("redis.pid");
-        Path logFile = dir.resolve("redis.log");
-        try {
-            Files.deleteIfExists(pidFile);
-            Files.deleteIfExists(dir.resolve("dump.rdb"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        List<String> command = List.of("redis-server",
-                "--save", "", "--appendonly", "no", "--dir", dir.toString(),
-                "--daemonize", "yes", "--pidfile", pidFile.toString(), "--logfile", logFile.toString(),
-                "--bind", HOST, "--port", Integer.toString(port));
-        Path launcherOutput = dir.resolve("launcher.out");
-        try {
-            Process launcher = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(launcherOutput.toFile()).start();
-            // With --daemonize the launched process forks the server and exits at once.
-            if (!launcher.waitFor(WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
-                launcher.destroyForcibly();
-                throw failure("redis-server did not daemonize");
-            }
-            if (launcher.exitValue() != 0) {
-                throw failure("redis-server exited with " + launcher.exitValue());
-            }
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot run redis-server (is it installed and on the PATH?): " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while starting redis-server", e);
-        }
-        // Ready when our own pidfile exists (written just before the event loop starts) and the port answers PONG.
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS);
-        while (true) {
-            long readPid = readPid(pidFile);
-            if (readPid > 0 && Resp.ping(HOST, port, POLL_TIMEOUT)) {
-                pid = readPid;
-                break;
-            }
-            if (logShowsBindFailure(logFile)) {
-                throw failure("redis-server could not listen on port " + port);
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw failure("redis-server did not answer PING within " + WAIT_MILLIS + " ms");
-            }
-            sleep();
-        }
-        // The PONG must come from our process, not from another server that grabbed the port.
-        String info = command("INFO", "server");
-        if (!info.contains("process_id:" + pid + "\r")) {
-            signal("KILL");
-            pid = -1;
-            throw failure("port " + port + " is answered by another Redis process");
-        }
-    }
-
-    private IllegalStateException failure(String message) {
-        StringBuilder text = new StringBuilder(message).append(" (").append(uri()).append(", dir ").append(dir)
-                .append(")");
-        for (String name : List.of("launcher.out", "redis.log")) {
-            List<String> lines = readLines(dir.resolve(name));
-            if (!lines.isEmpty()) {
-                text.append("\n--- tail of ").append(name).append(" ---\n")
-                        .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size())));
-            }
-        }
-        return new IllegalStateException(text.toString());
-    }
-
-    private static boolean logShowsBindFailure(Path logFile) {
-        return readLines(logFile).stream().anyMatch(line -> line.contains("Failed listening on port")
-                || line.contains("Could not create server TCP listening socket"));
-    }
-
-    private static List<String> readLines(Path file) {
-        try {
-            return Files.readAllLines(file, StandardCharsets.UTF_8);
-        } catch (IOException | UncheckedIOException e) {
-            return List.of();
-        }
-    }
-
-    private static long readPid(Path pidFile) {
-        try {
-            String text = Files.readString(pidFile).trim();
-            return text.isEmpty() ? -1 : Long.parseLong(text);
-        } catch (IOException | NumberFormatException e) {
-            return -1; // not written yet, or written halfway
-        }
+        pid = RedisProcess.launch(dir, port, List.of());
     }
 
     /** Sends a signal with {@code kill -SIG pid}. */
@@ -343,20 +243,7 @@ public final class RedisServer implements AutoCloseable {
         if (pid < 0) {
             throw new IllegalStateException(this + " is not running");
         }
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid))
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            if (!kill.waitFor(WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
-                kill.destroyForcibly();
-                throw new IllegalStateException("kill -" + name + " " + pid + " did not return");
-            }
-            // A non-zero exit means the process is already gone: the port waits that follow tell the truth.
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run kill -" + name + " " + pid, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while signalling " + this, e);
-        }
+        RedisProcess.signal(pid, name);
     }
 
     /**
@@ -368,57 +255,14 @@ public final class RedisServer implements AutoCloseable {
         if (!Files.isReadable(stat)) {
             return;
         }
-        boolean reached = await(() -> {
-            String text = readLines(stat).stream().findFirst().orElse("");
+        boolean reached = RedisProcess.await(() -> {
+            String text = RedisProcess.readLines(stat).stream().findFirst().orElse("");
             int end = text.lastIndexOf(')'); // the command name in parentheses may contain spaces
             boolean isStopped = end > 0 && text.length() > end + 2 && text.charAt(end + 2) == 'T';
             return isStopped == stopped;
         }, WAIT_MILLIS);
         if (!reached) {
             throw new IllegalStateException(this + " did not " + (stopped ? "stop" : "continue") + " in time");
-        }
-    }
-
-    private void awaitPortClosed() {
-        if (!await(this::portClosed, WAIT_MILLIS)) {
-            throw new IllegalStateException("port " + port + " still open " + WAIT_MILLIS + " ms after SIGKILL");
-        }
-    }
-
-    private boolean portClosed() {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(HOST, port), (int) POLL_TIMEOUT.toMillis());
-            return false;
-        } catch (ConnectException e) {
-            return true; // refused: nobody listens
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    private static boolean await(BooleanSupplier condition, long timeoutMillis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            sleep();
-        }
-        return true;
-    }
-
-    private static void sleep() {
-        try {
-            Thread.sleep(POLL_MILLIS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for redis-server", e);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return socket.getLocalPort();
         }
     }
 
@@ -439,15 +283,6 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private void deleteDirectory() {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (IOException | UncheckedIOException e) {
-            // a leftover temp directory is harmless
-        }
+        RedisProcess.deleteDirectory(dir);
     }
 }

@@ -139,7 +139,15 @@ final class Resp {
         }
     }
 
-    private static String readLine(InputStream in) throws IOException {
+    /**
+     * Reads one line of a RESP reply, up to its CRLF.
+     *
+     * @param in the connection's input
+     * @return the line without the CRLF, decoded as UTF-8
+     * @throws EOFException if the connection closes inside the line
+     * @throws IOException  if reading fails (a read timeout included)
+     */
+    static String readLine(InputStream in) throws IOException {
         ByteArrayOutputStream line = new ByteArrayOutputStream();
         int previous = -1;
         while (true) {

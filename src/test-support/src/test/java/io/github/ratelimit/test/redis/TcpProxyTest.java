@@ -1,10 +1,5 @@
 package io.github.ratelimit.test.redis;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
-
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ConnectException;
@@ -22,6 +17,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
 
 class TcpProxyTest {
 
@@ -262,29 +261,12 @@ class TcpProxyTest {
         send(socket, PING);
         socket.setSoTimeout(timeoutMillis);
         try {
-            return readLine(socket.getInputStream());
+            return Resp.readLine(socket.getInputStream());
         } catch (SocketTimeoutException e) {
             if (expectSilence) {
                 return null;
             }
             throw e;
-        }
-    }
-
-    private static String readLine(InputStream in) throws IOException {
-        ByteArrayOutputStream line = new ByteArrayOutputStream();
-        int previous = -1;
-        while (true) {
-            int b = in.read();
-            if (b < 0) {
-                throw new IOException("connection closed; read so far: " + line);
-            }
-            if (previous == '\r' && b == '\n') {
-                byte[] bytes = line.toByteArray();
-                return new String(bytes, 0, bytes.length - 1, StandardCharsets.US_ASCII);
-            }
-            line.write(b);
-            previous = b;
         }
     }
 

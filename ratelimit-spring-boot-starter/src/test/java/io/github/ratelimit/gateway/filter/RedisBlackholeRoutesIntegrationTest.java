@@ -9,10 +9,10 @@ import io.github.ratelimit.test.redis.TcpProxy;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -24,22 +24,19 @@ import static org.awaitility.Awaitility.await;
  * timeout 100 ms, 20 sequential requests: the first few take about the timeout, then the breaker opens and the
  * rest add almost nothing; after the network heals, decisions come from Redis again.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.profiles.active=gateway-it", "ratelimit.redis-timeout=100ms",
-				"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
-class RedisBlackholeIntegrationTest {
+@ActiveProfiles("gateway-it")
+@TestPropertySource(properties = { "ratelimit.redis-timeout=100ms",
+		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
+class RedisBlackholeRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
+	/** A Redis of its own, behind a proxy that blackholes it (instead of the shared test Redis). */
 	private static final RedisServer redis = RedisServer.start();
 
 	private static final TcpProxy network = TcpProxy.start(redis.host(), redis.port());
 
-	@LocalServerPort
-	int port;
-
 	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", network::host);
-		registry.add("spring.data.redis.port", network::port);
+	static void ownRedisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.url", () -> "redis://" + network.host() + ":" + network.port());
 	}
 
 	@AfterAll
@@ -48,9 +45,14 @@ class RedisBlackholeIntegrationTest {
 		redis.close();
 	}
 
+	@Override
+	protected void emptyBuckets() {
+		// one test: it starts from the fresh Redis of this class
+	}
+
 	@Test
 	void blackholedRedisCostsAboutTheTimeoutUntilTheBreakerOpensThenNearlyNothing() {
-		WebTestClient client = GatewayTestSupport.clientFrom("127.0.0.1", this.port);
+		WebTestClient client = clientFrom("127.0.0.1");
 		await().atMost(Duration.ofSeconds(20))
 			.untilAsserted(() -> assertThat(get(client, "/b/warm").getResponseHeaders().getFirst("RateLimit")).isNotNull());
 		network.blackhole();

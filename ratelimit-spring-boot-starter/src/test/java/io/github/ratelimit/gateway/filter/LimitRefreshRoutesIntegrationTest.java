@@ -4,29 +4,23 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.ratelimit.gateway.chain.OverLimitCache;
-import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.cloud.context.scope.refresh.RefreshScopeRefreshedEvent;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.http.HttpStatus;
 import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
-import static io.github.ratelimit.gateway.filter.GatewayTestSupport.clientFrom;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -36,42 +30,19 @@ import static org.awaitility.Awaitility.await;
  * {@code ConfigurationPropertiesRebinder} re-binds {@code ratelimit.*} and the starter takes the new limits into use.
  * Real HTTP, real gateway, real Redis. Its own context (the Environment is changed), closed afterwards.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.profiles.active=gateway-it", "ratelimit.plans.free.groups.a[0].capacity=5",
-				"ratelimit.plans.free.groups.a[0].refill-tokens=1", "ratelimit.plans.free.groups.a[0].refill-period=1m" })
+@ActiveProfiles("gateway-it")
+@TestPropertySource(properties = { "ratelimit.plans.free.groups.a[0].capacity=5",
+		"ratelimit.plans.free.groups.a[0].refill-tokens=1", "ratelimit.plans.free.groups.a[0].refill-period=1m" })
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 @ExtendWith(OutputCaptureExtension.class)
-class LimitRefreshIntegrationTest {
-
-	private static final TestRedis redis = TestRedis.shared();
+class LimitRefreshRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	private static final String CHANGES = "limit-refresh-test";
 
 	private static final String LIMIT = "ratelimit.plans.free.groups.a[0].";
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	ConfigurableApplicationContext context;
-
-	@Autowired
-	OverLimitCache overLimitCache;
-
-	WebTestClient client;
-
-	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@BeforeEach
-	void setUp() {
-		redis.flushAll();
-		this.overLimitCache.clear();
-		this.client = clientFrom("127.0.0.1", this.port);
-	}
 
 	@AfterEach
 	void restoreConfiguration() {

@@ -1,4 +1,4 @@
-package io.github.ratelimit.gateway.cluster;
+package io.github.ratelimit.gateway.filter;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;

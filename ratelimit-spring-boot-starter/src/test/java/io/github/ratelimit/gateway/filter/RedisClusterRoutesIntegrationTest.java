@@ -1,4 +1,4 @@
-package io.github.ratelimit.gateway.cluster;
+package io.github.ratelimit.gateway.filter;
 
 import java.time.Duration;
 import java.util.HashSet;
@@ -9,24 +9,21 @@ import java.util.regex.Pattern;
 
 import io.github.ratelimit.test.redis.RedisCluster;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
-import static io.github.ratelimit.gateway.cluster.ClusterTestSupport.bucketKey;
-import static io.github.ratelimit.gateway.cluster.ClusterTestSupport.provision;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -34,21 +31,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ({@code spring.data.redis.cluster.nodes}), with plans looked up in the cluster's plan store.
  */
 @SpringBootTest(classes = ClusterGatewayTestApplication.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "spring.profiles.active=cluster-it")
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@ActiveProfiles("cluster-it")
 @DirtiesContext
-class RedisClusterRoutesIntegrationTest {
+class RedisClusterRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	private static final Pattern REMAINING = Pattern.compile(";r=(-?\\d+)");
 
+	/** The gateway's Redis (instead of the shared test Redis). */
 	private static final RedisCluster cluster = RedisCluster.start();
 
-	@LocalServerPort
-	int port;
-
-	WebTestClient client;
-
 	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
+	static void clusterProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.cluster.nodes", cluster::nodeAddresses);
 	}
 
@@ -58,18 +52,16 @@ class RedisClusterRoutesIntegrationTest {
 		cluster.close();
 	}
 
-	@BeforeEach
-	void setUp() {
+	@Override
+	protected void emptyBuckets() {
 		cluster.flushAll();
-		this.client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port)
-			.responseTimeout(Duration.ofSeconds(10)).build();
 	}
 
 	@Test
 	void fiveRequestsAtOnceAgainstCapacityTwoAllowTwoAndDenyThree() {
 		// the case of a public bug report: capacity 2, refill 1/s, 5 requests at t=0 for one key
 		provision(cluster, "bug-report-key", "free");
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		List<ResponseEntity<Void>> responses = Flux.range(0, 5)
 			.flatMap((i) -> web.get().uri("/burst/" + i).header("X-API-Key", "bug-report-key").retrieve()
 				.onStatus((status) -> true, (response) -> reactor.core.publisher.Mono.empty())

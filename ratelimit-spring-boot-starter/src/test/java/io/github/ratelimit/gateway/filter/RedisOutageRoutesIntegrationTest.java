@@ -5,16 +5,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.ratelimit.gateway.http.ProblemResponses;
-import io.github.ratelimit.test.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -26,48 +21,15 @@ import static org.awaitility.Awaitility.await;
  * limiter; critical routes fail closed with 503. Decisions come from Redis again once it is back, even with its
  * script cache gone. Uses its own redis-server process, killed, paused (SIGSTOP) and restarted for real.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.profiles.active=gateway-it", "ratelimit.redis-timeout=200ms",
-				"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
-class RedisFailureIntegrationTest {
-
-	private static final RedisServer redis = RedisServer.start();
-
-	@LocalServerPort
-	int port;
-
-	@org.springframework.beans.factory.annotation.Autowired
-	io.github.ratelimit.gateway.chain.OverLimitCache overLimitCache;
-
-	WebTestClient client;
-
-	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		redis.close();
-	}
-
-	@BeforeEach
-	void setUp() {
-		this.client = GatewayTestSupport.clientFrom("127.0.0.1", this.port);
-		try {
-			redis.command("PING");
-		}
-		catch (RuntimeException ex) {
-			redis.restart(); // a previous test left it killed
-		}
-		awaitDecisionsFromRedis();
-	}
+@ActiveProfiles("gateway-it")
+@TestPropertySource(properties = { "ratelimit.redis-timeout=200ms",
+		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
+class RedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
 
 	@Test
 	void pausedRedisTimesOutIntoTheFallbackThenTheBreakerOpensAndItRecovers() {
 		// SIGSTOP: connections stay open and hang, the nastier case
-		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.22", this.port);
+		WebTestClient fresh = clientFrom("127.0.0.22");
 		List<Long> millis = new ArrayList<>();
 		redis.pause();
 		long resumed;
@@ -98,7 +60,7 @@ class RedisFailureIntegrationTest {
 
 	@Test
 	void checksAbandonedWhileRedisHungAreRefundedWhenItAnswers() {
-		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.23", this.port);
+		WebTestClient fresh = clientFrom("127.0.0.23");
 		String bucket = "rl:{a|k:" + io.github.ratelimit.gateway.client.ApiKeyHasher.hash("key-two") + "}:0";
 		redis.pause();
 		try {
@@ -123,7 +85,7 @@ class RedisFailureIntegrationTest {
 		redis.kill();
 		// normal route: the local fallback holds this instance's share (1 instance: the whole anonymous capacity 2);
 		// a client address of its own, so no other test's fallback bucket interferes
-		WebTestClient fresh = GatewayTestSupport.clientFrom("127.0.0.21", this.port);
+		WebTestClient fresh = clientFrom("127.0.0.21");
 		assertThat(get(fresh, "/b/1").getStatus().value()).isEqualTo(200);
 		assertThat(get(fresh, "/b/2").getStatus().value()).isEqualTo(200);
 		EntityExchangeResult<byte[]> third = get(fresh, "/b/3");
@@ -142,19 +104,6 @@ class RedisFailureIntegrationTest {
 		assertThat(get("/b/y").getStatus().value()).isEqualTo(200);
 		assertThat(get("/b/z").getStatus().value()).isEqualTo(429);
 		this.client.get().uri("/auth/login").exchange().expectStatus().isOk();
-	}
-
-	/** Until the breaker has closed again (through half-open) and a decision came from Redis. */
-	private void awaitDecisionsFromRedis() {
-		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-			redis.flushAll();
-			this.overLimitCache.clear();
-			assertThat(get("/b/probe").getResponseHeaders().getFirst("RateLimit")).isNotNull();
-			this.client.get().uri("/actuator/health").exchange().expectBody()
-				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
-		});
-		redis.flushAll();
-			this.overLimitCache.clear();
 	}
 
 	private EntityExchangeResult<byte[]> get(String path) {

@@ -10,80 +10,33 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
-import io.github.ratelimit.test.redis.RedisServer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
-import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * The failure policy with a real redis-server killed while the gateway serves: normal routes fall back to the
  * local limiter holding this instance's share (2 instances configured, so half of each limit), critical routes
  * answer 503, the health component stays UP and says where decisions come from, and metrics count it all.
  */
-@SpringBootTest(classes = GatewayTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.profiles.active=gateway-it", "ratelimit.redis-timeout=100ms",
-				"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "ratelimit.fallback.instances=2",
-				"ratelimit.fallback.learn-instances=false" })
-class FailurePolicyIntegrationTest {
-
-	private static final RedisServer redis = RedisServer.start();
-
-	@LocalServerPort
-	int port;
-
-	@org.springframework.beans.factory.annotation.Autowired
-	io.github.ratelimit.gateway.chain.OverLimitCache overLimitCache;
+@ActiveProfiles("gateway-it")
+@TestPropertySource(properties = { "ratelimit.redis-timeout=100ms",
+		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "ratelimit.fallback.instances=2",
+		"ratelimit.fallback.learn-instances=false" })
+class LocalFallbackShareRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
 
 	@Autowired
 	MeterRegistry meters;
-
-	WebTestClient client;
-
-	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		redis.close();
-	}
-
-	@BeforeEach
-	void setUp() {
-		this.client = GatewayTestSupport.clientFrom("127.0.0.1", this.port);
-		try {
-			redis.command("PING");
-		}
-		catch (RuntimeException ex) {
-			redis.restart();
-		}
-		// until the breaker has closed again (through half-open) and a decision came from Redis
-		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-			redis.flushAll();
-			this.overLimitCache.clear();
-			assertThat(get("/b/probe", "key-two").getResponseHeaders().getFirst("RateLimit")).isNotNull();
-			this.client.get().uri("/actuator/health").exchange().expectBody()
-				.jsonPath("$.components.rateLimiter.details.circuitBreaker").isEqualTo("CLOSED");
-		});
-	}
 
 	@Test
 	void stoppedRedisFallsBackToTheLocalShareAndCriticalRoutesFailClosed() {
@@ -93,11 +46,11 @@ class FailurePolicyIntegrationTest {
 		redis.kill();
 		// free default: capacity 20 shared by 2 instances -> 10 here; no 429 while the client stays within it
 		for (int i = 0; i < 10; i++) {
-			EntityExchangeResult<byte[]> result = get("/b/" + i, "key-one");
+			EntityExchangeResult<byte[]> result = exchange("/b/" + i, "key-one");
 			assertThat(result.getStatus().value()).as("request %d", i).isEqualTo(200);
 			assertThat(result.getResponseHeaders().getFirst("RateLimit")).isNull();
 		}
-		EntityExchangeResult<byte[]> over = get("/b/11", "key-one");
+		EntityExchangeResult<byte[]> over = exchange("/b/11", "key-one");
 		assertThat(over.getStatus().value()).isEqualTo(429);
 		assertThat(over.getResponseHeaders().getFirst("Retry-After")).isEqualTo("120"); // 0.5 token/min here
 		for (int i = 0; i < 3; i++) {
@@ -123,7 +76,7 @@ class FailurePolicyIntegrationTest {
 	@Test
 	void stoppedRedisAt10RequestsPerSecondKeepsLatencyThreadsAndSocketsFlat() {
 		// Case: Redis stopped, 100 requests at 10 per second
-		get("/b/warm", "key-two");
+		exchange("/b/warm", "key-two");
 		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
 		int descriptorsBefore = openFileDescriptors();
 		redis.kill();
@@ -131,7 +84,7 @@ class FailurePolicyIntegrationTest {
 			.take(100)
 			.map((i) -> {
 				long start = System.nanoTime();
-				int status = get("/b/" + i, "load-" + i).getStatus().value();
+				int status = exchange("/b/" + i, "load-" + i).getStatus().value();
 				assertThat(status).isEqualTo(200);
 				return (System.nanoTime() - start) / 1_000_000;
 			})
@@ -155,7 +108,7 @@ class FailurePolicyIntegrationTest {
 
 	@Test
 	void redisKilledMidTrafficNeverAnswers5xxOnNormalRoutes() {
-		WebClient web = GatewayTestSupport.webClient(this.port);
+		WebClient web = webClient();
 		Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
 		AtomicInteger done = new AtomicInteger();
 		Flux.range(0, 600)
@@ -187,7 +140,7 @@ class FailurePolicyIntegrationTest {
 		return (entries != null) ? entries.length : 0;
 	}
 
-	private EntityExchangeResult<byte[]> get(String path, String apiKey) {
+	private EntityExchangeResult<byte[]> exchange(String path, String apiKey) {
 		return this.client.get().uri(path).header("X-API-Key", apiKey).exchange().expectBody().returnResult();
 	}
 

@@ -1,4 +1,4 @@
-package io.github.ratelimit.gateway.cluster;
+package io.github.ratelimit.gateway.filter;
 
 import java.time.Duration;
 import java.util.List;
@@ -17,15 +17,14 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
 
-import static io.github.ratelimit.gateway.cluster.ClusterTestSupport.bucketKey;
-import static io.github.ratelimit.gateway.cluster.ClusterTestSupport.provision;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -36,21 +35,19 @@ import static org.awaitility.Awaitility.await;
  * default topology refresh; nothing else is configured).
  */
 @SpringBootTest(classes = ClusterGatewayTestApplication.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.profiles.active=cluster-it", "ratelimit.redis-timeout=200ms" })
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@ActiveProfiles("cluster-it")
+@TestPropertySource(properties = "ratelimit.redis-timeout=200ms")
 @DirtiesContext
-class RedisClusterFailoverIntegrationTest {
+class RedisClusterFailoverRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	/** A short node timeout: the replica is promoted about 2 s after the kill. */
 	private static final RedisCluster cluster = RedisCluster.start(3, 1, Duration.ofSeconds(1));
 
 	private static final String HOT_KEY = "hot-client-key";
 
-	@LocalServerPort
-	int port;
-
 	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
+	static void clusterProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.cluster.nodes", cluster::nodeAddresses);
 	}
 
@@ -60,13 +57,18 @@ class RedisClusterFailoverIntegrationTest {
 		cluster.close();
 	}
 
+	@Override
+	protected void emptyBuckets() {
+		cluster.flushAll();
+	}
+
 	@Test
 	void aReplicaTakesOverAndDecisionsComeFromRedisAgainWithoutAny5xx() {
 		provision(cluster, HOT_KEY, "free");
 		for (int i = 0; i < 5; i++) {
 			provision(cluster, "other-key-" + i, "free");
 		}
-		WebClient web = WebClient.create("http://127.0.0.1:" + this.port);
+		WebClient web = pooledWebClient();
 		// every client's plan is looked up (and cached) before the kill: a key whose plan cannot be looked up is
 		// limited by IP under the anonymous plan, by design
 		for (String apiKey : List.of(HOT_KEY, "other-key-0", "other-key-1", "other-key-2", "other-key-3",

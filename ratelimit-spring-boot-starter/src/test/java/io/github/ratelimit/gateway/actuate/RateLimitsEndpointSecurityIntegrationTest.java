@@ -12,14 +12,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.filter.BaseRouteIntegrationTest;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
-import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -32,7 +31,6 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -45,8 +43,6 @@ import org.springframework.security.core.authority.AuthorityUtils;
 import org.springframework.security.core.userdetails.MapReactiveUserDetailsService;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.web.server.SecurityWebFilterChain;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -59,7 +55,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * who is not an operator (anonymous, or {@code dev} without the role) gets one and the same answer for every client
  * lookup, and nothing is looked up for it; {@code ops} gets the real answers.
  */
-@SpringBootTest(classes = EndpointSecurityIntegrationTest.SecuredGateway.class,
+@SpringBootTest(classes = RateLimitsEndpointSecurityIntegrationTest.SecuredGateway.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "spring.profiles.active=gateway-it",
 				// Spring Security's auto-configuration back on (src/test/resources/application.yml excludes it for
@@ -69,21 +65,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"management.server.port=0", "management.endpoints.web.exposure.include=ratelimits",
 				"management.endpoint.ratelimits.access=unrestricted",
 				"management.endpoint.ratelimits.roles=OPERATOR" })
-class EndpointSecurityIntegrationTest {
-
-	private static final TestRedis redis = TestRedis.shared();
+class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest {
 
 	private static final String NOT_SHOWN = "{\"error\":\"client buckets are shown to operators only "
 			+ "(management.endpoint.ratelimits.show-clients)\"}";
 
-	@LocalServerPort
-	int port;
-
 	@LocalManagementPort
 	int managementPort;
-
-	@Autowired
-	OverLimitCache overLimitCache;
 
 	@Autowired
 	RateLimitsEndpointProperties access;
@@ -100,25 +88,12 @@ class EndpointSecurityIntegrationTest {
 	@Autowired
 	RateLimitGatewayFilterFactory filters;
 
-	/** Requests through the gateway's routes. */
-	WebTestClient client;
-
 	/** Requests to the actuator. */
 	WebTestClient management;
 
-	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
 	@BeforeEach
 	void setUp() {
-		redis.flushAll();
-		this.overLimitCache.clear();
 		SecuredGateway.ASKED.clear();
-		this.client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port)
-			.responseTimeout(Duration.ofSeconds(10)).build();
 		this.management = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.managementPort)
 			.responseTimeout(Duration.ofSeconds(10)).build();
 	}

@@ -1,0 +1,300 @@
+package io.github.ratelimit.test.redis;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+
+/**
+ * The process control shared by {@link RedisServer} and the nodes of a {@link RedisCluster}: a {@code redis-server}
+ * daemonized on {@code 127.0.0.1} with its pidfile, log and data in a directory of its own, controlled by POSIX
+ * signals ({@code kill}) and watched through its TCP port. Every wait is a bounded polling loop.
+ */
+final class RedisProcess {
+
+    /** The address every test Redis listens on. */
+    static final String HOST = "127.0.0.1";
+    /** Upper bound of every wait (start, stop, kill, pause), in milliseconds. */
+    static final long WAIT_MILLIS = 10_000;
+    /** Pause between two polls of a wait, in milliseconds. */
+    private static final long POLL_MILLIS = 10;
+    /** Connect timeout of a port probe and timeout of a start-up PING. */
+    static final Duration PROBE_TIMEOUT = Duration.ofMillis(200);
+
+    private RedisProcess() {
+    }
+
+    /**
+     * Starts {@code redis-server --daemonize yes} without persistence in {@code dir}, listening on
+     * {@code 127.0.0.1:port}, and waits (at most {@link #WAIT_MILLIS}) until its own pidfile exists and the port
+     * answers {@code PING} from that very process ({@code INFO server} names its pid).
+     *
+     * @param dir       the process's directory (pidfile {@code redis.pid}, log {@code redis.log}, launcher output)
+     * @param port      the client port
+     * @param extraArgs further {@code redis-server} arguments, e.g. cluster settings
+     * @return the pid of the running server
+     * @throws IllegalStateException if it does not come up (the message holds the tail of its log); a process that
+     *                               started but did not answer is killed
+     */
+    static long launch(Path dir, int port, List<String> extraArgs) {
+        Path pidFile = dir.resolve("redis.pid");
+        Path logFile = dir.resolve("redis.log");
+        try {
+            Files.deleteIfExists(pidFile);
+            Files.deleteIfExists(dir.resolve("dump.rdb"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        List<String> command = new ArrayList<>(List.of("redis-server",
+                "--save", "", "--appendonly", "no", "--dir", dir.toString(),
+                "--daemonize", "yes", "--pidfile", pidFile.toString(), "--logfile", logFile.toString(),
+                "--bind", HOST, "--port", Integer.toString(port)));
+        command.addAll(extraArgs);
+        try {
+            Process launcher = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("launcher.out").toFile()).start();
+            // With --daemonize the launched process forks the server and exits at once.
+            if (!launcher.waitFor(WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                launcher.destroyForcibly();
+                throw failure(dir, port, "redis-server did not daemonize");
+            }
+            if (launcher.exitValue() != 0) {
+                throw failure(dir, port, "redis-server exited with " + launcher.exitValue());
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run redis-server (is it installed and on the PATH?): " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while starting redis-server", e);
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS);
+        long pid;
+        while (true) {
+            pid = readPid(pidFile); // written just before the event loop starts
+            if (pid > 0 && Resp.ping(HOST, port, PROBE_TIMEOUT)) {
+                break;
+            }
+            if (logShowsBindFailure(logFile)) {
+                throw failure(dir, port, "redis-server could not listen on port " + port);
+            }
+            if (System.nanoTime() - deadline > 0) {
+                if (pid > 0) {
+                    signal(pid, "KILL");
+                }
+                throw failure(dir, port, "redis-server did not answer PING within " + WAIT_MILLIS + " ms");
+            }
+            sleep();
+        }
+        // The PONG must come from our process, not from another server that grabbed the port.
+        String info = Resp.command(HOST, port, Resp.DEFAULT_TIMEOUT, "INFO", "server");
+        if (!info.contains("process_id:" + pid + "\r")) {
+            signal(pid, "KILL");
+            throw failure(dir, port, "port " + port + " is answered by another Redis process");
+        }
+        return pid;
+    }
+
+    /**
+     * Sends a signal with {@code kill -NAME pid}. A non-zero exit of {@code kill} means the process is already gone:
+     * the port waits that follow tell the truth.
+     *
+     * @param pid  the process
+     * @param name the signal, e.g. {@code KILL}, {@code STOP}
+     */
+    static void signal(long pid, String name) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid))
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (!kill.waitFor(WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                kill.destroyForcibly();
+                throw new IllegalStateException("kill -" + name + " " + pid + " did not return");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run kill -" + name + " " + pid, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while signalling " + pid, e);
+        }
+    }
+
+    /**
+     * Kills a process abruptly (SIGKILL, as in a crash) and waits (at most {@link #WAIT_MILLIS}) until its port is
+     * closed.
+     *
+     * @param pid  the process
+     * @param port its client port
+     * @throws IllegalStateException if the port is still open after the wait
+     */
+    static void kill(long pid, int port) {
+        signal(pid, "KILL");
+        awaitPortClosed(port);
+    }
+
+    /**
+     * Waits (at most {@link #WAIT_MILLIS}) until nobody listens on a port.
+     *
+     * @param port the port
+     * @throws IllegalStateException if it is still open after the wait
+     */
+    static void awaitPortClosed(int port) {
+        if (!await(() -> portClosed(port), WAIT_MILLIS)) {
+            throw new IllegalStateException("port " + port + " still open " + WAIT_MILLIS + " ms after SIGKILL");
+        }
+    }
+
+    /**
+     * Whether a connection to a port of {@code 127.0.0.1} is refused (nobody listens).
+     *
+     * @param port the port
+     * @return {@code true} if refused; {@code false} if accepted or if the probe timed out
+     */
+    static boolean portClosed(int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(HOST, port), (int) PROBE_TIMEOUT.toMillis());
+            return false;
+        } catch (ConnectException e) {
+            return true; // refused: nobody listens
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Polls a condition every 10 ms until it holds or the time is up.
+     *
+     * @param condition     the condition
+     * @param timeoutMillis the time limit, in milliseconds
+     * @return whether the condition held in time
+     */
+    static boolean await(BooleanSupplier condition, long timeoutMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            sleep();
+        }
+        return true;
+    }
+
+    /**
+     * Free TCP ports of {@code 127.0.0.1}, distinct from each other (another process may still take one before it is
+     * bound: callers retry).
+     *
+     * @param count how many
+     * @return the ports
+     * @throws IOException if no port can be had
+     */
+    static int[] freePorts(int count) throws IOException {
+        List<ServerSocket> sockets = new ArrayList<>();
+        try {
+            int[] ports = new int[count];
+            for (int i = 0; i < count; i++) {
+                ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST));
+                sockets.add(socket);
+                ports[i] = socket.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket socket : sockets) {
+                socket.close();
+            }
+        }
+    }
+
+    /**
+     * The lines of a text file.
+     *
+     * @param file the file
+     * @return its lines, or none if it cannot be read
+     */
+    static List<String> readLines(Path file) {
+        try {
+            return Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (IOException | UncheckedIOException e) {
+            return List.of();
+        }
+    }
+
+    /**
+     * The last 20 lines of a file, for failure messages.
+     *
+     * @param file the file
+     * @return a header naming the file and its tail, or {@code (no NAME)} if it cannot be read
+     */
+    static String tail(Path file) {
+        List<String> lines = readLines(file);
+        if (lines.isEmpty()) {
+            return "(no " + file.getFileName() + ")";
+        }
+        return "--- tail of " + file.getFileName() + " ---\n"
+                + String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+    }
+
+    /**
+     * Deletes a directory and everything in it; a leftover is harmless and ignored.
+     *
+     * @param dir the directory
+     */
+    static void deleteDirectory(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException | UncheckedIOException e) {
+            // a leftover temp directory is harmless
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+
+    private static IllegalStateException failure(Path dir, int port, String message) {
+        StringBuilder text = new StringBuilder(message).append(" (redis://").append(HOST).append(':').append(port)
+                .append(", dir ").append(dir).append(")");
+        for (String name : List.of("launcher.out", "redis.log")) {
+            if (!readLines(dir.resolve(name)).isEmpty()) {
+                text.append('\n').append(tail(dir.resolve(name)));
+            }
+        }
+        return new IllegalStateException(text.toString());
+    }
+
+    private static boolean logShowsBindFailure(Path logFile) {
+        return readLines(logFile).stream().anyMatch(line -> line.contains("Failed listening on port")
+                || line.contains("Could not create server TCP listening socket"));
+    }
+
+    private static long readPid(Path pidFile) {
+        try {
+            String text = Files.readString(pidFile).trim();
+            return text.isEmpty() ? -1 : Long.parseLong(text);
+        } catch (IOException | NumberFormatException e) {
+            return -1; // not written yet, or written halfway
+        }
+    }
+
+    static void sleep() {
+        try {
+            Thread.sleep(POLL_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for redis-server", e);
+        }
+    }
+}
