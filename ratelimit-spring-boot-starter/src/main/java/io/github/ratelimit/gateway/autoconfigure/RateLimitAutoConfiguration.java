@@ -131,21 +131,21 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean(name = "rateLimitTokenBucketScript")
-	RedisScript<List<Long>> rateLimitTokenBucketScript() {
-		return RedisRateLimitStore.tokenBucketScript();
+	@ConditionalOnMissingBean(name = "rateLimitScript")
+	RedisScript<List<Long>> rateLimitScript() {
+		return RedisRateLimitStore.rateLimitScript();
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
 	ClientRateLimiter rateLimitClientRateLimiter(ReactiveRedisConnectionFactory connectionFactory,
-			RedisScript<List<Long>> rateLimitTokenBucketScript, RateLimitProperties properties) {
+			RedisScript<List<Long>> rateLimitScript, RateLimitProperties properties) {
 		// on Lettuce, a connection of its own straight on Lettuce (pre-encoded arguments, one future per check);
 		// on any other reactive factory, Spring Data Redis' reactive template
 		RedisScriptExecutor executor = (connectionFactory instanceof LettuceConnectionFactory lettuce)
 				? new LettuceScriptExecutor(lettuce) : new SpringDataScriptExecutor(connectionFactory);
-		return new RedisRateLimitStore(executor, rateLimitTokenBucketScript, new BucketKeys(properties.getKeyPrefix()));
+		return new RedisRateLimitStore(executor, rateLimitScript, new BucketKeys(properties.getKeyPrefix()));
 	}
 
 	@Bean

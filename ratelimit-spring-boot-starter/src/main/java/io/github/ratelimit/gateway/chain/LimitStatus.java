@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.chain;
 
+import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 
 /**
@@ -14,4 +15,23 @@ import io.github.ratelimit.gateway.limits.LimitDefinition;
  */
 public record LimitStatus(LimitDefinition limit, boolean satisfied, long remaining, long retryAfterMillis,
 		long resetMillis) {
+
+	/**
+	 * This state once {@code cost} tokens taken by the check are given back, as the script's refund operation does
+	 * it (each algorithm's refund sits beside its check in {@code META-INF/ratelimit/rate_limit.lua}): the remaining
+	 * tokens grow by the cost (capped at capacity); a token bucket is then full sooner by the time the cost takes to
+	 * refill, a window's reset stays where it was.
+	 * @param cost the tokens given back (0 or more)
+	 * @return the state after the refund; {@code satisfied} and {@code retryAfterMillis} unchanged
+	 */
+	public LimitStatus afterRefund(long cost) {
+		long refilled = Math.min(this.limit.capacity(), this.remaining + cost);
+		long reset = this.resetMillis;
+		if (this.limit.algorithm() == Algorithm.TOKEN_BUCKET) {
+			long refillMs = (long) ((double) cost * this.limit.refillPeriod().toMillis() / this.limit.refillTokens());
+			reset = (refilled >= this.limit.capacity()) ? 0 : Math.max(0, reset - refillMs);
+		}
+		return new LimitStatus(this.limit, this.satisfied, refilled, this.retryAfterMillis, reset);
+	}
+
 }

@@ -9,8 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import io.github.ratelimit.gateway.client.ClientKey;
-import io.github.ratelimit.gateway.limits.Algorithm;
-import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.slf4j.Logger;
@@ -167,14 +165,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 	private static List<LimitStatus> refunded(List<LimitStatus> statuses, long cost) {
 		List<LimitStatus> result = new ArrayList<>(statuses.size());
 		for (LimitStatus status : statuses) {
-			LimitDefinition limit = status.limit();
-			long remaining = Math.min(limit.capacity(), status.remaining() + cost);
-			long reset = status.resetMillis();
-			if (limit.algorithm() == Algorithm.TOKEN_BUCKET) {
-				long refillMs = (long) ((double) cost * limit.refillPeriod().toMillis() / limit.refillTokens());
-				reset = (remaining >= limit.capacity()) ? 0 : Math.max(0, reset - refillMs);
-			}
-			result.add(new LimitStatus(limit, status.satisfied(), remaining, status.retryAfterMillis(), reset));
+			result.add(status.afterRefund(cost));
 		}
 		return result;
 	}

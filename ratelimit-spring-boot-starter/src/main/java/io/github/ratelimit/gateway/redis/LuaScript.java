@@ -31,7 +31,7 @@ public final class LuaScript {
 
 	/**
 	 * The script of a Spring Data {@link RedisScript}, its text read now.
-	 * @param script the script (e.g. the {@code rateLimitTokenBucketScript} bean)
+	 * @param script the script (e.g. the {@code rateLimitScript} bean)
 	 * @return the script, held in memory
 	 */
 	public static LuaScript of(RedisScript<?> script) {

@@ -68,14 +68,14 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 	 * @param keys names the bucket keys
 	 */
 	public RedisRateLimitStore(RedisScriptExecutor executor, BucketKeys keys) {
-		this(executor, tokenBucketScript(), keys);
+		this(executor, rateLimitScript(), keys);
 	}
 
 	/**
 	 * Create a store running the given script.
 	 * @param executor reaches Redis; owned by the store from now on (started, stopped and closed with it)
-	 * @param script the rate limit script (the {@code rateLimitTokenBucketScript} bean), see
-	 * {@link #tokenBucketScript()}; its text is read once, now
+	 * @param script the rate limit script (the {@code rateLimitScript} bean), see
+	 * {@link #rateLimitScript()}; its text is read once, now
 	 * @param keys names the bucket keys
 	 */
 	public RedisRateLimitStore(RedisScriptExecutor executor, RedisScript<List<Long>> script, BucketKeys keys) {
@@ -85,12 +85,12 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 	}
 
 	/**
-	 * Load the rate limit script from the class path. (The name predates the window algorithms: the script runs
-	 * every {@link Algorithm}, and refunds.)
+	 * Load the rate limit script from the class path: it checks every {@link Algorithm} and gives back the tokens of
+	 * abandoned checks.
 	 * @return the script, returning a flat list of integers for a check
 	 */
 	@SuppressWarnings({ "unchecked", "rawtypes" })
-	public static RedisScript<List<Long>> tokenBucketScript() {
+	public static RedisScript<List<Long>> rateLimitScript() {
 		return (RedisScript) RedisScript.of(new ClassPathResource(SCRIPT_LOCATION), List.class);
 	}
 

@@ -129,7 +129,7 @@ class LettuceScriptExecutorTest {
 		RateLimitDecision afterFlush = consume(2);
 		assertThat(afterFlush.allowed()).isTrue();
 		assertThat(afterFlush.statuses().get(0).remaining()).isEqualTo(1);
-		assertThat(this.redis.command("SCRIPT", "EXISTS", RedisRateLimitStore.tokenBucketScript().getSha1()))
+		assertThat(this.redis.command("SCRIPT", "EXISTS", RedisRateLimitStore.rateLimitScript().getSha1()))
 			.isEqualTo("1");
 		this.redis.restart(); // empty again: no data, no scripts
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {

@@ -137,7 +137,7 @@ class RedisRateLimitStoreClusterTest {
 		assertThat(keys.values()).allSatisfy((count) -> assertThat(count).isGreaterThan(100));
 		assertThat(keys.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(600);
 		// every master answered NOSCRIPT once and then loaded the script through EVAL
-		String sha = RedisRateLimitStore.tokenBucketScript().getSha1();
+		String sha = RedisRateLimitStore.rateLimitScript().getSha1();
 		for (RedisCluster.Node master : cluster.masters()) {
 			assertThat(master.command("SCRIPT", "EXISTS", sha)).isEqualTo("1");
 		}
