@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -242,18 +243,16 @@ public final class RedisCluster implements AutoCloseable {
         if (killed.isRunning()) {
             throw new IllegalArgumentException(killed + " is still running: kill it first");
         }
-        long deadline = System.nanoTime() + nodeTimeout.plusSeconds(20).toNanos();
-        while (true) {
-            Optional<Node> promoted = promotedFor(killed);
-            if (promoted.isPresent()) {
-                return promoted.get();
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("no replica took over from " + killed + " in time; cluster state:\n"
-                        + describe());
-            }
-            RedisProcess.sleep();
+        AtomicReference<Node> promoted = new AtomicReference<>();
+        boolean tookOver = RedisProcess.await(() -> {
+            promotedFor(killed).ifPresent(promoted::set);
+            return promoted.get() != null;
+        }, nodeTimeout.plusSeconds(20).toMillis());
+        if (!tookOver) {
+            throw new IllegalStateException("no replica took over from " + killed + " in time; cluster state:\n"
+                    + describe());
         }
+        return promoted.get();
     }
 
     /**

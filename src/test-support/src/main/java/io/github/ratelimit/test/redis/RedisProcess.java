@@ -15,8 +15,12 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
+
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * The process control shared by {@link RedisServer} and the nodes of a {@link RedisCluster}: a {@code redis-server}
@@ -80,23 +84,23 @@ final class RedisProcess {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while starting redis-server", e);
         }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS);
-        long pid;
-        while (true) {
-            pid = readPid(pidFile); // written just before the event loop starts
-            if (pid > 0 && Resp.ping(HOST, port, PROBE_TIMEOUT)) {
-                break;
+        AtomicLong started = new AtomicLong(-1);
+        boolean answered = await(() -> {
+            started.set(readPid(pidFile)); // written just before the event loop starts
+            if (started.get() > 0 && Resp.ping(HOST, port, PROBE_TIMEOUT)) {
+                return true;
             }
             if (logShowsBindFailure(logFile)) {
                 throw failure(dir, port, "redis-server could not listen on port " + port);
             }
-            if (System.nanoTime() - deadline > 0) {
-                if (pid > 0) {
-                    signal(pid, "KILL");
-                }
-                throw failure(dir, port, "redis-server did not answer PING within " + WAIT_MILLIS + " ms");
+            return false;
+        }, WAIT_MILLIS);
+        long pid = started.get();
+        if (!answered) {
+            if (pid > 0) {
+                signal(pid, "KILL");
             }
-            sleep();
+            throw failure(dir, port, "redis-server did not answer PING within " + WAIT_MILLIS + " ms");
         }
         // The PONG must come from our process, not from another server that grabbed the port.
         String info = Resp.command(HOST, port, Resp.DEFAULT_TIMEOUT, "INFO", "server");
@@ -180,14 +184,16 @@ final class RedisProcess {
      * @return whether the condition held in time
      */
     static boolean await(BooleanSupplier condition, long timeoutMillis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            sleep();
+        try {
+            Awaitility.await()
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(POLL_MILLIS))
+                .atMost(Duration.ofMillis(timeoutMillis))
+                .until(condition::getAsBoolean);
+            return true;
+        } catch (ConditionTimeoutException e) {
+            return false;
         }
-        return true;
     }
 
     /**
@@ -286,15 +292,6 @@ final class RedisProcess {
             return text.isEmpty() ? -1 : Long.parseLong(text);
         } catch (IOException | NumberFormatException e) {
             return -1; // not written yet, or written halfway
-        }
-    }
-
-    static void sleep() {
-        try {
-            Thread.sleep(POLL_MILLIS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for redis-server", e);
         }
     }
 }
