@@ -240,9 +240,10 @@ public final class RateLimitAutoConfiguration {
 	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitProperties properties,
 			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, FailurePolicyLimiter failurePolicy,
 			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics) {
-		RateLimitChecker chain = overLimitCache.getIfAvailable(() -> null);
-		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver,
-				(chain != null) ? chain : failurePolicy, metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+		RateLimitChecker cache = overLimitCache.getIfAvailable();
+		RateLimitChecker chain = (cache != null) ? cache : failurePolicy;
+		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, chain,
+				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -2,7 +2,6 @@ package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ThreadFactory;
@@ -103,13 +102,8 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 					CallNotPermittedException.createCallNotPermittedException(this.circuitBreaker), start));
 		}
 		PendingCheck pending = new PendingCheck(request, start);
-		CompletableFuture<RateLimitDecision> call;
-		try {
-			call = this.shared.tryConsume(request.client(), request.limits(), request.cost());
-		}
-		catch (RuntimeException ex) {
-			call = CompletableFuture.failedFuture(ex);
-		}
+		CompletableFuture<RateLimitDecision> call = Futures
+			.call(() -> this.shared.tryConsume(request.client(), request.limits(), request.cost()));
 		pending.timeout = this.timer.newTimeout(pending, this.timeoutNanos, TimeUnit.NANOSECONDS);
 		call.whenComplete(pending);
 		return pending;
@@ -134,18 +128,12 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	}
 
 	private void refundAbandoned(RateLimitRequest request) {
-		CompletableFuture<Void> refund;
-		try {
-			refund = this.shared.refund(request.client(), request.limits(), request.cost());
-		}
-		catch (RuntimeException ex) {
-			refund = CompletableFuture.failedFuture(ex);
-		}
-		refund.whenComplete((ignored, ex) -> {
-			if (ex != null) {
-				logger.debug("Refund of an abandoned check failed: {}", unwrap(ex).toString());
-			}
-		});
+		Futures.call(() -> this.shared.refund(request.client(), request.limits(), request.cost()))
+			.whenComplete((ignored, ex) -> {
+				if (ex != null) {
+					logger.debug("Refund of an abandoned check failed: {}", Futures.unwrap(ex).toString());
+				}
+			});
 	}
 
 	/**
@@ -179,7 +167,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 					timer.cancel();
 				}
 				long elapsed = System.nanoTime() - this.start;
-				Throwable failure = (error != null) ? unwrap(error)
+				Throwable failure = (error != null) ? Futures.unwrap(error)
 						: (decision == null) ? new IllegalStateException("The shared limiter answered nothing") : null;
 				if (failure != null) {
 					FailurePolicyLimiter.this.circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, failure);
@@ -220,14 +208,6 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 			return super.cancel(mayInterruptIfRunning);
 		}
 
-	}
-
-	private static Throwable unwrap(Throwable error) {
-		Throwable cause = error;
-		while (cause instanceof CompletionException && cause.getCause() != null) {
-			cause = cause.getCause();
-		}
-		return cause;
 	}
 
 	/**

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
@@ -84,7 +83,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 			return this.store.tryConsume(everyone, scoped.global(), cost).handle((shared, ex) -> {
 				if (ex != null) {
 					return giveBack(client, scoped.client(), cost)
-						.thenCompose((ignored) -> CompletableFuture.<RateLimitDecision>failedFuture(unwrap(ex)));
+						.thenCompose((ignored) -> CompletableFuture.<RateLimitDecision>failedFuture(Futures.unwrap(ex)));
 				}
 				if (shared.allowed()) {
 					return CompletableFuture.completedFuture(decision(scoped, true, own.statuses(), shared.statuses()));
@@ -132,28 +131,13 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 
 	/** The refund of the client's limits, completing normally whatever its outcome (a failure is logged). */
 	private CompletableFuture<Void> giveBack(ClientKey client, PlanLimits own, long cost) {
-		CompletableFuture<Void> refund;
-		try {
-			refund = this.store.refund(client, own, cost);
-		}
-		catch (RuntimeException ex) {
-			refund = CompletableFuture.failedFuture(ex);
-		}
-		return refund.handle((ignored, ex) -> {
+		return Futures.call(() -> this.store.refund(client, own, cost)).handle((ignored, ex) -> {
 			if (ex != null) {
 				logger.debug("Refund of the client limits of a request denied by a global limit failed "
-						+ "(group '{}'): {}", own.group(), unwrap(ex).toString());
+						+ "(group '{}'): {}", own.group(), Futures.unwrap(ex).toString());
 			}
 			return null;
 		});
-	}
-
-	static Throwable unwrap(Throwable error) {
-		Throwable cause = error;
-		while (cause instanceof CompletionException && cause.getCause() != null) {
-			cause = cause.getCause();
-		}
-		return cause;
 	}
 
 	private static RateLimitDecision decision(ScopedLimits scoped, boolean allowed, List<LimitStatus> own,

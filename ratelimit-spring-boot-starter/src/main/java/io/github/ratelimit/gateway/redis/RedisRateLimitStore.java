@@ -275,8 +275,11 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 		}
 
 		byte[][] refund(long cost) {
-			byte[][] copy = check(cost).clone();
+			byte[][] copy = this.check.clone();
 			copy[0] = REFUND_BYTES;
+			if (cost != 1) {
+				copy[1] = Long.toString(cost).getBytes(StandardCharsets.UTF_8);
+			}
 			return copy;
 		}
 
