@@ -1,14 +1,20 @@
--- Rate limit check and refund: several limits, each enforced by its own algorithm, checked and consumed
--- all-or-nothing, atomically (one script run covers every limit of a request); the same script gives back the tokens
--- of an abandoned check.
+-- Rate limit check, lease and refund: several limits, each enforced by its own algorithm, checked and consumed
+-- all-or-nothing, atomically (one script run covers every limit of a request); the same script takes token leases and
+-- gives back the tokens of an abandoned check.
 --
 -- KEYS[i]   state of limit i of one client in one endpoint group (all KEYS share one hash tag, so one Cluster slot)
--- ARGV[1]   operation: 'check' (check and consume) or 'refund' (give back the tokens of an allowed check that the
---           caller abandoned: it timed out and was decided without Redis, but Redis ran it anyway)
+-- ARGV[1]   operation: 'check' (check and consume), 'lease' (check and consume, and take a lease of extra tokens for
+--           the instance to spend locally, giving back its previous lease; token buckets only) or 'refund' (give back
+--           the tokens of an allowed check that the caller abandoned: it timed out and was decided without Redis, but
+--           Redis ran it anyway)
 -- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund', the
 --           tokens the abandoned check took from each limit
 -- ARGV[3]   limit count n (= #KEYS)
--- then, per limit i = 1..n, four values, ARGV[4i], ARGV[4i+1], ARGV[4i+2], ARGV[4i+3]:
+-- 'lease' only, ARGV[4..8]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
+--           the request), the lease's duration (microseconds), then the instance's previous lease of these limits:
+--           tokens it was granted, tokens of it left unspent, and its end (Redis time, microseconds, as this script
+--           returned it; all three 0 when there is none)
+-- then, per limit, four values (from ARGV[4], or ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
 --           refill period (microseconds, >= 1000)
 --   The algorithm codes:
@@ -18,27 +24,35 @@
 --   fw    fixed window: at most capacity tokens per refill-period window, windows aligned to multiples of the period
 --         since the Unix epoch
 --   The window algorithms take capacity tokens per window; their refill tokens equal the capacity (not used here).
--- An unknown operation or algorithm code, or an argument count other than 3 + 4n, is an error reply before any write.
+-- An unknown operation or algorithm code (or a window algorithm in a lease), or an argument count other than
+-- 3 + 4n (8 + 4n for 'lease'), is an error reply before any write.
 --
 -- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
--- back never makes room.
+-- back never makes room at once (a window stays the stored one; a token bucket gets no refill); a token bucket within
+-- the step of empty is stored as empty at the earlier time, so it may regain at most the step's refill once the
+-- clock has caught up.
 --
 -- 'check' returns {allowed, then per limit: satisfied, remaining, retry_after_ms, reset_ms}, all integers:
 --   allowed        1 if every limit admitted cost tokens (and cost was taken from each), else 0 (nothing taken)
 --   satisfied      1 if this limit alone admitted cost tokens
---   remaining      whole tokens this limit would still admit now, after the decision (0 .. capacity)
+--   remaining      whole tokens this limit would still admit now, after the decision (0 .. capacity); after a lease,
+--                  without the leased tokens
 --   retry_after_ms ms until this limit admits cost tokens (0 if satisfied): the smallest wait for which the same
 --                  admission rule, evaluated that much later, admits the request, so waiting exactly the returned time
 --                  succeeds (if nothing else consumes meanwhile)
 --   reset_ms       ms until this limit has its whole capacity available again
--- Only an allowed request writes. Every written key gets a TTL (PEXPIRE) that ends when its state no longer matters
--- (the bucket is full again, the log's newest entry has left the window, the counter no longer weighs, the window
--- is over), so idle clients cost no memory.
+-- 'lease' returns the same, then the tokens leased (0 .. wanted, the same from every limit, 0 when denied) and the
+--   lease's end (Redis time, microseconds; 0 when nothing was leased): the instance spends the leased tokens until
+--   then at most, and sends the three numbers of its lease back with its next 'lease' call.
+-- Only an allowed request (or a returned lease, or a token bucket read beyond empty) writes. Every written key gets a TTL that ends when its state no
+-- longer matters (the bucket is full again, the log's newest entry has left the window, the counter no longer
+-- weighs, the window is over), so idle clients cost no memory.
 -- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
 -- left alone, and no TTL changes.
 --
 -- State, in key KEYS[i] (the key names differ per algorithm, so one algorithm never reads another's state):
---   tb    hash {tk = tokens at time ts (float, may be fractional), ts = microseconds}
+--   tb    string: tat (integer microseconds, see the token bucket below); 'tat:reserved:until' while leases are out
+--         (a hash {tk, ts}, the layout before, is read and replaced on the next write)
 --   swl   sorted set: one member per admitted token, scored with its admission time (microseconds)
 --   swc   hash {w = start of the current window (microseconds), c = tokens admitted in it,
 --               p = tokens admitted in the window before it}
@@ -70,75 +84,172 @@ local function expire(i, ttl)
   redis.call('PEXPIRE', KEYS[i], fmt(ttl))
 end
 
+local function put(i, value, ttl)   -- a string value and its TTL (ms), in one call
+  if ttl < 1 then ttl = 1 end
+  if ttl > MAX_TTL_MS then ttl = MAX_TTL_MS end
+  redis.call('SET', KEYS[i], value, 'PX', fmt(ttl))
+end
+
 -- Each algorithm: read(l) loads limit l's state; admits(l) tells whether it admits cost tokens now; wait(l) gives the
 -- microseconds until it does (called only when it does not); finish(l, allowed) consumes when allowed (writing the
 -- state and its TTL) and returns the whole tokens remaining and the ms until the whole capacity is available;
 -- refund(l) gives cost tokens back to the stored state and returns 1, or 0 when there is no state to change.
 
 ---------------------------------------------------------------------------------------------------- token bucket
--- Refill is continuous: tokens(t) = min(capacity, tk + (t - ts) * refill / period). Capacity shrinking in
--- configuration clamps the stored tokens on next use.
+-- GCRA form (the generic cell rate algorithm, ITU-T I.371, the "virtual scheduling" form): the state is one number,
+-- tat, the "theoretical arrival time" (microseconds) at which the bucket is full again. Each token takes
+-- interval = period / refill microseconds to refill, and the bucket may run at most tau = capacity * interval ahead
+-- of now, so at time t it holds capacity - max(0, tat - t) / interval tokens: the same bucket as
+-- tokens(t) = min(capacity, tokens(s) + (t - s) * refill / period), refilled continuously, kept in one integer.
+-- Taking c tokens at t sets tat = max(tat, t) + c * interval; stored tat is rounded up to whole microseconds (a request
+-- is charged at most 1 us of refill more than the exact bucket). A tat beyond now + tau (the rate or capacity changed
+-- in configuration, or the clock stepped back) is an empty bucket, stored as such: never a negative one, never room
+-- made. A changed rate or capacity thus reads the bucket's time until full at the new rate, at most the new fill time.
+--
+-- Leases (operation 'lease', below): tokens an instance takes ahead and spends locally. While leases are out, the
+-- bucket cannot refill past the tokens they reserve: the stored value is 'tat:reserved:until', and until Redis time
+-- `until` the bucket holds at most capacity - reserved (tat is read as at least t + reserved * interval). So at every
+-- moment the tokens left in Redis plus the unspent leased tokens are at most capacity, and no interval admits more
+-- than capacity + refill over it, leases or not. At `until` (the end of the latest lease) the reserved tokens count as
+-- spent then, and refill from there.
 local tb = {}
 
-function tb.read(l)
-  local state = redis.call('HMGET', KEYS[l.i], 'tk', 'ts')
-  local tk = tonumber(state[1])
-  local ts = tonumber(state[2])
-  if tk == nil or ts == nil or tk ~= tk or ts ~= ts or tk == math.huge or tk == -math.huge or tk < 0 then
-    l.base = false          -- full bucket
-    l.available = l.capacity
-  else
-    local elapsed = now - ts
-    if elapsed < 0 then elapsed = 0 end   -- clock stepped back (e.g. after a failover): no refill, no negative
-    l.base = tk
-    l.since = elapsed
-    local available = tk + elapsed * l.refill / l.period
-    if available > l.capacity then available = l.capacity end
-    l.available = available
+local function tb_reserved_floor(l, t)   -- the lowest tat the reservation allows at time t (t >= now)
+  local f = t
+  if f > l.reserved_until then f = l.reserved_until end
+  return f + l.reserved * l.interval
+end
+
+-- tat as seen at time t >= now: the stored one, raised to the reservation's floor, at least t (a full bucket)
+local function tb_tat_at(l, t)
+  local tat = l.tat
+  if l.reserved > 0 then
+    local floor = tb_reserved_floor(l, t)
+    if floor > tat then tat = floor end
   end
+  if tat < t then tat = t end
+  return tat
+end
+
+local function tb_fits(l, t)
+  return l.capacity - (tb_tat_at(l, t) - t) / l.interval + EPSILON >= cost
+end
+
+-- Parses the stored value: 'tat' or 'tat:reserved:until'. A hash (the layout before the GCRA form: tokens tk at time
+-- ts) is converted; anything else unusable is a full bucket.
+function tb.read(l)
+  l.interval = l.period / l.refill
+  l.tau = l.capacity * l.interval
+  l.tat = now
+  l.reserved = 0
+  l.reserved_until = 0
+  local value = redis.pcall('GET', KEYS[l.i])
+  if type(value) == 'string' then
+    local tat, reserved, reserved_until = string.match(value, '^([^:]+):([^:]+):([^:]+)$')
+    if tat == nil then tat = value end
+    tat = tonumber(tat)
+    reserved = tonumber(reserved)
+    reserved_until = tonumber(reserved_until)
+    if usable(tat) then l.tat = tat end
+    if usable(reserved) and usable(reserved_until) and reserved > 0 then
+      if now < reserved_until then
+        l.reserved = reserved
+        l.reserved_until = reserved_until
+      else
+        -- every lease has ended: its tokens count as spent at its end
+        local spent_until = reserved_until + reserved * l.interval
+        if spent_until > l.tat then l.tat = spent_until end
+      end
+    end
+  elseif type(value) == 'table' and value.err ~= nil then
+    local state = redis.call('HMGET', KEYS[l.i], 'tk', 'ts')
+    local tk = tonumber(state[1])
+    local ts = tonumber(state[2])
+    if usable(tk) and usable(ts) then
+      local elapsed = now - ts
+      if elapsed < 0 then elapsed = 0 end
+      local tokens = tk + elapsed * l.refill / l.period
+      if tokens < l.capacity then l.tat = now + (l.capacity - tokens) * l.interval end
+    end
+  end
+  if l.tat > now + l.tau then
+    -- beyond an empty bucket (the rate or capacity changed, or the clock stepped back): empty, stored so even if
+    -- the request is denied, so the bucket refills at its new rate from now
+    l.tat = now + l.tau
+    l.changed = true
+  end
+  l.available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
 end
 
 function tb.admits(l)
   return l.available + EPSILON >= cost
 end
 
--- The smallest whole w for which the refill formula above, evaluated w microseconds later, admits the request (so
--- waiting exactly the returned time succeeds despite float rounding).
+-- The smallest whole w for which the admission rule above, evaluated w microseconds later, admits the request (so
+-- waiting exactly the returned time succeeds despite float rounding). tat_at(t) - t never grows with t, so the rule,
+-- once true, stays true.
 function tb.wait(l)
-  local function fits(w)
-    return l.base + (l.since + w) * l.refill / l.period + EPSILON >= cost
+  if cost > l.capacity then return MAX end
+  local w = math.ceil(tb_tat_at(l, now) + cost * l.interval - l.tau - now)
+  if w < 0 then w = 0 end
+  if l.reserved > 0 and not tb_fits(l, now + w) then
+    -- the reservation holds the room until the leases end
+    local after = l.reserved_until + l.reserved * l.interval
+    if l.tat > after then after = l.tat end
+    local w2 = math.ceil(after + cost * l.interval - l.tau - now)
+    if w2 > w then w = w2 end
   end
-  local w = math.ceil((cost - l.available) * l.period / l.refill)
   if w >= MAX then return MAX end
-  if not l.base then return w end   -- a full bucket short of cost: cost exceeds capacity, it never fits
   local steps = 0
-  while w > 0 and steps < 3 and fits(w - 1) do w = w - 1; steps = steps + 1 end
+  while w > 0 and steps < 3 and tb_fits(l, now + w - 1) do w = w - 1; steps = steps + 1 end
   steps = 0
-  while steps < 3 and not fits(w) do w = w + 1; steps = steps + 1 end
+  while steps < 3 and not tb_fits(l, now + w) do w = w + 1; steps = steps + 1 end
   return w
 end
 
-function tb.finish(l, allowed)
-  local available = l.available
-  if allowed == 1 then
-    available = available - cost
-    if available < 0 then available = 0 end
-  end
-  local reset_ms = math.ceil(math.ceil((l.capacity - available) * l.period / l.refill) / 1000)
-  if allowed == 1 then
-    redis.call('HSET', KEYS[l.i], 'tk', fmt(available), 'ts', fmt(now))
-    expire(l.i, reset_ms)
-  end
-  return math.floor(available + EPSILON), reset_ms
+-- Takes tokens now: raises tat past the reservation's floor first, so the new tokens stack on the reserved ones.
+local function tb_take(l, tokens)
+  l.tat = tb_tat_at(l, now) + tokens * l.interval
 end
 
--- The stored tokens are those at the stored time, so adding cost to them adds it now too; capped at capacity.
+-- The time the bucket is full again (us), with the reservation counted as spent at its end.
+local function tb_full_at(l)
+  local full_at = l.tat
+  if l.reserved > 0 then
+    local after = l.reserved_until + l.reserved * l.interval
+    if after > full_at then full_at = after end
+  end
+  if full_at < now then full_at = now end
+  return full_at
+end
+
+local function tb_write(l)
+  local full_at = tb_full_at(l)
+  local value = fmt(math.ceil(l.tat))
+  if l.reserved > 0 then value = value .. ':' .. fmt(l.reserved) .. ':' .. fmt(l.reserved_until) end
+  put(l.i, value, math.ceil((full_at - now) / 1000))
+end
+
+function tb.finish(l, allowed)
+  if allowed == 1 and cost > 0 then
+    tb_take(l, cost)
+    l.changed = true
+  end
+  if l.changed then tb_write(l) end
+  local available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
+  if available < 0 then available = 0 end
+  return math.floor(available + EPSILON), math.ceil((tb_full_at(l) - now) / 1000)
+end
+
+-- The cost goes back to the stored tat (a full bucket stays full); the TTL is kept.
 function tb.refund(l)
-  local tk = tonumber(redis.call('HGET', KEYS[l.i], 'tk'))
-  if tk == nil or tk ~= tk then return 0 end
-  tk = tk + cost
-  if tk > l.capacity then tk = l.capacity end
-  redis.call('HSET', KEYS[l.i], 'tk', fmt(tk))
+  local value = redis.pcall('GET', KEYS[l.i])
+  if type(value) ~= 'string' then return 0 end
+  local tat, rest = string.match(value, '^([^:]+)(.*)$')
+  tat = tonumber(tat)
+  if not usable(tat) then return 0 end
+  tat = math.ceil(tat - cost * l.period / l.refill)
+  redis.call('SET', KEYS[l.i], fmt(tat) .. rest, 'KEEPTTL')
   return 1
 end
 
@@ -372,25 +483,30 @@ end
 -- Takes cost from the window's count.
 fw.refund = refund_count
 
------------------------------------------------------------------------------------------------- check and refund
+------------------------------------------------------------------------------------------ check, lease and refund
 local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw }
 
-if operation ~= 'check' and operation ~= 'refund' then
+local header = 3                       -- ARGV values before the limits
+if operation == 'lease' then
+  header = 8
+elseif operation ~= 'check' and operation ~= 'refund' then
   return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
 end
-if n == nil or #ARGV ~= 3 + 4 * n then
-  return redis.error_reply('ERR rate limit script takes 3 + 4n arguments (n = ' .. tostring(ARGV[3])
-    .. ' limits), got ' .. #ARGV)
+if n == nil or #ARGV ~= header + 4 * n then
+  return redis.error_reply('ERR rate limit ' .. operation .. ' takes ' .. header .. ' + 4n arguments (n = '
+    .. tostring(ARGV[3]) .. ' limits), got ' .. #ARGV)
 end
 local limits = {}
 for i = 1, n do
-  local code = ARGV[4 * i]
+  local at = header + 4 * (i - 1) + 1
+  local code = ARGV[at]
   local algorithm = ALGORITHMS[code]
-  if algorithm == nil then
-    return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i)
+  if algorithm == nil or (operation == 'lease' and algorithm ~= tb) then
+    return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i
+      .. ' of a ' .. operation)
   end
-  limits[i] = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[4 * i + 1]),
-                refill = tonumber(ARGV[4 * i + 2]), period = tonumber(ARGV[4 * i + 3]) }
+  limits[i] = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
+                refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]) }
 end
 
 if operation == 'refund' then
@@ -408,9 +524,68 @@ local allowed = 1
 for i = 1, n do
   local l = limits[i]
   l.algorithm.read(l)
+end
+
+local want, duration, returned, unused, returned_until = 0, 0, 0, 0, 0
+if operation == 'lease' then
+  want = tonumber(ARGV[4])
+  duration = tonumber(ARGV[5])
+  returned = tonumber(ARGV[6])
+  unused = tonumber(ARGV[7])
+  returned_until = tonumber(ARGV[8])
+  if not (usable(want) and usable(duration) and usable(returned) and usable(unused) and usable(returned_until))
+      or unused > returned then
+    return redis.error_reply('ERR rate limit lease takes whole numbers >= 0 (unused <= returned)')
+  end
+  -- the instance's previous lease ends: while it is live in Redis time, its reservation goes (its spent tokens
+  -- counting as spent now); its unspent tokens come back either way
+  if returned > 0 then
+    for i = 1, n do
+      local l = limits[i]
+      if now < returned_until and l.reserved > 0 then
+        l.tat = tb_tat_at(l, now)
+        l.reserved = l.reserved - returned
+        if l.reserved <= 0 then l.reserved = 0; l.reserved_until = 0 end
+      end
+      l.tat = l.tat - unused * l.interval
+      l.changed = true
+      l.available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
+    end
+  end
+end
+
+for i = 1, n do
+  local l = limits[i]
   l.satisfied = l.algorithm.admits(l)
   if not l.satisfied then allowed = 0 end
 end
+
+-- A new lease: at most half of what every limit holds after this request, so leases shrink to nothing as a bucket
+-- nears empty and its last tokens are decided one request at a time.
+local granted = 0
+if operation == 'lease' and allowed == 1 and want >= 1 and duration >= 1 then
+  granted = want
+  for i = 1, n do
+    local room = math.floor((limits[i].available - cost) / 2 + EPSILON)
+    if room < granted then granted = room end
+  end
+  if granted < 0 then granted = 0 end
+end
+local lease_until = 0
+if operation == 'lease' and allowed == 1 then
+  lease_until = now + duration
+  for i = 1, n do
+    local l = limits[i]
+    tb_take(l, cost + granted)
+    if granted > 0 then
+      l.reserved = l.reserved + granted
+      if lease_until > l.reserved_until then l.reserved_until = lease_until end
+    end
+    l.changed = l.changed or cost + granted > 0
+  end
+end
+local consumes = allowed
+if operation == 'lease' then consumes = 0 end   -- taken above
 
 local result = { allowed }
 for i = 1, n do
@@ -421,7 +596,7 @@ for i = 1, n do
     satisfied = 0
     retry_ms = math.ceil(l.algorithm.wait(l) / 1000)
   end
-  local remaining, reset_ms = l.algorithm.finish(l, allowed)
+  local remaining, reset_ms = l.algorithm.finish(l, consumes)
   if remaining > l.capacity then remaining = l.capacity end
   if remaining < 0 then remaining = 0 end
   if retry_ms > MAX then retry_ms = MAX end
@@ -430,5 +605,10 @@ for i = 1, n do
   result[#result + 1] = remaining
   result[#result + 1] = retry_ms
   result[#result + 1] = reset_ms
+end
+if operation == 'lease' then
+  result[#result + 1] = granted
+  if granted == 0 then lease_until = 0 end
+  result[#result + 1] = lease_until
 end
 return result

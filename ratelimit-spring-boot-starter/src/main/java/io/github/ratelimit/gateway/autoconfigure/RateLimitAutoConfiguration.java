@@ -4,6 +4,8 @@ import java.util.List;
 
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.LeaseStore;
+import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
 import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.chain.RateLimitChecker;
@@ -137,9 +139,9 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
+	@ConditionalOnMissingBean(ClientRateLimiter.class)
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
-	ClientRateLimiter rateLimitClientRateLimiter(ReactiveRedisConnectionFactory connectionFactory,
+	RedisRateLimitStore rateLimitClientRateLimiter(ReactiveRedisConnectionFactory connectionFactory,
 			RedisScript<List<Long>> rateLimitScript, RateLimitProperties properties) {
 		// on Lettuce, a connection of its own straight on Lettuce (pre-encoded arguments, one future per check);
 		// on any other reactive factory, Spring Data Redis' reactive template
@@ -184,14 +186,39 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
+	 * The token lease layer over a store that can lease (the Redis one): limits with a {@code lease} budget take
+	 * tokens ahead; every other check passes through. Not a default injection candidate, so that a
+	 * {@link ClientRateLimiter} parameter still means the store; the scopes layer asks for it by name.
+	 */
+	@Bean(defaultCandidate = false)
+	@ConditionalOnMissingBean(name = "rateLimitLeasingRateLimiter")
+	@ConditionalOnBean(LeaseStore.class)
+	LeasingRateLimiter rateLimitLeasingRateLimiter(LeaseStore store, RateLimitProperties properties) {
+		if (!(store instanceof ClientRateLimiter)) {
+			throw new IllegalStateException("The LeaseStore bean " + store + " is no ClientRateLimiter; define a bean "
+					+ "named rateLimitLeasingRateLimiter to combine it with the store");
+		}
+		return new LeasingRateLimiter(leasingStore(store), properties.getLeases().getDuration(),
+				properties.getLeases().getMaxEntries());
+	}
+
+	@SuppressWarnings("unchecked")
+	private static <S extends ClientRateLimiter & LeaseStore> S leasingStore(LeaseStore store) {
+		return (S) store;
+	}
+
+	/**
 	 * The scopes layer over the store: adds limits with {@code scope: global} (the group-wide client). The store is
-	 * the application's {@link ClientRateLimiter} bean, the Redis one unless replaced.
+	 * the application's {@link ClientRateLimiter} bean, the Redis one unless replaced, under the token lease layer
+	 * when there is one.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(ClientRateLimiter.class)
-	ScopedRateLimiter rateLimitScopedRateLimiter(ClientRateLimiter store) {
-		return new ScopedRateLimiter(store);
+	ScopedRateLimiter rateLimitScopedRateLimiter(ClientRateLimiter store,
+			@Qualifier("rateLimitLeasingRateLimiter") ObjectProvider<LeasingRateLimiter> leasing) {
+		LeasingRateLimiter leases = leasing.getIfAvailable();
+		return new ScopedRateLimiter((leases != null) ? leases : store);
 	}
 
 	/** This instance's share of every limit, deciding while Redis is unavailable. */

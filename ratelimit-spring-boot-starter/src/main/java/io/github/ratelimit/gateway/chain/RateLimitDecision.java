@@ -95,6 +95,13 @@ public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitSt
 		 */
 		CACHED,
 
+		/**
+		 * Tokens of a lease this instance took from the shared buckets ({@link LeasingRateLimiter}): consumed in Redis
+		 * when the lease was taken, spent here; the statuses are the shared buckets' as of then, with the lease's
+		 * unspent tokens counted as remaining.
+		 */
+		LEASED,
+
 		/** This instance's local fallback limiter, holding its share of each limit, while Redis is unavailable. */
 		LOCAL_FALLBACK,
 

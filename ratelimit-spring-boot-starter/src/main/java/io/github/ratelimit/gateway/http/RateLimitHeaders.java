@@ -60,7 +60,8 @@ public final class RateLimitHeaders {
 	}
 
 	/**
-	 * Write the fields of a decision of the shared store (or a denial of it remembered until its Retry-After);
+	 * Write the fields of a decision of the shared store (or a denial of it remembered until its Retry-After, or tokens
+	 * of a lease taken from it);
 	 * nothing is written for a local fallback decision (it
 	 * reflects one instance's share, not the client's quota) nor for an undecided one.
 	 * @param decision the decision
@@ -68,8 +69,8 @@ public final class RateLimitHeaders {
 	 */
 	public void write(RateLimitDecision decision, HttpHeaders headers) {
 		RateLimitDecision.Source source = decision.source();
-		if ((source != RateLimitDecision.Source.SHARED && source != RateLimitDecision.Source.CACHED)
-				|| this.style == HeaderStyle.NONE) {
+		if ((source != RateLimitDecision.Source.SHARED && source != RateLimitDecision.Source.CACHED
+				&& source != RateLimitDecision.Source.LEASED) || this.style == HeaderStyle.NONE) {
 			return;
 		}
 		List<LimitStatus> statuses = decision.statuses();

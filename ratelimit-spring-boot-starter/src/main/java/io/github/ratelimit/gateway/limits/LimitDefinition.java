@@ -17,9 +17,12 @@ import java.util.Objects;
  * @param algorithm how the limit is enforced
  * @param scope who shares the limit's state: each client ({@link LimitScope#CLIENT}) or every client of the endpoint
  * group ({@link LimitScope#GLOBAL})
+ * @param leaseBudgetPercent token leases ({@code 0}: none, the default): the most tokens one gateway instance may
+ * take ahead from the shared bucket in one lease, in percent of {@code capacity} (greater than 0, at most
+ * {@value #MAX_LEASE_BUDGET_PERCENT}); token buckets only
  */
 public record LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
-		Algorithm algorithm, LimitScope scope) {
+		Algorithm algorithm, LimitScope scope, double leaseBudgetPercent) {
 
 	/** Largest capacity or refill count: 2^53, the largest integer a Lua number (a double) holds exactly. */
 	public static final long MAX_TOKENS = 1L << 53;
@@ -31,8 +34,18 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	public static final long MAX_LOG_CAPACITY = 1_000_000;
 
 	/**
+	 * Longest time a token bucket may take to fill from empty ({@code capacity * refillPeriod / refillTokens}): 100
+	 * years, so that the bucket's state, one time in microseconds, stays an exact integer (see the script).
+	 */
+	public static final Duration MAX_FILL_TIME = Duration.ofDays(36_500);
+
+	/** Largest lease budget, in percent of the capacity (a lease never takes more than half of a bucket anyway). */
+	public static final double MAX_LEASE_BUDGET_PERCENT = 50;
+
+	/**
 	 * Validate the combination.
-	 * @throws IllegalArgumentException if a window algorithm's {@code refillTokens} differs from its capacity
+	 * @throws IllegalArgumentException if a window algorithm's {@code refillTokens} differs from its capacity, or the
+	 * lease budget is out of range or set on a window algorithm
 	 */
 	public LimitDefinition {
 		Objects.requireNonNull(algorithm, "algorithm");
@@ -42,6 +55,27 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 					+ "' takes capacity tokens per window: refillTokens must equal capacity " + capacity + ", was "
 					+ refillTokens);
 		}
+		if (!(leaseBudgetPercent >= 0 && leaseBudgetPercent <= MAX_LEASE_BUDGET_PERCENT)
+				|| (leaseBudgetPercent > 0 && algorithm != Algorithm.TOKEN_BUCKET)) {
+			throw new IllegalArgumentException("limit '" + policyName + "': a lease budget is a percentage above 0 and at "
+					+ "most " + MAX_LEASE_BUDGET_PERCENT + " of a token bucket's capacity, was " + leaseBudgetPercent
+					+ " for " + algorithm.configName());
+		}
+	}
+
+	/**
+	 * A limit without token leases.
+	 * @param policyName name of the quota policy shown to clients
+	 * @param capacity most tokens the bucket holds, or tokens per window (1 to 2^53)
+	 * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms
+	 * @param refillPeriod the refill period, or the window (at least 1 ms)
+	 * @param algorithm how the limit is enforced
+	 * @param scope who shares the limit's state
+	 * @throws IllegalArgumentException if a window algorithm's {@code refillTokens} differs from its capacity
+	 */
+	public LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
+			Algorithm algorithm, LimitScope scope) {
+		this(policyName, capacity, refillTokens, refillPeriod, algorithm, scope, 0);
 	}
 
 	/**
@@ -87,7 +121,8 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 * @return the renamed limit
 	 */
 	public LimitDefinition withPolicyName(String name) {
-		return new LimitDefinition(name, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm, this.scope);
+		return new LimitDefinition(name, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm, this.scope,
+				this.leaseBudgetPercent);
 	}
 
 	/**
@@ -97,7 +132,26 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withScope(LimitScope newScope) {
 		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
-				newScope);
+				newScope, this.leaseBudgetPercent);
+	}
+
+	/**
+	 * The same limit with token leases.
+	 * @param budgetPercent the lease budget in percent of the capacity (0: no leases)
+	 * @return the limit with that lease budget
+	 * @throws IllegalArgumentException if the budget is out of range or this is a window algorithm
+	 */
+	public LimitDefinition withLeaseBudget(double budgetPercent) {
+		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
+				this.scope, budgetPercent);
+	}
+
+	/**
+	 * The most tokens one lease of this limit may hold: {@code floor(capacity * leaseBudgetPercent / 100)}.
+	 * @return tokens, 0 when the limit takes no leases
+	 */
+	public long leaseTokens() {
+		return (long) Math.floor(this.capacity * this.leaseBudgetPercent / 100);
 	}
 
 	/**

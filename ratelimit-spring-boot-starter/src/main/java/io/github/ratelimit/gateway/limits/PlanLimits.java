@@ -30,6 +30,19 @@ public record PlanLimits(String plan, String group, List<LimitDefinition> limits
 	}
 
 	/**
+	 * The most tokens one lease of these limits may hold: the smallest {@link LimitDefinition#leaseTokens()} of them,
+	 * so 0 (no leases, every request asks the shared store) unless every limit takes leases.
+	 * @return tokens, 0 or more
+	 */
+	public long leaseTokens() {
+		long tokens = Long.MAX_VALUE;
+		for (int i = 0; i < this.limits.size(); i++) {
+			tokens = Math.min(tokens, this.limits.get(i).leaseTokens());
+		}
+		return tokens;
+	}
+
+	/**
 	 * Whether any of these limits is shared by every client of the group ({@link LimitScope#GLOBAL}). Allocates
 	 * nothing, so it can run on every request.
 	 * @return {@code true} if at least one limit is global

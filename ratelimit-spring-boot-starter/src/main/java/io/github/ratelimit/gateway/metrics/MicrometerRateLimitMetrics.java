@@ -19,7 +19,8 @@ import io.micrometer.core.instrument.Timer;
  * outcome one of {@code allowed}, {@code denied}, {@code fallback-allowed}, {@code fallback-denied},
  * {@code unchecked}, {@code failed-closed}, {@code shadow-denied}.</li>
  * <li>{@value #CHECKS} (timer with percentile histogram; tag {@code source}: {@code redis},
- * {@code over-limit-cache}, {@code local-fallback}, {@code none}): time from asking the limiter to having a decision, including a failed
+ * {@code lease}, {@code over-limit-cache}, {@code local-fallback}, {@code none}): time from asking the limiter to having a
+ * decision, including a failed
  * Redis attempt before a fallback.</li>
  * <li>{@value #REDIS_ERRORS} (counter; tag {@code kind}: {@code timeout}, {@code circuit-open}, {@code connection},
  * {@code script}, {@code other}): failed calls to Redis.</li>

@@ -40,14 +40,14 @@ public interface RateLimitMetrics extends CheckListener {
 			return "shadow-denied";
 		}
 		return switch (decision.source()) {
-			case SHARED, CACHED -> decision.allowed() ? "allowed" : "denied";
+			case SHARED, CACHED, LEASED -> decision.allowed() ? "allowed" : "denied";
 			case LOCAL_FALLBACK -> decision.allowed() ? "fallback-allowed" : "fallback-denied";
 			case NONE -> decision.allowed() ? "unchecked" : "failed-closed";
 		};
 	}
 
 	/**
-	 * The source label of a decision: {@code redis}, {@code over-limit-cache}, {@code local-fallback} or
+	 * The source label of a decision: {@code redis}, {@code lease}, {@code over-limit-cache}, {@code local-fallback} or
 	 * {@code none}.
 	 * @param source the source
 	 * @return the label
@@ -55,6 +55,7 @@ public interface RateLimitMetrics extends CheckListener {
 	static String source(RateLimitDecision.Source source) {
 		return switch (source) {
 			case SHARED -> "redis";
+			case LEASED -> "lease";
 			case CACHED -> "over-limit-cache";
 			case LOCAL_FALLBACK -> "local-fallback";
 			case NONE -> "none";

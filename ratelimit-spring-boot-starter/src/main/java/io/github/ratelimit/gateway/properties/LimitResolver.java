@@ -217,7 +217,30 @@ public class LimitResolver implements KnownPlans {
 		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 		LimitScope scope = (limit.getScope() != null) ? limit.getScope() : LimitScope.CLIENT;
 		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
-		return new LimitDefinition(name, limit.getCapacity(), refillTokens, limit.getRefillPeriod(), algorithm, scope);
+		return new LimitDefinition(name, limit.getCapacity(), refillTokens, limit.getRefillPeriod(), algorithm, scope,
+				leaseBudgetPercent(limit.getLease()));
+	}
+
+	/**
+	 * The lease budget a limit's {@code lease} property gives: {@code off} (or unset) is 0, {@code N%} is N.
+	 * @param lease the property's value, {@code null} when unset
+	 * @return the budget in percent of the capacity, 0 for none; {@link Double#NaN} when the value is neither (the
+	 * validator reports it before any limit is built)
+	 */
+	static double leaseBudgetPercent(String lease) {
+		if (lease == null || lease.isBlank() || lease.strip().equalsIgnoreCase("off")) {
+			return 0;
+		}
+		String value = lease.strip();
+		if (!value.endsWith("%")) {
+			return Double.NaN;
+		}
+		try {
+			return Double.parseDouble(value.substring(0, value.length() - 1).strip());
+		}
+		catch (NumberFormatException ex) {
+			return Double.NaN;
+		}
 	}
 
 	/**

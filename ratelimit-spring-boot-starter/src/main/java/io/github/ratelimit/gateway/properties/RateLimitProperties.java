@@ -77,6 +77,9 @@ public class RateLimitProperties {
 	/** Local memory of denials, so clients far over their limit cost no Redis call per request. */
 	private final OverLimitCache overLimitCache = new OverLimitCache();
 
+	/** Token leases of limits that take them ({@code lease: 2%} on a token-bucket limit). */
+	private final Leases leases = new Leases();
+
 	/**
 	 * Whether every route runs in shadow mode: decisions are computed, counted and logged but never enforced (a
 	 * request over its limit goes through), to measure new limits before switching them on. Groups and routes can
@@ -228,6 +231,10 @@ public class RateLimitProperties {
 		return this.overLimitCache;
 	}
 
+	public Leases getLeases() {
+		return this.leases;
+	}
+
 	public String getKeyPrefix() {
 		return this.keyPrefix;
 	}
@@ -326,6 +333,15 @@ public class RateLimitProperties {
 		 */
 		private LimitScope scope = LimitScope.CLIENT;
 
+		/**
+		 * Token leases, token buckets only: {@code off} (the default: every request asks Redis) or a precision budget
+		 * in percent of the capacity, e.g. {@code 2%} (above 0, at most 50%): an instance that sees a client often
+		 * takes up to that many tokens ahead in one Redis call and spends them locally for at most
+		 * {@code ratelimit.leases.duration}. Never admits more than the limit; costs at most about the budget in
+		 * under-admission per instance while a lease is out. See {@code io.github.ratelimit.gateway.chain.LeasingRateLimiter}.
+		 */
+		private String lease;
+
 		public long getCapacity() {
 			return this.capacity;
 		}
@@ -372,6 +388,14 @@ public class RateLimitProperties {
 
 		public void setScope(LimitScope scope) {
 			this.scope = scope;
+		}
+
+		public String getLease() {
+			return this.lease;
+		}
+
+		public void setLease(String lease) {
+			this.lease = lease;
 		}
 
 	}
@@ -578,6 +602,40 @@ public class RateLimitProperties {
 
 		public void setEnabled(boolean enabled) {
 			this.enabled = enabled;
+		}
+
+		public long getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(long maxEntries) {
+			this.maxEntries = maxEntries;
+		}
+
+	}
+
+	/**
+	 * Token leases: how long an instance may spend tokens it took ahead from a shared bucket, and how many clients'
+	 * leases it keeps. Only limits with a {@code lease} budget take leases.
+	 */
+	public static class Leases {
+
+		/**
+		 * Longest time an instance spends a lease (above 0, at most 10s); unspent tokens then go back to Redis. Longer
+		 * leases save more Redis calls for clients that send a few requests per second, and hold their tokens away
+		 * from the other instances longer.
+		 */
+		private Duration duration = Duration.ofSeconds(1);
+
+		/** Most clients (per endpoint group) whose lease an instance keeps (at least 1); the least recently used give theirs back. */
+		private long maxEntries = 100_000;
+
+		public Duration getDuration() {
+			return this.duration;
+		}
+
+		public void setDuration(Duration duration) {
+			this.duration = duration;
 		}
 
 		public long getMaxEntries() {

@@ -91,6 +91,18 @@ public final class RateLimitPropertiesValidator {
 			v.add(new ConfigurationViolation(prefix + "fallback.heartbeat-interval",
 					"must be at least 100ms, was " + fallback.getHeartbeatInterval() + ".", "use e.g. 5s."));
 		}
+		Duration leaseDuration = p.getLeases().getDuration();
+		if (leaseDuration == null || leaseDuration.isNegative() || leaseDuration.isZero()
+				|| leaseDuration.compareTo(Duration.ofSeconds(10)) > 0) {
+			v.add(new ConfigurationViolation(prefix + "leases.duration",
+					"must be above 0 and at most 10s, was " + leaseDuration + ".",
+					"set a short duration such as 500ms or 1s (unspent leased tokens are held that long)."));
+		}
+		if (p.getLeases().getMaxEntries() < 1) {
+			v.add(new ConfigurationViolation(prefix + "leases.max-entries",
+					"must be at least 1, was " + p.getLeases().getMaxEntries() + ".", "set how many clients' leases "
+							+ "an instance keeps, e.g. 100000."));
+		}
 		if (p.getOverLimitCache().getMaxEntries() < 1) {
 			v.add(new ConfigurationViolation(prefix + "over-limit-cache.max-entries",
 					"must be at least 1, was " + p.getOverLimitCache().getMaxEntries() + ".",
@@ -219,6 +231,21 @@ public final class RateLimitPropertiesValidator {
 						"set how many tokens the bucket regains per refill-period, at least 1 "
 								+ "(for slower rates lengthen refill-period, e.g. 1 per 1m)."));
 			}
+			double leaseBudget = LimitResolver.leaseBudgetPercent(limit.getLease());
+			boolean leaseOff = limit.getLease() == null || limit.getLease().isBlank()
+					|| limit.getLease().strip().equalsIgnoreCase("off");
+			if (!(leaseBudget > 0 && leaseBudget <= LimitDefinition.MAX_LEASE_BUDGET_PERCENT) && !leaseOff) {
+				v.add(new ConfigurationViolation(at + ".lease",
+						"must be off or a percentage above 0% and at most 50% of the capacity, was '" + limit.getLease()
+								+ "'.",
+						"set e.g. lease: 2% (a lease holds at most 2% of the capacity), or leave it out."));
+			}
+			else if (leaseBudget > 0 && algorithm != Algorithm.TOKEN_BUCKET) {
+				v.add(new ConfigurationViolation(at + ".lease",
+						"applies to token buckets only, was '" + limit.getLease() + "' with " + algorithm.configName()
+								+ ".",
+						"remove lease, or use algorithm: token-bucket."));
+			}
 			Duration period = limit.getRefillPeriod();
 			if (period == null) {
 				v.add(new ConfigurationViolation(at + ".refill-period", "is missing.",
@@ -229,6 +256,31 @@ public final class RateLimitPropertiesValidator {
 						"must be between 1ms and 3650d, was " + period + ".",
 						"set a positive duration such as 1s, 1m, 15m or 1d."));
 			}
+			else if (algorithm == Algorithm.TOKEN_BUCKET && limit.getCapacity() >= 1 && limit.getRefillTokens() >= 1) {
+				validateTokenBucketTime(at, limit, period, v);
+			}
+		}
+	}
+
+	/**
+	 * A token bucket is kept as one time in microseconds (the GCRA form, see the script): it can refill at most one
+	 * token per microsecond, and must fill from empty within {@link LimitDefinition#MAX_FILL_TIME} (so that its time
+	 * stays an exact integer).
+	 */
+	private static void validateTokenBucketTime(String at, RateLimitProperties.Limit limit, Duration period,
+			List<ConfigurationViolation> v) {
+		double microsPerToken = period.toNanos() / 1000.0 / limit.getRefillTokens();
+		if (microsPerToken < 1) {
+			v.add(new ConfigurationViolation(at + ".refill-tokens",
+					"must be at most one token per microsecond of refill-period (1,000,000 per second), was "
+							+ limit.getRefillTokens() + " per " + period + ".",
+					"lower the rate, or count in larger units (e.g. a cost per kilobyte instead of per byte)."));
+		}
+		else if (limit.getCapacity() * microsPerToken > LimitDefinition.MAX_FILL_TIME.toNanos() / 1000.0) {
+			v.add(new ConfigurationViolation(at + ".capacity",
+					"must fill from empty within 36500 days at refill-tokens per refill-period, was " + limit.getCapacity()
+							+ " at " + limit.getRefillTokens() + " per " + period + ".",
+					"lower the capacity or raise the refill rate."));
 		}
 	}
 

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.LeaseStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.client.ClientKey;
@@ -34,11 +35,13 @@ import org.springframework.data.redis.core.script.RedisScript;
  *
  * <p>Script arguments (see the script's header): {@code KEYS} = one key per limit ({@link BucketKeys});
  * {@code ARGV} = operation ({@code check} or {@code refund}), cost, limit count n, then four values per limit: the
- * {@linkplain Algorithm#scriptCode() algorithm code}, capacity, refill tokens and refill period (microseconds).
+ * {@linkplain Algorithm#scriptCode() algorithm code}, capacity, refill tokens and refill period (microseconds); a
+ * {@code lease} has five more values after n (tokens wanted, the lease's duration, and the previous lease's granted
+ * tokens, unspent tokens and end). As a {@link LeaseStore} it takes token leases of token buckets.
  *
  * <p>Every call answers a future; no Reactor here.
  */
-public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, DisposableBean {
+public class RedisRateLimitStore implements ClientRateLimiter, LeaseStore, SmartLifecycle, DisposableBean {
 
 	/** Class path location of the rate limit script (every algorithm, check and refund). */
 	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit.lua";
@@ -48,6 +51,9 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 
 	/** {@code ARGV[1]} of a refund. */
 	static final String REFUND = "refund";
+
+	/** {@code ARGV[1]} of a check that takes a lease. */
+	static final String LEASE = "lease";
 
 	private final RedisScriptExecutor executor;
 
@@ -107,6 +113,22 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 		Arguments arguments = arguments(limits);
 		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.check(cost))
 			.thenApply((reply) -> toDecision(limits, reply));
+	}
+
+	/**
+	 * Check and consume {@code cost} tokens and take a lease of up to {@code wanted} more, giving back the previous
+	 * lease: one script call ({@code lease}, token buckets only).
+	 * @return the decision and the lease; completed exceptionally when Redis is unreachable, answers an error (a limit
+	 * that is not a token bucket) or an unexpected reply
+	 */
+	@Override
+	public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+			long durationMicros, ReturnedLease previous) {
+		Arguments arguments = arguments(limits);
+		return this.executor
+			.eval(this.script, arguments.keys(this.keys, client),
+					arguments.lease(cost, wanted, durationMicros, previous))
+			.thenApply((reply) -> toLease(limits, reply));
 	}
 
 	/**
@@ -206,6 +228,16 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 		return List.copyOf(args);
 	}
 
+	private static Lease toLease(PlanLimits limits, List<?> reply) {
+		int count = limits.limits().size();
+		if (reply == null || reply.size() != 3 + 4 * count) {
+			throw new CompletionException(
+					new IllegalStateException("Unexpected reply from the rate limit script: " + reply));
+		}
+		return new Lease(toDecision(limits, reply.subList(0, 1 + 4 * count)), number(reply, 1 + 4 * count),
+				number(reply, 2 + 4 * count));
+	}
+
 	private static RateLimitDecision toDecision(PlanLimits limits, List<?> reply) {
 		int count = limits.limits().size();
 		if (reply == null || reply.size() != 1 + 4 * count) {
@@ -244,6 +276,8 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 
 		private static final byte[] REFUND_BYTES = REFUND.getBytes(StandardCharsets.UTF_8);
 
+		private static final byte[] LEASE_BYTES = LEASE.getBytes(StandardCharsets.UTF_8);
+
 		final PlanLimits limits;
 
 		private final byte[][] check;
@@ -272,6 +306,25 @@ public class RedisRateLimitStore implements ClientRateLimiter, SmartLifecycle, D
 			byte[][] copy = this.check.clone();
 			copy[1] = Long.toString(cost).getBytes(StandardCharsets.UTF_8);
 			return copy;
+		}
+
+		/** {@code lease}, cost, n, wanted, duration, the previous lease's three numbers, then the limits. */
+		byte[][] lease(long cost, long wanted, long durationMicros, ReturnedLease previous) {
+			byte[][] lease = new byte[this.check.length + 5][];
+			lease[0] = LEASE_BYTES;
+			lease[1] = encode(cost);
+			lease[2] = this.check[2];
+			lease[3] = encode(wanted);
+			lease[4] = encode(durationMicros);
+			lease[5] = encode(previous.granted());
+			lease[6] = encode(previous.unused());
+			lease[7] = encode(previous.endMicros());
+			System.arraycopy(this.check, 3, lease, 8, this.check.length - 3);
+			return lease;
+		}
+
+		private static byte[] encode(long value) {
+			return Long.toString(value).getBytes(StandardCharsets.UTF_8);
 		}
 
 		byte[][] refund(long cost) {

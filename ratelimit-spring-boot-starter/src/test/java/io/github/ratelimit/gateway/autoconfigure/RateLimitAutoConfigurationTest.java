@@ -10,6 +10,7 @@ import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
 import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
@@ -69,10 +70,11 @@ class RateLimitAutoConfigurationTest {
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
-			// the chain, layer by layer: store -> scopes -> failure policy -> over-limit cache -> filter
+			// the chain, layer by layer: store -> leases -> scopes -> failure policy -> over-limit cache -> filter
 			assertThat(context).getBean("rateLimitClientRateLimiter").isInstanceOf(RedisRateLimitStore.class);
-			assertThat(context.getBean(ScopedRateLimiter.class).getStore())
-				.isSameAs(context.getBean("rateLimitClientRateLimiter"));
+			LeasingRateLimiter leases = context.getBean("rateLimitLeasingRateLimiter", LeasingRateLimiter.class);
+			assertThat(leases.getStore()).isSameAs(context.getBean("rateLimitClientRateLimiter"));
+			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isSameAs(leases);
 			assertThat(context).hasSingleBean(LocalFallbackLimiter.class);
 			assertThat(context).hasSingleBean(FailurePolicyLimiter.class);
 			assertThat(context).hasSingleBean(OverLimitCache.class);
@@ -97,6 +99,8 @@ class RateLimitAutoConfigurationTest {
 		this.runner.withUserConfiguration(UserBeans.class).run((context) -> {
 			// the user's store, under the starter's layers (the scopes layer is a ClientRateLimiter too)
 			assertThat(context).doesNotHaveBean("rateLimitClientRateLimiter").hasSingleBean(PlanResolver.class);
+			// a store that cannot lease gets no lease layer
+			assertThat(context).doesNotHaveBean("rateLimitLeasingRateLimiter");
 			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isSameAs(UserBeans.LIMITER);
 			assertThat(context.getBean(PlanResolver.class)).isSameAs(UserBeans.PLANS);
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);

@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.filter;
 
+import io.github.ratelimit.gateway.redis.StoredTokens;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import org.junit.jupiter.api.Test;
 
@@ -36,8 +37,8 @@ class GlobalScopeRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.jsonPath("$.violated-policies.length()").isEqualTo(1)
 			.jsonPath("$.violated-policies[0]").isEqualTo("shared-global-1h");
 		// the refund is real (asked in Redis, not only in the headers): key-two's own bucket holds 1 token
-		assertThat(Double.parseDouble(redis.command("HGET", "rl:{shared|k:" + ApiKeyHasher.hash("key-two") + "}:0",
-				"tk"))).isBetween(1.0, 1.01);
+		assertThat(StoredTokens.of(redis::command, "rl:{shared|k:" + ApiKeyHasher.hash("key-two") + "}:0", 2, 1,
+				3_600_000_000L)).isBetween(1.0, 1.01);
 	}
 
 	@Test

@@ -55,22 +55,25 @@ class LimitRefreshRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	void changedCapacityShowsOnTheNextRequest() {
 		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=5;w=300");
 		change(Map.of(LIMIT + "capacity", "2", LIMIT + "refill-tokens", "2", LIMIT + "refill-period", "1s"));
+		redis.flushAll(); // a fresh bucket: what happens to a used one is the next test's
 		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=2;w=1");
 	}
 
 	@Test
-	void aBucketClampsToTheSmallerCapacityAndKeepsRefilling() {
-		// a full bucket at capacity 5 (one token taken: 4 left)
+	void aUsedBucketIsReadAtTheNewRateNeverAboveTheNewCapacity() {
+		// one token of 5 taken at 1 per minute: the bucket is full again in 60 s
 		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=4;t=60");
 		change(Map.of(LIMIT + "capacity", "2", LIMIT + "refill-tokens", "2", LIMIT + "refill-period", "1s"));
-		// clamped to 2 tokens: two requests pass, the third is refused
-		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=1;t=1");
+		// the bucket keeps its time until full (60 s), at most the new bucket's own (1 s): empty for up to 1 s
+		get().expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
+			.expectHeader().valueEquals("Retry-After", "1")
+			.expectHeader().valueEquals("RateLimit", "\"free-a\";r=0;t=1");
+		this.overLimitCache.clear(); // ask Redis, not the denial this instance remembers
+		// then full at the new capacity (2, not 5): two requests pass, the third is refused
+		await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> get()
+			.expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=1;t=1"));
 		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=0;t=1");
 		get().expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS).expectHeader().valueEquals("Retry-After", "1");
-		this.overLimitCache.clear(); // ask Redis, not the denial this instance remembers
-		// after 2 s at 2 tokens/s the bucket is full again, at the new capacity (2, not 5)
-		await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> get()
-			.expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=1;t=1"));
 	}
 
 	@Test

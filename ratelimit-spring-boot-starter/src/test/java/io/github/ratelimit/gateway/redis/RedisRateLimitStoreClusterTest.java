@@ -44,6 +44,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RedisRateLimitStoreClusterTest {
 
+	private static final long HOUR_MICROS = 3_600_000_000L;
+
 	private static RedisCluster cluster;
 
 	private static LettuceConnectionFactory connectionFactory;
@@ -115,7 +117,7 @@ class RedisRateLimitStoreClusterTest {
 			.allSatisfy((d) -> assertThat(d.retryAfterMillis()).isBetween(1L, 1000L));
 		// the bucket lives on the master owning the client's slot, and only there
 		String key = new BucketKeys("rl").keysFor(client, limits).get(0);
-		assertThat(Double.parseDouble(cluster.masterOf(key).command("HGET", key, "tk"))).isBetween(0.0, 1.0);
+		assertThat(StoredTokens.of(cluster.masterOf(key)::command, key, 2, 1, 1_000_000)).isBetween(0.0, 1.0);
 	}
 
 	@ParameterizedTest
@@ -175,8 +177,8 @@ class RedisRateLimitStoreClusterTest {
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("search-global");
 		// compensated on the master owning bob's slot: his own bucket holds its 1 token again
-		assertThat(Double.parseDouble(cluster.masterOf(bobKey).command("HGET", bobKey, "tk"))).isBetween(1.0, 1.01);
-		assertThat(Double.parseDouble(cluster.masterOf(globalKey).command("HGET", globalKey, "tk")))
+		assertThat(StoredTokens.of(cluster.masterOf(bobKey)::command, bobKey, 2, 1, HOUR_MICROS)).isBetween(1.0, 1.01);
+		assertThat(StoredTokens.of(cluster.masterOf(globalKey)::command, globalKey, 3, 1, HOUR_MICROS))
 			.isBetween(0.0, 0.01);
 		// a client denied by its own limit leaves the group's bucket alone
 		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().violated())

@@ -96,7 +96,7 @@ class RedisRateLimitStoreTest {
 				new LimitDefinition("free-search-1s", 10, 10, Duration.ofMinutes(1)), this.mixed.limits().get(1),
 				this.mixed.limits().get(2), this.mixed.limits().get(3)));
 		limiter(path).tryConsume(this.client, slowRefill, 1).orTimeout(5, TimeUnit.SECONDS).join();
-		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:0")).isEqualTo("hash");
+		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:0")).isEqualTo("string");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:1:swl")).isEqualTo("zset");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:2:swc")).isEqualTo("hash");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:3:fw")).isEqualTo("hash");

@@ -45,18 +45,57 @@ final class ScriptAtTime {
 	 * @return the reply
 	 */
 	Result check(long timeMicros, long cost, String keyBase, Limit... limits) {
+		String reply = this.redis.command(command(at(timeMicros), RedisRateLimitStore.CHECK, cost, List.of(), keyBase,
+				limits));
+		return new Result(values(reply, 1 + 4 * limits.length));
+	}
+
+	/**
+	 * Run a check that takes a lease, at a time.
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @param cost tokens
+	 * @param wanted tokens wanted for the lease
+	 * @param durationMicros the lease's duration
+	 * @param previous the previous lease given back: granted, unused, end (or {@link #NO_LEASE})
+	 * @param keyBase limit i's key is {@code keyBase:i}
+	 * @param limits the limits (token buckets)
+	 * @return the reply: the check's, then the tokens leased and the lease's end
+	 */
+	Leased lease(long timeMicros, long cost, long wanted, long durationMicros, long[] previous, String keyBase,
+			Limit... limits) {
+		List<String> header = List.of(Long.toString(wanted), Long.toString(durationMicros),
+				Long.toString(previous[0]), Long.toString(previous[1]), Long.toString(previous[2]));
+		String reply = this.redis.command(command(at(timeMicros), RedisRateLimitStore.LEASE, cost, header, keyBase,
+				limits));
+		long[] values = values(reply, 3 + 4 * limits.length);
+		return new Leased(new Result(Arrays.copyOf(values, 1 + 4 * limits.length)), values[1 + 4 * limits.length],
+				values[2 + 4 * limits.length]);
+	}
+
+	/** No previous lease. */
+	static final long[] NO_LEASE = { 0, 0, 0 };
+
+	/** The shipped script with Redis TIME fixed at a time and TTLs recorded instead of applied. */
+	private static String at(long timeMicros) {
 		String script = SCRIPT.replace("redis.call('TIME')",
 				"{'" + (timeMicros / SECOND) + "', '" + (timeMicros % SECOND) + "'}")
-			.replace("redis.call('PEXPIRE', KEYS[i],", "redis.call('HSET', '" + TTL_HASH + "', KEYS[i],");
-		assertThat(script).doesNotContain("redis.call('TIME')").doesNotContain("redis.call('PEXPIRE'");
-		String reply = this.redis.command(command(script, RedisRateLimitStore.CHECK, cost, keyBase, limits));
+			.replace("redis.call('PEXPIRE', KEYS[i],", "redis.call('HSET', '" + TTL_HASH + "', KEYS[i],")
+			.replace("redis.call('SET', KEYS[i], value, 'PX',",
+					"redis.call('SET', KEYS[i], value); redis.call('HSET', '" + TTL_HASH + "', KEYS[i],");
+		assertThat(script).doesNotContain("redis.call('TIME')")
+			.doesNotContain("redis.call('PEXPIRE'")
+			.doesNotContain("'PX'");
+		return script;
+	}
+
+	private static long[] values(String reply, int count) {
 		long[] values = Arrays.stream(reply.split("\n")).mapToLong(Long::parseLong).toArray();
-		assertThat(values).hasSize(1 + 4 * limits.length);
+		assertThat(values).hasSize(count);
 		for (long value : values) {
 			// no negative value, and nothing that was NaN or infinite in Lua (Redis turns those into huge integers)
 			assertThat(value).isBetween(0L, 1L << 53);
 		}
-		return new Result(values);
+		return values;
 	}
 
 	/**
@@ -64,7 +103,8 @@ final class ScriptAtTime {
 	 * @return the number of limits refunded
 	 */
 	long refund(long cost, String keyBase, Limit... limits) {
-		return Long.parseLong(this.redis.command(command(SCRIPT, RedisRateLimitStore.REFUND, cost, keyBase, limits)));
+		return Long.parseLong(
+				this.redis.command(command(SCRIPT, RedisRateLimitStore.REFUND, cost, List.of(), keyBase, limits)));
 	}
 
 	/**
@@ -82,12 +122,14 @@ final class ScriptAtTime {
 		return switch (type) {
 			case "none" -> null;
 			case "hash" -> this.redis.command("HGETALL", keyBase + ":" + i);
+			case "string" -> this.redis.command("GET", keyBase + ":" + i);
 			case "zset" -> this.redis.command("ZRANGE", keyBase + ":" + i, "0", "-1", "WITHSCORES");
 			default -> throw new IllegalStateException("unexpected type " + type);
 		};
 	}
 
-	private static String[] command(String script, String operation, long cost, String keyBase, Limit... limits) {
+	private static String[] command(String script, String operation, long cost, List<String> header, String keyBase,
+			Limit... limits) {
 		List<String> command = new ArrayList<>(List.of("EVAL", script, Integer.toString(limits.length)));
 		for (int i = 0; i < limits.length; i++) {
 			command.add(keyBase + ":" + i);
@@ -95,6 +137,7 @@ final class ScriptAtTime {
 		command.add(operation);
 		command.add(Long.toString(cost));
 		command.add(Integer.toString(limits.length));
+		command.addAll(header);
 		for (Limit limit : limits) {
 			command.add(limit.code());
 			command.add(Long.toString(limit.capacity()));
@@ -128,6 +171,16 @@ final class ScriptAtTime {
 		/** The same kind of limit with other numbers (a token bucket refilling capacity per period). */
 		Limit with(long newCapacity, long newPeriodMicros) {
 			return new Limit(this.code, newCapacity, newCapacity, newPeriodMicros);
+		}
+
+	}
+
+	/** The reply of a check that took a lease: the check's, the tokens leased and the lease's end (microseconds). */
+	record Leased(Result check, long tokens, long endMicros) {
+
+		/** This lease, given back with some of it unspent. */
+		long[] returned(long unused) {
+			return new long[] { this.tokens, unused, this.endMicros };
 		}
 
 	}

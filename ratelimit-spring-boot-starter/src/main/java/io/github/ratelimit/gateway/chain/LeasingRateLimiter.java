@@ -1,0 +1,369 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Scheduler;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.context.Phased;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Token leases: fewer store calls than requests for clients an instance sees often. The layer of the limiter chain
+ * between the {@linkplain ScopedRateLimiter scopes} and the store, for limits that take leases
+ * ({@link PlanLimits#leaseTokens()} above 0: every limit a token bucket with a {@code lease} budget); every other
+ * check goes straight to the store.
+ *
+ * <p>How a client's requests are decided on one instance:
+ * <ol>
+ * <li>The first request asks the store as usual (one exact check), and the instance starts counting the client's
+ * requests.</li>
+ * <li>A later request that finds no lease asks the store for its own cost plus a lease: as many tokens as the client
+ * sent in one lease duration at its recent rate here, at most the budget ({@link PlanLimits#leaseTokens()}); the
+ * store grants at most half of what every bucket holds after the request, so near an empty bucket leases shrink to
+ * nothing and the last tokens are decided one request at a time by the store. The same call gives back the previous
+ * lease's unspent tokens. While that call is out, the client's other requests are exact checks.</li>
+ * <li>While the lease has tokens and has not ended ({@code ratelimit.leases.duration} after the call was sent), the
+ * client's requests are allowed from it, without a store call ({@link RateLimitDecision.Source#LEASED}).</li>
+ * </ol>
+ *
+ * <p>What it costs and what it cannot do: leased tokens are consumed in the store when taken, and the store does not
+ * refill a bucket past the tokens its leases hold until they end, so the instances together never admit more than
+ * the limit (no interval sees more than capacity + refill over it). The price is under-admission: a lease's unspent
+ * tokens are unavailable to the other instances until it ends (at most the budget per instance, for at most the
+ * duration); they go back with the next lease call, when the client has been idle for a lease duration (the lease
+ * is dropped from the cache, which is bounded by {@code ratelimit.leases.max-entries}), when the limits are refreshed
+ * (a new set of limits never spends the old lease) and when the instance stops ({@link #stop()}). A lease whose store
+ * call fails ends without return (the store is then unreachable; the tokens come back when its reservation ends).
+ * Denials are never leased: a denied request's Retry-After is the store's, exact.
+ *
+ * <p>The decision a lease answers reports the buckets as the store held them when the lease was taken, with the
+ * lease's unspent tokens as remaining (what this client can still spend here) and the time until full shortened by
+ * the time since.
+ *
+ * <p>Compared with others: Kong's {@code sync_rate} counts locally and synchronises every interval, so instances
+ * admit over the limit between syncs; Envoy's rate limit quota service (RLQS) and YouTube's Doorman hand each
+ * client a share of capacity for a period from a central server, which re-divides it. Here the store stays the one
+ * authority, a lease is taken from the same bucket in the same atomic step as a request, and its tokens are reserved
+ * in the bucket: over-admission is impossible by construction, and a lease is only an optimisation of who asks when.
+ */
+public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
+
+	private static final Logger logger = LoggerFactory.getLogger(LeasingRateLimiter.class);
+
+	/** Longest wait at shutdown for the leases' unspent tokens to go back. */
+	private static final Duration RETURN_TIMEOUT = Duration.ofSeconds(2);
+
+	private final ClientRateLimiter store;
+
+	private final LeaseStore leaseStore;
+
+	private final long durationNanos;
+
+	private final long durationMicros;
+
+	private final Cache<SlotKey, Slot> slots;
+
+	private volatile boolean running;
+
+	/**
+	 * Wrap a store that can lease.
+	 * @param store the store; checks of limits without leases go to it unchanged
+	 * @param duration how long a lease may be spent (positive)
+	 * @param maxEntries most clients (per endpoint group) whose lease this instance keeps (at least 1)
+	 * @param <S> a store that can also lease
+	 */
+	public <S extends ClientRateLimiter & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries) {
+		this.store = store;
+		this.leaseStore = store;
+		this.durationNanos = duration.toNanos();
+		this.durationMicros = Math.max(1, duration.toNanos() / 1000);
+		this.slots = Caffeine.newBuilder()
+			.maximumSize(maxEntries)
+			// a client idle for a lease duration after its lease ended gives the unspent tokens back
+			.expireAfterAccess(Duration.ofNanos(2 * this.durationNanos))
+			.scheduler(Scheduler.systemScheduler())
+			.<SlotKey, Slot>removalListener((key, slot, cause) -> {
+				if (key != null && slot != null && cause != RemovalCause.REPLACED) {
+					giveBack(key.client(), slot);
+				}
+			})
+			.build();
+	}
+
+	/**
+	 * The wrapped store.
+	 * @return the store
+	 */
+	public ClientRateLimiter getStore() {
+		return this.store;
+	}
+
+	@Override
+	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		long leaseTokens = limits.leaseTokens();
+		if (leaseTokens == 0 || cost == 0 || cost > leaseTokens) {
+			return this.store.tryConsume(client, limits, cost);
+		}
+		SlotKey key = new SlotKey(client, limits.group());
+		Slot slot = this.slots.get(key, (k) -> new Slot(limits));
+		long now = System.nanoTime();
+		long wanted;
+		LeaseStore.ReturnedLease previous;
+		synchronized (slot) {
+			if (slot.limits != limits) {
+				// the limits were refreshed: the old lease is never spent under the new ones
+				this.slots.asMap().remove(key, slot);
+				giveBack(client, slot);
+				return tryConsume(client, limits, cost);
+			}
+			slot.seen++;
+			RateLimitDecision leased = slot.spend(cost, now);
+			if (leased != null) {
+				return CompletableFuture.completedFuture(leased);
+			}
+			if (slot.taking || slot.first) {
+				// a lease call is out, or this is the first request seen: an exact check
+				slot.first = false;
+				return this.store.tryConsume(client, limits, cost);
+			}
+			wanted = slot.wanted(now, leaseTokens, this.durationNanos);
+			previous = slot.end();
+			if (wanted == 0 && previous == LeaseStore.ReturnedLease.NONE) {
+				return this.store.tryConsume(client, limits, cost);
+			}
+			slot.taking = true;
+		}
+		return Futures.call(() -> this.leaseStore.lease(client, limits, cost, wanted, this.durationMicros, previous))
+			.whenComplete((lease, ex) -> {
+				synchronized (slot) {
+					slot.taking = false;
+					if (ex == null && lease.tokens() > 0) {
+						slot.start(lease, now + this.durationNanos, now);
+					}
+				}
+			})
+			.thenApply((lease) -> withLeasedTokens(lease.decision(), lease.tokens()));
+	}
+
+	/** Passes through: the tokens were taken in the store (by a check or with a lease), so they go back there. */
+	@Override
+	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+		return this.store.refund(client, limits, cost);
+	}
+
+	/** Drops this instance's lease of the client (its buckets are deleted anyway) and resets them in the store. */
+	@Override
+	public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
+		Slot slot = this.slots.asMap().remove(new SlotKey(client, limits.group()));
+		if (slot != null) {
+			synchronized (slot) {
+				slot.end();
+			}
+		}
+		return this.store.reset(client, limits);
+	}
+
+	/**
+	 * Clients (per endpoint group) this instance holds a lease or a request count for.
+	 * @return the number of entries, approximate
+	 */
+	public long size() {
+		return this.slots.estimatedSize();
+	}
+
+	@Override
+	public void start() {
+		this.running = true;
+	}
+
+	/**
+	 * Gives back every lease's unspent tokens (one store call per lease that has any) and waits up to 2 seconds for
+	 * the calls, before the store stops.
+	 */
+	@Override
+	public void stop() {
+		this.running = false;
+		List<CompletableFuture<Void>> returns = new ArrayList<>();
+		for (var entry : this.slots.asMap().entrySet()) {
+			Slot slot = entry.getValue();
+			if (this.slots.asMap().remove(entry.getKey(), slot)) {
+				returns.add(returnLease(entry.getKey().client(), slot));
+			}
+		}
+		try {
+			CompletableFuture.allOf(returns.toArray(CompletableFuture[]::new))
+				.get(RETURN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			logger.warn("Could not give back every token lease at shutdown within {}: {} (the tokens come back to "
+					+ "the buckets when the leases end)", RETURN_TIMEOUT, ex.toString());
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	/**
+	 * One above the store's phase, so that this layer stops (and gives its leases back) while the store still runs.
+	 * @return the phase
+	 */
+	@Override
+	public int getPhase() {
+		return (this.store instanceof Phased phased) ? phased.getPhase() + 1 : 1;
+	}
+
+	private void giveBack(ClientKey client, Slot slot) {
+		returnLease(client, slot);
+	}
+
+	/** Ends the slot's lease and gives its unspent tokens back; completes normally whatever the outcome. */
+	private CompletableFuture<Void> returnLease(ClientKey client, Slot slot) {
+		LeaseStore.ReturnedLease lease;
+		PlanLimits limits;
+		synchronized (slot) {
+			lease = slot.end();
+			limits = slot.limits;
+		}
+		if (lease.unused() == 0) {
+			// nothing unspent: the reservation ends by itself at the lease's end
+			return CompletableFuture.completedFuture(null);
+		}
+		return Futures.call(() -> this.leaseStore.lease(client, limits, 0, 0, this.durationMicros, lease))
+			.handle((ignored, ex) -> {
+				if (ex != null) {
+					logger.debug("Giving back {} unspent leased tokens of group '{}' failed: {}", lease.unused(),
+							limits.group(), Futures.unwrap(ex).toString());
+				}
+				return null;
+			});
+	}
+
+	/** The decision with the lease's tokens counted as remaining: the client can spend them here. */
+	private static RateLimitDecision withLeasedTokens(RateLimitDecision decision, long leased) {
+		if (leased == 0) {
+			return decision;
+		}
+		List<LimitStatus> statuses = new ArrayList<>(decision.statuses().size());
+		for (LimitStatus status : decision.statuses()) {
+			statuses.add(new LimitStatus(status.limit(), status.satisfied(),
+					Math.min(status.limit().capacity(), status.remaining() + leased), status.retryAfterMillis(),
+					status.resetMillis()));
+		}
+		return new RateLimitDecision(decision.limits(), decision.allowed(), statuses, decision.source());
+	}
+
+	@Override
+	public String toString() {
+		return "LeasingRateLimiter[" + this.store + "]";
+	}
+
+	/** One client in one endpoint group. */
+	private record SlotKey(ClientKey client, String group) {
+	}
+
+	/** A client's lease on this instance and its recent request count; guarded by its own monitor. */
+	private static final class Slot {
+
+		final PlanLimits limits;
+
+		/** Whether no request has been seen yet. */
+		boolean first = true;
+
+		/** Requests seen since the last lease call (or since the slot was made). */
+		long seen;
+
+		/** When counting started (nanoTime). */
+		long countingSince;
+
+		/** Whether a lease call is out. */
+		boolean taking;
+
+		/** The current lease: tokens granted, left, its store end and local end; statuses as of its start. */
+		long granted;
+
+		long left;
+
+		long endMicros;
+
+		long localEndNanos;
+
+		long startNanos;
+
+		List<LimitStatus> statuses = List.of();
+
+		Slot(PlanLimits limits) {
+			this.limits = limits;
+			this.countingSince = System.nanoTime();
+		}
+
+		/** Spends cost tokens of the lease, if it has them and has not ended; else {@code null}. */
+		RateLimitDecision spend(long cost, long now) {
+			if (this.left < cost || now - this.localEndNanos >= 0) {
+				return null;
+			}
+			this.left -= cost;
+			long elapsedMillis = (now - this.startNanos) / 1_000_000;
+			List<LimitStatus> current = new ArrayList<>(this.statuses.size());
+			for (LimitStatus status : this.statuses) {
+				LimitDefinition limit = status.limit();
+				current.add(new LimitStatus(limit, true, Math.min(limit.capacity(), status.remaining() + this.left), 0,
+						Math.max(0, status.resetMillis() - elapsedMillis)));
+			}
+			return new RateLimitDecision(this.limits, true, current, RateLimitDecision.Source.LEASED);
+		}
+
+		/**
+		 * Tokens to ask for: the requests seen here per lease duration at the recent rate (counted over at least a
+		 * quarter of a duration, so a short burst does not look like a high rate), at most the budget.
+		 */
+		long wanted(long now, long budget, long durationNanos) {
+			long elapsed = Math.max(now - this.countingSince, durationNanos / 4);
+			long wanted = (long) Math.min((double) budget, (double) this.seen * durationNanos / elapsed);
+			this.seen = 0;
+			this.countingSince = now;
+			return wanted;
+		}
+
+		void start(LeaseStore.Lease lease, long localEndNanos, long startNanos) {
+			this.granted = lease.tokens();
+			this.left = lease.tokens();
+			this.endMicros = lease.endMicros();
+			this.localEndNanos = localEndNanos;
+			this.startNanos = startNanos;
+			this.statuses = lease.decision().statuses();
+		}
+
+		/** Ends the current lease: what goes back to the store, {@link LeaseStore.ReturnedLease#NONE} if none. */
+		LeaseStore.ReturnedLease end() {
+			if (this.granted == 0) {
+				return LeaseStore.ReturnedLease.NONE;
+			}
+			LeaseStore.ReturnedLease lease = new LeaseStore.ReturnedLease(this.granted, this.left, this.endMicros);
+			this.granted = 0;
+			this.left = 0;
+			this.statuses = List.of();
+			return lease;
+		}
+
+	}
+
+}

@@ -1,0 +1,233 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.redis.BucketKeys;
+import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
+import io.github.ratelimit.gateway.redis.StoredTokens;
+import io.github.ratelimit.test.redis.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Token leases against a real Redis: several {@link LeasingRateLimiter} instances (as several gateway instances) over
+ * one Redis store, concurrently. They never admit more than the limit, ask Redis far less often than they decide,
+ * answer denials with the store's exact Retry-After, give their unspent tokens back when they stop, and leave limits
+ * without a lease budget exact.
+ */
+class LeasingRateLimiterTest {
+
+	private static final TestRedis testRedis = TestRedis.shared();
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private static RedisRateLimitStore store;
+
+	private final ClientKey alice = new ClientKey(ClientKey.Kind.API_KEY, "alice", "pro");
+
+	/** 1,000 per second, capacity 2,000, leases of up to 5% (100 tokens). */
+	private final PlanLimits leased = new PlanLimits("pro", "search", List.of(
+			new LimitDefinition("pro-search", 2_000, 1_000, Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET,
+					LimitScope.CLIENT, 5)));
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
+		connectionFactory.afterPropertiesSet();
+		connectionFactory.start();
+		store = new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl"));
+	}
+
+	@AfterAll
+	static void disconnect() {
+		if (connectionFactory != null) {
+			connectionFactory.destroy();
+		}
+	}
+
+	@BeforeEach
+	void flush() {
+		testRedis.flushAll();
+	}
+
+	@Test
+	void severalInstancesOverloadingOneClientNeverAdmitMoreThanTheLimit() throws Exception {
+		Result result = runInstances(this.leased, 3, 2_500);
+		assertThat(result.decisions()).isEqualTo(7_500);
+		assertThat((double) result.allowed()).as("admitted in %.2f s", result.seconds())
+			.isLessThanOrEqualTo(2_000 + 1_000 * result.seconds());
+		assertThat(result.allowed()).as("the bucket's capacity was used").isGreaterThanOrEqualTo(2_000);
+	}
+
+	@Test
+	void severalInstancesAskRedisFarLessOftenThanTheyDecideForAClientUnderItsLimit() throws Exception {
+		PlanLimits large = new PlanLimits("pro", "bulk", List.of(new LimitDefinition("pro-bulk", 1_000_000, 1_000_000,
+				Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 2)));
+		Result result = runInstances(large, 3, 2_500);
+		assertThat(result.allowed()).isEqualTo(7_500);
+		assertThat(result.calls()).as("Redis calls for %d decisions", result.decisions())
+			.isLessThan(result.decisions() / 5);
+	}
+
+	/** Instances deciding for one client at once, each one request after the other; counts what Redis was asked. */
+	private Result runInstances(PlanLimits limits, int count, int requestsEach) throws InterruptedException {
+		CountingStore counting = new CountingStore(store);
+		List<LeasingRateLimiter> instances = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			instances.add(new LeasingRateLimiter(counting, Duration.ofSeconds(1), 1000));
+		}
+		AtomicLong allowed = new AtomicLong();
+		AtomicLong decisions = new AtomicLong();
+		long start = System.nanoTime();
+		List<Thread> threads = new ArrayList<>();
+		for (LeasingRateLimiter instance : instances) {
+			Thread thread = new Thread(() -> {
+				for (int i = 0; i < requestsEach; i++) {
+					decisions.incrementAndGet();
+					if (instance.tryConsume(this.alice, limits, 1).orTimeout(10, TimeUnit.SECONDS).join().allowed()) {
+						allowed.incrementAndGet();
+					}
+				}
+			});
+			thread.start();
+			threads.add(thread);
+		}
+		for (Thread thread : threads) {
+			thread.join(60_000);
+		}
+		double seconds = (System.nanoTime() - start) / 1e9;
+		instances.forEach(LeasingRateLimiter::stop);
+		return new Result(decisions.get(), allowed.get(), counting.calls.get(), seconds);
+	}
+
+	private record Result(long decisions, long allowed, long calls, double seconds) {
+	}
+
+	@Test
+	void aBusyClientIsDecidedFromItsLeaseWithTheLeasedTokensAsRemaining() {
+		LeasingRateLimiter limiter = leasing();
+		PlanLimits hourly = hourly();
+		RateLimitDecision first = consume(limiter, hourly, 1);
+		assertThat(first.source()).isEqualTo(RateLimitDecision.Source.SHARED);
+		RateLimitDecision second = consume(limiter, hourly, 1);
+		// the second request takes a lease: still the store's answer, with the leased tokens counted as remaining
+		assertThat(second.source()).isEqualTo(RateLimitDecision.Source.SHARED);
+		assertThat(second.statuses().get(0).remaining()).isEqualTo(1_998);
+		RateLimitDecision third = consume(limiter, hourly, 1);
+		assertThat(third.source()).isEqualTo(RateLimitDecision.Source.LEASED);
+		assertThat(third.allowed()).isTrue();
+		assertThat(third.statuses().get(0).remaining()).isEqualTo(1_997);
+		limiter.stop();
+	}
+
+	@Test
+	void aDenialIsTheStoresWithItsExactRetryAfter() {
+		PlanLimits small = new PlanLimits("pro", "login", List.of(new LimitDefinition("pro-login", 40, 1,
+				Duration.ofMinutes(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 50)));
+		LeasingRateLimiter limiter = leasing();
+		RateLimitDecision last = null;
+		int allowed = 0;
+		for (int i = 0; i < 60; i++) {
+			last = consume(limiter, small, 1);
+			if (last.allowed()) {
+				allowed++;
+			}
+		}
+		assertThat(allowed).isEqualTo(40);
+		assertThat(last.allowed()).isFalse();
+		assertThat(last.source()).isEqualTo(RateLimitDecision.Source.SHARED);
+		assertThat(last.retryAfterMillis()).isBetween(59_000L, 60_000L);
+		limiter.stop();
+	}
+
+	@Test
+	void stoppingGivesTheUnspentTokensBack() {
+		PlanLimits hourly = hourly();
+		LeasingRateLimiter limiter = leasing();
+		consume(limiter, hourly, 1);
+		RateLimitDecision leasing = consume(limiter, hourly, 1); // takes a lease
+		String key = new BucketKeys("rl").keysFor(this.alice, hourly).get(0);
+		double whileLeased = StoredTokens.of(testRedis::command, key, 2_000, 1, 3_600_000_000L);
+		assertThat(whileLeased).isLessThan(1_997);
+		assertThat(leasing.statuses().get(0).remaining()).isEqualTo(1_998);
+		limiter.stop();
+		// two tokens spent, the rest back
+		assertThat(StoredTokens.of(testRedis::command, key, 2_000, 1, 3_600_000_000L)).isBetween(1_998.0, 1_998.01);
+		assertThat(limiter.size()).isZero();
+	}
+
+	@Test
+	void limitsWithoutALeaseBudgetAreExactStoreChecks() {
+		PlanLimits exact = new PlanLimits("pro", "other",
+				List.of(new LimitDefinition("pro-other", 2_000, 1_000, Duration.ofSeconds(1))));
+		CountingStore counting = new CountingStore(store);
+		LeasingRateLimiter limiter = new LeasingRateLimiter(counting, Duration.ofSeconds(1), 1000);
+		for (int i = 0; i < 20; i++) {
+			assertThat(consume(limiter, exact, 1).source()).isEqualTo(RateLimitDecision.Source.SHARED);
+		}
+		assertThat(counting.calls.get()).isEqualTo(20);
+		assertThat(limiter.size()).isZero();
+	}
+
+	/** 2,000 tokens refilled 1 per hour (no refill during a test), leases of up to 5%. */
+	private static PlanLimits hourly() {
+		return new PlanLimits("pro", "hourly", List.of(new LimitDefinition("pro-hourly", 2_000, 1, Duration.ofHours(1),
+				Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 5)));
+	}
+
+	private LeasingRateLimiter leasing() {
+		LeasingRateLimiter limiter = new LeasingRateLimiter(store, Duration.ofSeconds(1), 1000);
+		limiter.start();
+		return limiter;
+	}
+
+	private RateLimitDecision consume(LeasingRateLimiter limiter, PlanLimits limits, long cost) {
+		return limiter.tryConsume(this.alice, limits, cost).orTimeout(10, TimeUnit.SECONDS).join();
+	}
+
+	/** The Redis store, counting its script calls. */
+	private static final class CountingStore implements ClientRateLimiter, LeaseStore {
+
+		final AtomicLong calls = new AtomicLong();
+
+		private final RedisRateLimitStore store;
+
+		CountingStore(RedisRateLimitStore store) {
+			this.store = store;
+		}
+
+		@Override
+		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+			this.calls.incrementAndGet();
+			return this.store.tryConsume(client, limits, cost);
+		}
+
+		@Override
+		public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+				long durationMicros, ReturnedLease previous) {
+			this.calls.incrementAndGet();
+			return this.store.lease(client, limits, cost, wanted, durationMicros, previous);
+		}
+
+	}
+
+}

@@ -1,0 +1,170 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import io.github.ratelimit.gateway.redis.ScriptAtTime.Leased;
+import io.github.ratelimit.gateway.redis.ScriptAtTime.Limit;
+import io.github.ratelimit.gateway.redis.ScriptAtTime.Result;
+import io.github.ratelimit.test.redis.RedisExtension;
+import io.github.ratelimit.test.redis.TestRedis;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import static io.github.ratelimit.gateway.redis.ScriptAtTime.NO_LEASE;
+import static io.github.ratelimit.gateway.redis.ScriptAtTime.SECOND;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The script's token leases ({@code lease} operation) at simulated Redis times: what a lease takes, how it shrinks
+ * near an empty bucket, the reservation that keeps the bucket from refilling past unspent leased tokens, the return of
+ * a lease, and the rule it all serves: no interval admits more than capacity + refill over it, whatever the leases.
+ */
+@ExtendWith(RedisExtension.class)
+class TokenLeaseScriptTest {
+
+	private static final Limit TEN_PER_TEN_SECONDS = Limit.tokenBucket(10, 1, SECOND);
+
+	private ScriptAtTime script;
+
+	private final long t0 = 1_750_000_000L * SECOND;
+
+	@BeforeEach
+	void setUp(TestRedis redis) {
+		redis.flushAll();
+		this.script = new ScriptAtTime(redis);
+	}
+
+	@Test
+	void aLeaseIsTakenWithTheRequestAndIsAtMostHalfOfWhatRemains() {
+		Leased lease = this.script.lease(this.t0, 1, 100, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		assertThat(lease.check().allowed()).isTrue();
+		// 9 left after the request: half, rounded down
+		assertThat(lease.tokens()).isEqualTo(4);
+		assertThat(lease.endMicros()).isEqualTo(this.t0 + 10 * SECOND);
+		// remaining is what the bucket holds without the leased tokens
+		assertThat(lease.check().remaining(0)).isEqualTo(5);
+		// full again once the reservation has ended (10 s) and its 4 tokens have refilled (4 s)
+		assertThat(lease.check().resetMs(0)).isEqualTo(14_000);
+	}
+
+	@Test
+	void leasesShrinkToNothingAsTheBucketNearsEmpty() {
+		List<Long> granted = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			Leased lease = this.script.lease(this.t0, 1, 100, 10 * SECOND, NO_LEASE, "b",
+					Limit.tokenBucket(10, 1, 60 * SECOND));
+			granted.add(lease.tokens());
+		}
+		// 10, less 1 for the request: 9, lease 4 -> 5; 4, lease 2 -> 2; then 1 and 0: no lease; then denied
+		assertThat(granted).containsExactly(4L, 2L, 0L, 0L, 0L, 0L);
+		Leased denied = this.script.lease(this.t0, 1, 100, 10 * SECOND, NO_LEASE, "b",
+				Limit.tokenBucket(10, 1, 60 * SECOND));
+		assertThat(denied.check().allowed()).isFalse();
+		assertThat(denied.tokens()).isZero();
+		assertThat(denied.endMicros()).isZero();
+		// the denial's Retry-After is exact: one token's refill (the reservations end long before)
+		assertThat(denied.check().retryAfterMs(0)).isEqualTo(60_000);
+	}
+
+	@Test
+	void whileALeaseIsOutTheBucketNeverRefillsPastItsTokens() {
+		Leased lease = this.script.lease(this.t0, 1, 4, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		assertThat(lease.tokens()).isEqualTo(4);
+		// 5 s later the bucket alone would be full again (10); the 4 leased tokens are still out: at most 6
+		Result later = this.script.check(this.t0 + 5 * SECOND, 7, "b", TEN_PER_TEN_SECONDS);
+		assertThat(later.allowed()).isFalse();
+		assertThat(later.remaining(0)).isEqualTo(6);
+		// the room comes back when the lease ends
+		assertThat(later.retryAfterMs(0)).isEqualTo(6_000);
+		assertThat(this.script.check(this.t0 + 5 * SECOND, 6, "b", TEN_PER_TEN_SECONDS).allowed()).isTrue();
+	}
+
+	@Test
+	void aReturnedLeaseGivesBackItsUnspentTokensAndItsReservation() {
+		Leased lease = this.script.lease(this.t0, 1, 4, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		// 1 of the 4 spent; returned 1 s later with a request of its own and no new lease
+		Leased next = this.script.lease(this.t0 + SECOND, 1, 0, 10 * SECOND, lease.returned(3), "b",
+				TEN_PER_TEN_SECONDS);
+		assertThat(next.check().allowed()).isTrue();
+		assertThat(next.tokens()).isZero();
+		// used: 1 + 1 spent of the lease + 1 now = 3, less 1 s of refill = 2; nothing reserved any more
+		assertThat(next.check().remaining(0)).isEqualTo(8);
+		assertThat(next.check().resetMs(0)).isEqualTo(2_000);
+	}
+
+	@Test
+	void aLeaseThatEndsWithoutReturnCountsAsSpentAtItsEnd() {
+		Leased lease = this.script.lease(this.t0, 1, 4, 2 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		assertThat(lease.tokens()).isEqualTo(4);
+		// until 2 s the bucket holds at most 10 - 4 (the request's own token has refilled by then); at 2 s the 4
+		// leased tokens count as spent, and refill from there: at 2.5 s, 6.5 tokens, 5.5 after this request
+		Result later = this.script.check(this.t0 + 2_500_000, 1, "b", TEN_PER_TEN_SECONDS);
+		assertThat(later.allowed()).isTrue();
+		assertThat(later.remaining(0)).isEqualTo(5);
+	}
+
+	@Test
+	void aLateReturnOfAnEndedLeaseNeverReleasesAnotherLeasesReservation() {
+		Leased first = this.script.lease(this.t0, 1, 4, SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		assertThat(first.tokens()).isEqualTo(4);
+		// after the first lease ended (1 s), another instance takes one: 2 tokens
+		Leased second = this.script.lease(this.t0 + 3 * SECOND, 1, 2, 10 * SECOND, NO_LEASE, "b",
+				TEN_PER_TEN_SECONDS);
+		assertThat(second.tokens()).isEqualTo(2);
+		// the first instance's return arrives late: its unspent tokens come back, its reservation is long gone,
+		// and the second lease's reservation stays: the bucket holds at most 10 - 2
+		this.script.lease(this.t0 + 4 * SECOND, 0, 0, SECOND, first.returned(4), "b", TEN_PER_TEN_SECONDS);
+		Result during = this.script.check(this.t0 + 9 * SECOND, 9, "b", TEN_PER_TEN_SECONDS);
+		assertThat(during.allowed()).isFalse();
+		assertThat(during.remaining(0)).isEqualTo(8);
+		// and once the second lease has ended too, the bucket fills
+		Result read = this.script.check(this.t0 + 30 * SECOND, 0, "b", TEN_PER_TEN_SECONDS);
+		assertThat(read.remaining(0)).isEqualTo(10);
+	}
+
+	@Test
+	void noIntervalAdmitsMoreThanCapacityPlusRefillWhateverTheLeases() {
+		// three instances, each leasing greedily and spending locally until its lease ends, returning what is left
+		// with its next lease call; random arrivals. Every admission (from Redis or from a lease) is recorded.
+		Limit limit = Limit.tokenBucket(20, 10, SECOND);
+		Random random = new Random(42);
+		int instances = 3;
+		long[][] leases = new long[instances][];
+		long[] left = new long[instances];
+		for (int i = 0; i < instances; i++) {
+			leases[i] = NO_LEASE;
+		}
+		List<Long> admitted = new ArrayList<>();
+		long t = this.t0;
+		for (int n = 0; n < 1_500; n++) {
+			t += random.nextInt(40_000); // about 50 requests per second offered, 10 per second allowed
+			int i = random.nextInt(instances);
+			if (left[i] > 0 && t < leases[i][2]) {
+				left[i]--;
+				admitted.add(t);
+				continue;
+			}
+			long[] previous = (leases[i] == NO_LEASE) ? NO_LEASE
+					: new long[] { leases[i][0], left[i], leases[i][2] };
+			Leased lease = this.script.lease(t, 1, 1 + random.nextInt(8), 1 + random.nextInt(2 * (int) SECOND),
+					previous, "b", limit);
+			leases[i] = (lease.tokens() > 0) ? new long[] { lease.tokens(), 0, lease.endMicros() } : NO_LEASE;
+			left[i] = lease.tokens();
+			if (lease.check().allowed()) {
+				admitted.add(t);
+			}
+		}
+		assertThat(admitted.size()).as("the bucket was kept busy").isGreaterThan(150);
+		for (int a = 0; a < admitted.size(); a++) {
+			for (int b = a; b < admitted.size(); b++) {
+				double bound = 20 + 10 * (admitted.get(b) - admitted.get(a)) / (double) SECOND;
+				assertThat((double) (b - a + 1)).as("admitted between %d and %d us", admitted.get(a) - this.t0,
+						admitted.get(b) - this.t0).isLessThanOrEqualTo(bound + 1e-6);
+			}
+		}
+	}
+
+}
