@@ -15,7 +15,8 @@ import java.util.function.Predicate;
 
 /**
  * Writes {@code benchmark-report.md} and its chart from the result files of one harness run: medians over the
- * interleaved rounds, the ratios of issue 6's targets and whether each is met.
+ * interleaved rounds, the ratios of issue 6's targets and whether each is met; the route comparison of issue 14 in
+ * a section of its own ({@link RouteComparisonReport}).
  */
 final class ReportWriter {
 
@@ -168,6 +169,7 @@ final class ReportWriter {
 		e2eSection(md);
 		hotSection(md);
 		profileSection(md);
+		new RouteComparisonReport(this.results, this.machine).section(md);
 		return md.toString();
 	}
 
