@@ -1,13 +1,23 @@
 package io.github.ratelimit.benchmarks;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
+import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -154,6 +164,28 @@ class RouteComparisonTest {
 		assertThatIllegalStateException().isThrownBy(() -> BenchGateway.leasesWanted("1", false))
 			.withMessageContaining("lease");
 		assertThat(BenchGateway.routes(false)).containsExactly("plain", "rl", "scg");
+	}
+
+	@Test
+	void everyApiKeyIsAClientOfItsOwnWhereAnUnknownKeyWouldFallBackToTheAddress() {
+		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/rl/x")
+			.header(BenchGateway.API_KEY_HEADER, "bench-key-000042")
+			.remoteAddress(new InetSocketAddress("10.1.2.3", 40000)));
+		ClientAddressResolver addresses = new ClientAddressResolver(0);
+		ClientKey known = new DefaultClientKeyResolver(BenchGateway.API_KEY_HEADER, "anonymous",
+				new BenchGateway.EveryKeyPlanResolver(BenchGateway.PLAN), addresses)
+			.resolve(exchange, KeyBy.API_KEY)
+			.block();
+		assertThat(known.kind()).isEqualTo(ClientKey.Kind.API_KEY);
+		assertThat(known.plan()).isEqualTo(BenchGateway.PLAN);
+		assertThat(known.id()).isEqualTo(ApiKeyHasher.hash("bench-key-000042"));
+		// the starter's default resolver, with no ratelimit.api-keys: the key is unknown, the client is its address
+		ClientKey unknown = new DefaultClientKeyResolver(BenchGateway.API_KEY_HEADER, "anonymous",
+				new StaticPlanResolver(Map.of()), addresses)
+			.resolve(exchange, KeyBy.API_KEY)
+			.block();
+		assertThat(unknown.kind()).isEqualTo(ClientKey.Kind.IP);
+		assertThat(unknown.plan()).isEqualTo("anonymous");
 	}
 
 	@Test
