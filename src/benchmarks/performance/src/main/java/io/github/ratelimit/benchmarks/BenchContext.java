@@ -16,8 +16,10 @@ import org.springframework.boot.autoconfigure.AutoConfigurationMetadata;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.annotation.ImportCandidates;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * A Spring Boot context holding the starter's beans as an application gets them: Boot's own Redis
@@ -49,6 +51,7 @@ final class BenchContext {
 	static ConfigurableApplicationContext start(String host, int port) {
 		Map<String, Object> props = new LinkedHashMap<>();
 		props.put("spring.main.banner-mode", "off");
+		props.put(OnlyRedisAndStarter.PROPERTY, true);
 		props.put("spring.data.redis.host", host);
 		props.put("spring.data.redis.port", port);
 		props.put("ratelimit.anonymous-plan", "anonymous");
@@ -89,11 +92,18 @@ final class BenchContext {
 	}
 
 	/**
-	 * Lets only Spring Data Redis' and the starter's auto-configurations in. Boot also asks this filter about the
-	 * classes that auto-configurations import (e.g. {@code LettuceConnectionConfiguration}): only auto-configuration
-	 * candidates themselves are filtered.
+	 * Lets only Spring Data Redis' and the starter's auto-configurations in, in a context whose environment sets
+	 * {@value #PROPERTY} (this one); any other Boot application in the harness' JVMs (the benchmark gateway,
+	 * {@link BenchGateway}) keeps all of its auto-configurations. Boot also asks this filter about the classes that
+	 * auto-configurations import (e.g. {@code LettuceConnectionConfiguration}): only auto-configuration candidates
+	 * themselves are filtered.
 	 */
-	public static final class OnlyRedisAndStarter implements AutoConfigurationImportFilter {
+	public static final class OnlyRedisAndStarter implements AutoConfigurationImportFilter, EnvironmentAware {
+
+		/** Property that turns the filter on (boolean). */
+		static final String PROPERTY = "benchmarks.only-redis-and-starter";
+
+		private boolean active;
 
 		private static final Set<String> ALLOWED = Set.of(
 				"org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
@@ -108,11 +118,16 @@ final class BenchContext {
 		}
 
 		@Override
+		public void setEnvironment(Environment environment) {
+			this.active = environment.getProperty(PROPERTY, Boolean.class, false);
+		}
+
+		@Override
 		public boolean[] match(String[] classes, AutoConfigurationMetadata metadata) {
 			boolean[] match = new boolean[classes.length];
 			for (int i = 0; i < classes.length; i++) {
 				String name = classes[i];
-				match[i] = name == null || !this.candidates.contains(name) || name.startsWith("io.github.ratelimit.")
+				match[i] = !this.active || name == null || !this.candidates.contains(name) || name.startsWith("io.github.ratelimit.")
 						|| ALLOWED.contains(name);
 			}
 			return match;

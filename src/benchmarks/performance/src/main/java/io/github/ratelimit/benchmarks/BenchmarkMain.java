@@ -43,6 +43,12 @@ import org.springframework.core.env.Environment;
  * the script's text, for the {@code redis-benchmark} ceiling.</li>
  * <li>{@code upstream --port P [--host H] [--threads T]}: the end-to-end benchmark's upstream ({@link Upstream}),
  * serving until the JVM is stopped.</li>
+ * <li>{@code gateway --port P --redis-port R [--info FILE]}: the minimal gateway of the route comparison
+ * ({@link BenchGateway}), serving until the JVM is stopped.</li>
+ * <li>{@code routes --gateway-port P --gateway-pid PID --redis-port R --scripts DIR --out DIR [--quick]}: the route
+ * comparison inside that one gateway (issue 14, {@link RouteComparison}): wrk runs, interleaved rounds.</li>
+ * <li>{@code zipf-table --keys N [--s S] --out FILE}: the cumulative Zipf table the wrk script samples from
+ * ({@link ZipfTable}).</li>
  * <li>{@code jfr-summary --file F --title T --out MD}: summarise a JFR recording (e.g. the gateway's).</li>
  * <li>{@code report --results DIR --markdown MD --chart PNG}: write the report and chart from DIR.</li>
  * </ul>
@@ -71,7 +77,8 @@ public final class BenchmarkMain {
 	 */
 	public static void main(String[] args) throws Exception {
 		if (args.length == 0) {
-			throw new IllegalArgumentException("usage: script-info|checks|upstream|jfr-summary|report [--option value ...]");
+			throw new IllegalArgumentException(
+					"usage: script-info|checks|upstream|gateway|routes|zipf-table|jfr-summary|report [--option value ...]");
 		}
 		Map<String, String> options = options(Arrays.copyOfRange(args, 1, args.length));
 		switch (args[0]) {
@@ -79,6 +86,13 @@ public final class BenchmarkMain {
 			case "script-info" -> ScriptCapture.capture(options.getOrDefault("host", "127.0.0.1"),
 					Integer.parseInt(options.get("port")), Path.of(options.get("out")));
 			case "upstream" -> Upstream.serve(options);
+			case "gateway" -> {
+				BenchGateway.start(options);
+				Thread.currentThread().join(); // serve until the JVM is stopped
+			}
+			case "routes" -> RouteComparison.run(options);
+			case "zipf-table" -> ZipfTable.write(Path.of(options.get("out")),
+					Integer.parseInt(options.get("keys")), Double.parseDouble(options.getOrDefault("s", "1.0")));
 			case "jfr-summary" -> Files.writeString(Path.of(options.get("out")),
 					JfrSummary.summarize(Path.of(options.get("file")), options.getOrDefault("title", "Profile"),
 							options.containsKey("since-ms")

@@ -15,7 +15,8 @@ import java.util.function.Predicate;
 
 /**
  * Writes {@code benchmark-report.md} and its chart from the result files of one harness run: medians over the
- * interleaved rounds, the ratios of issue 6's targets and whether each is met.
+ * interleaved rounds, the ratios of issue 6's targets and whether each is met; the route comparison of issue 14 in
+ * a section of its own ({@link RouteComparisonReport}).
  */
 final class ReportWriter {
 
@@ -156,7 +157,8 @@ final class ReportWriter {
 			.append(". All figures come from that run, against one freshly started Redis; each contender ran ")
 			.append("interleaved with the others (A, B, C, D, then B, C, D, A, ...), and tables give the median of ")
 			.append("the rounds. The machine is small and shared (see below): compare ratios within this report, ")
-			.append("not absolute numbers across machines.\n\n");
+			.append("not absolute numbers across machines. Section 7 compares limiters route against route inside ")
+			.append("one gateway process (issue 14), with its own targets.\n\n");
 		md.append("![benchmark chart](").append(chartName).append(")\n\n");
 		targets(md);
 		findings(md);
@@ -168,6 +170,7 @@ final class ReportWriter {
 		e2eSection(md);
 		hotSection(md);
 		profileSection(md);
+		new RouteComparisonReport(this.results, this.machine).section(md);
 		return md.toString();
 	}
 
@@ -326,7 +329,8 @@ final class ReportWriter {
 				+ "`; `ratelimit.over-limit-cache.enabled` = " + v("starter-over-limit-cache-enabled")
 				+ ", `ratelimit.redis-timeout` = " + v("starter-redis-timeout"));
 		row(md, "longest GC pause", m("gc_max_pause_benchmark_ms") + " ms in the benchmark JVM, "
-				+ m("gc_max_pause_gateway_ms") + " ms in the gateway (G1, `-Xlog:gc`)");
+				+ m("gc_max_pause_gateway_ms") + " ms in the sample gateway, " + m("gc_max_pause_routes_gateway_ms")
+				+ " ms in the benchmark gateway of section 7 (G1, `-Xlog:gc`)");
 		row(md, "starter runs that began with the circuit breaker open (reset first)",
 				this.notes.getProperty("breaker-resets", "?"));
 		row(md, "wall time of the run", m("run_seconds") + " s (after the build and the load wait)");

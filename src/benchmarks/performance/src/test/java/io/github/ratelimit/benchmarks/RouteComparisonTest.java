@@ -1,0 +1,247 @@
+package io.github.ratelimit.benchmarks;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ClientAddressResolver;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
+import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.plan.StaticPlanResolver;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.within;
+
+/** The pure parts of the route comparison (issue 14): no gateway, no Redis, no wrk, no timing. */
+class RouteComparisonTest {
+
+	private static final String WRK = """
+			Running 10s test @ http://127.0.0.1:8080/rl/x
+			  1 threads and 32 connections
+			  Thread Stats   Avg      Stdev     Max   +/- Stdev
+			    Latency     1.21ms  612.00us  25.03ms   91.00%
+			    Req/Sec    26.90k     1.10k   28.10k    80.00%
+			  Latency Distribution
+			     50%  612.00us
+			     75%    1.00ms
+			     90%    1.50ms
+			     99%    1.01s
+			  267650 requests in 10.00s, 20.16MB read
+			  Socket errors: connect 0, read 2, write 1, timeout 4
+			  Non-2xx or 3xx responses: 17
+			Requests/sec:  26765.43
+			Transfer/sec:      2.02MB
+			""";
+
+	@Test
+	void wrkOutputGivesThroughputPercentilesInMicrosecondsAndErrors() {
+		WrkResult r = WrkResult.parse(WRK);
+		assertThat(r.requestsPerSecond()).isEqualTo(26765.43);
+		assertThat(r.p50Micros()).isEqualTo(612.0);
+		assertThat(r.p90Micros()).isEqualTo(1500.0);
+		assertThat(r.p99Micros()).isEqualTo(1_010_000.0);
+		assertThat(r.requests()).isEqualTo(267650);
+		assertThat(r.non2xx()).isEqualTo(17);
+		assertThat(r.allowed()).isEqualTo(267633);
+		assertThat(r.socketErrors()).isEqualTo(7);
+	}
+
+	@Test
+	void wrkOutputWithoutErrorLinesHasNone() {
+		WrkResult r = WrkResult.parse(WRK.replaceAll("(?m)^.*(Socket errors|Non-2xx).*\\n", ""));
+		assertThat(r.non2xx()).isZero();
+		assertThat(r.socketErrors()).isZero();
+		assertThat(WrkResult.micros("2.00m")).isEqualTo(120_000_000.0);
+		assertThatIllegalArgumentException().isThrownBy(() -> WrkResult.parse("wrk: connection refused"));
+	}
+
+	@Test
+	void zipfTableIsTheNormalisedHarmonicSeries() {
+		double[] cdf = ZipfTable.cdf(4, 1.0);
+		double h = 1 + 1 / 2.0 + 1 / 3.0 + 1 / 4.0;
+		assertThat(cdf[0]).isCloseTo(1 / h, within(1e-12));
+		assertThat(cdf[1]).isCloseTo((1 + 1 / 2.0) / h, within(1e-12));
+		assertThat(cdf[3]).isEqualTo(1.0);
+		// s = 0 is the uniform law
+		assertThat(ZipfTable.cdf(4, 0)).containsExactly(0.25, 0.5, 0.75, 1.0);
+	}
+
+	@Test
+	void zipfOver200000KeysGivesTheHottestKeyAboutOneThirteenth() {
+		double[] cdf = ZipfTable.cdf(200_000, 1.0);
+		for (int k = 1; k < cdf.length; k++) {
+			assertThat(cdf[k]).isGreaterThan(cdf[k - 1]);
+		}
+		// H(200,000) = ln(200,000) + 0.5772... = 12.78
+		assertThat(ZipfTable.topShare(cdf, 1)).isCloseTo(1 / 12.782, within(1e-4));
+		assertThat(ZipfTable.topShare(cdf, 2_000)).isBetween(0.6, 0.7);
+	}
+
+	@Test
+	void drawFindsTheFirstRankWhoseCumulativeShareExceedsTheNumber() {
+		double[] cdf = { 0.5, 0.75, 1.0 };
+		assertThat(ZipfTable.draw(cdf, 0.0)).isZero();
+		assertThat(ZipfTable.draw(cdf, 0.4999)).isZero();
+		assertThat(ZipfTable.draw(cdf, 0.5)).isEqualTo(1);
+		assertThat(ZipfTable.draw(cdf, 0.8)).isEqualTo(2);
+		assertThat(ZipfTable.draw(cdf, 0.999999)).isEqualTo(2);
+	}
+
+	@Test
+	void zipfTableFileHasOneProbabilityPerLine(@TempDir Path dir) throws Exception {
+		Path file = dir.resolve("cdf.txt");
+		ZipfTable.write(file, 1000, 1.0);
+		List<String> lines = Files.readAllLines(file);
+		assertThat(lines).hasSize(1000);
+		assertThat(Double.parseDouble(lines.get(0))).isCloseTo(ZipfTable.cdf(1000, 1.0)[0], within(1e-11));
+		assertThat(Double.parseDouble(lines.get(999))).isEqualTo(1.0);
+	}
+
+	@Test
+	void routeOrderRotatesEachRound() {
+		List<String> routes = List.of("plain", "rl", "scg");
+		assertThat(RouteComparison.rotate(routes, 1)).containsExactly("plain", "rl", "scg");
+		assertThat(RouteComparison.rotate(routes, 2)).containsExactly("rl", "scg", "plain");
+		assertThat(RouteComparison.rotate(routes, 4)).containsExactly("plain", "rl", "scg");
+	}
+
+	@Test
+	void zipfMeasurementLeavesGatewaysLimiterOut() {
+		List<RouteComparison.Measurement> m = RouteComparison.measurements(BenchGateway.routes(true));
+		assertThat(m).extracting(RouteComparison.Measurement::name)
+			.containsExactly("uniform-c32", "uniform-c4", "zipf-c32");
+		assertThat(m.get(0).routes()).containsExactly("plain", "rl", "rl-lease", "scg");
+		assertThat(m.get(1).connections()).isEqualTo(4);
+		assertThat(m.get(2).routes()).containsExactly("plain", "rl", "rl-lease");
+		assertThat(m.get(2).keys()).isEqualTo(200_000);
+	}
+
+	@Test
+	void callsPerAllowedRequest() {
+		assertThat(RouteComparison.perAllowed(150, 1000)).isEqualTo("0.1500");
+		assertThat(RouteComparison.perAllowed(5, 0)).isEqualTo("NaN");
+	}
+
+	@Test
+	void procStatTicksSkipACommandNameWithSpacesAndParentheses() {
+		String stat = "4242 (C2 CompilerThre (x)) S 1 4242 4242 0 -1 4194560 2450 0 0 0 123 45 0 0 20 0 30 0 999";
+		assertThat(RouteComparison.ProcStat.ticks(stat)).isEqualTo(168);
+	}
+
+	@Test
+	void censusCountsBucketsByApiKeyAndByIp() {
+		assertThat(RouteComparison.BucketCensus.scriptKey(
+				"1700000000.1 [0 127.0.0.1:5555] \"EVALSHA\" \"abc\" \"1\" \"rl:{bench|k:AbC}:0\" \"check\" \"1\""))
+			.isEqualTo("rl:{bench|k:AbC}:0");
+		assertThat(RouteComparison.BucketCensus
+			.scriptKey("1700000000.1 [0 lua] \"HMGET\" \"rl:{bench|k:AbC}:0\" \"t\""))
+			.isNull();
+		RouteComparison.BucketCensus census = RouteComparison.BucketCensus.of(Set.of("rl:{bench|k:a}:0",
+				"rl:{bench|k:b}:0", "rl:{bench|ip:127.0.0.1}:0", "request_rate_limiter.{scg.k}.tokens"));
+		assertThat(census.distinct()).isEqualTo(4);
+		assertThat(census.apiKeyBuckets()).isEqualTo(3);
+		assertThat(census.ipBuckets()).isEqualTo(1);
+	}
+
+	@Test
+	void leaseRouteOnlyWhenTheStarterHasLeasesOrAsDemanded() {
+		assertThat(BenchGateway.leasesWanted(null, false)).isFalse();
+		assertThat(BenchGateway.leasesWanted(null, true)).isTrue();
+		assertThat(BenchGateway.leasesWanted("0", true)).isFalse();
+		assertThat(BenchGateway.leasesWanted("1", true)).isTrue();
+		assertThatIllegalStateException().isThrownBy(() -> BenchGateway.leasesWanted("1", false))
+			.withMessageContaining("lease");
+		assertThat(BenchGateway.routes(false)).containsExactly("plain", "rl", "scg");
+	}
+
+	@Test
+	void everyApiKeyIsAClientOfItsOwnWhereAnUnknownKeyWouldFallBackToTheAddress() {
+		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/rl/x")
+			.header(BenchGateway.API_KEY_HEADER, "bench-key-000042")
+			.remoteAddress(new InetSocketAddress("10.1.2.3", 40000)));
+		ClientAddressResolver addresses = new ClientAddressResolver(0);
+		ClientKey known = new DefaultClientKeyResolver(BenchGateway.API_KEY_HEADER, "anonymous",
+				new BenchGateway.EveryKeyPlanResolver(BenchGateway.PLAN), addresses)
+			.resolve(exchange, KeyBy.API_KEY)
+			.block();
+		assertThat(known.kind()).isEqualTo(ClientKey.Kind.API_KEY);
+		assertThat(known.plan()).isEqualTo(BenchGateway.PLAN);
+		assertThat(known.id()).isEqualTo(ApiKeyHasher.hash("bench-key-000042"));
+		// the starter's default resolver, with no ratelimit.api-keys: the key is unknown, the client is its address
+		ClientKey unknown = new DefaultClientKeyResolver(BenchGateway.API_KEY_HEADER, "anonymous",
+				new StaticPlanResolver(Map.of()), addresses)
+			.resolve(exchange, KeyBy.API_KEY)
+			.block();
+		assertThat(unknown.kind()).isEqualTo(ClientKey.Kind.IP);
+		assertThat(unknown.plan()).isEqualTo("anonymous");
+	}
+
+	@Test
+	void gatewayPropertiesConfigureEveryRouteAndTheLeaseLimitOnlyWithLeases() {
+		Map<String, Object> without = BenchGateway.properties(0, "127.0.0.1", 6379, false);
+		String routes = "spring.cloud.gateway.server.webflux.routes";
+		assertThat(without).containsEntry(routes + "[0].id", "plain")
+			.containsEntry(routes + "[0].uri", "no://op")
+			.containsEntry(routes + "[1].filters[0].name", "RateLimit")
+			.containsEntry(routes + "[1].filters[0].args.key-by", "api-key")
+			.containsEntry(routes + "[2].id", "scg")
+			.containsEntry(routes + "[2].filters[0].name", "RequestRateLimiter")
+			.containsEntry(routes + "[2].filters[0].args[key-resolver]", "#{@apiKeyResolver}")
+			.containsEntry("ratelimit.plans.bench.groups.bench[0].capacity", 1_000_000L);
+		assertThat(without.keySet()).noneMatch((key) -> key.contains("lease"));
+		Map<String, Object> with = BenchGateway.properties(0, "127.0.0.1", 6379, true);
+		assertThat(with).containsEntry(routes + "[2].id", "rl-lease")
+			.containsEntry("ratelimit.plans.bench.groups.bench-lease[0].lease", "2%");
+	}
+
+	@Test
+	void reportSectionWithTargetsFromResultFiles(@TempDir Path dir) throws Exception {
+		for (int round = 1; round <= 3; round++) {
+			row(dir, "uniform-c32", round, "plain", 30000 + round, 600, 0, 0);
+			row(dir, "uniform-c32", round, "rl", 20000, 900, 10000, 50000);
+			row(dir, "uniform-c32", round, "scg", 8000, 2000, 4000, 24000);
+			row(dir, "uniform-c4", round, "plain", 25000, 700, 0, 0);
+			row(dir, "uniform-c4", round, "rl", 12000, 1100, 6000, 30000);
+			row(dir, "uniform-c4", round, "scg", 5000, 4000, 2500, 15000);
+			row(dir, "zipf-c32", round, "plain", 30000, 600, 0, 0);
+			row(dir, "zipf-c32", round, "rl", 18000, 900, 9000, 45000);
+		}
+		Tsv.append(dir.resolve("routes-memory.tsv"), RouteComparison.MEMORY_HEADER,
+				List.of("idle", 200000, 200000, 0, 1000000, 30000000, "145", 120, 860000, "rl:{idle|k:x}:0"));
+		Files.writeString(dir.resolve("routes-gateway.properties"), "leases=false\nstarter_has_leases=false\n");
+		StringBuilder md = new StringBuilder();
+		new RouteComparisonReport(dir, new java.util.Properties()).section(md);
+		String text = md.toString();
+		assertThat(text).contains("### Issue 14 targets")
+			// 20,000 / 30,002 (median of 30,001..30,003)
+			.contains("= **0.67×** | **met**")
+			.contains("20,000 vs 8,000 req/s = **2.50×** | **met**")
+			.contains("**+400 µs** | **met**")
+			.contains("**145 B**")
+			.contains("not measured (without leases: 0.60×)")
+			.contains("rl:{idle\\|k:x}:0")
+			.contains("no per-limit `lease` property yet");
+	}
+
+	private static void row(Path dir, String measurement, int round, String route, double rps, double p99,
+			long scriptCalls, long allCalls) throws Exception {
+		long requests = (long) rps * 10;
+		Tsv.append(dir.resolve("routes.tsv"), RouteComparison.HEADER,
+				List.of(measurement, round, route, measurement.startsWith("zipf") ? "zipf" : "uniform", 10000, 32, 10,
+						rps, 100, 200, p99, requests, 0, 0, 40, scriptCalls, allCalls,
+						RouteComparison.perAllowed(scriptCalls, requests), RouteComparison.perAllowed(allCalls, requests)));
+	}
+
+}
