@@ -188,6 +188,7 @@ public class LimitResolver implements KnownPlans {
 			copy.setName(limit.getName());
 			copy.setAlgorithm(limit.getAlgorithm());
 			copy.setScope(limit.getScope());
+			copy.setLease(limit.getLease());
 			copies.add(copy);
 		}
 		return Collections.unmodifiableList(copies);

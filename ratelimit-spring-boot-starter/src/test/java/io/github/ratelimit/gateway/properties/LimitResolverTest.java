@@ -59,6 +59,28 @@ class LimitResolverTest {
 	}
 
 	@Test
+	void aLeaseBudgetReachesTheLimitsInForce() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Plan pro = new RateLimitProperties.Plan();
+		RateLimitProperties.Limit leased = limit(2_000, 1_000, Duration.ofSeconds(1));
+		leased.setLease("2%");
+		pro.setDefault(List.of(leased));
+		pro.getGroups().put("exact", List.of(limit(2_000, 1_000, Duration.ofSeconds(1))));
+		properties.getPlans().put("pro", pro);
+		properties.getPlans().put("anonymous", pro);
+		LimitResolver resolver = new LimitResolver(properties);
+		PlanLimits limits = resolver.limitsFor("pro", "search");
+		assertThat(limits.limits().get(0).leaseBudgetPercent()).isEqualTo(2.0);
+		assertThat(limits.leaseTokens()).isEqualTo(40);
+		assertThat(resolver.limitsFor("pro", "exact").leaseTokens()).isZero();
+		assertThat(LimitResolver.leaseBudgetPercent(" off ")).isZero();
+		assertThat(LimitResolver.leaseBudgetPercent(null)).isZero();
+		assertThat(LimitResolver.leaseBudgetPercent("0.5 %")).isEqualTo(0.5);
+		assertThat(LimitResolver.leaseBudgetPercent("2")).isNaN();
+		assertThat(LimitResolver.leaseBudgetPercent("x%")).isNaN();
+	}
+
+	@Test
 	void periodLabels() {
 		assertThat(LimitResolver.periodLabel(Duration.ofMinutes(15))).isEqualTo("15m");
 		assertThat(LimitResolver.periodLabel(Duration.ofHours(2))).isEqualTo("2h");

@@ -131,6 +131,40 @@ class RateLimitPropertiesValidatorTest {
 	}
 
 	@Test
+	void aTokenBucketFasterThanOnePerMicrosecondOrSlowerToFillThanAHundredYearsIsRefused() {
+		this.algorithms.withPropertyValues(LIMIT + "capacity=5000000", LIMIT + "refill-tokens=2000000",
+				LIMIT + "refill-period=1s")
+			.run((context) -> assertThat(failure(context)).contains(LIMIT + "refill-tokens: must be at most one token "
+					+ "per microsecond of refill-period (1,000,000 per second), was 2000000 per PT1S."));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=40000", LIMIT + "refill-tokens=1",
+				LIMIT + "refill-period=1d")
+			.run((context) -> assertThat(failure(context))
+				.contains(LIMIT + "capacity: must fill from empty within 36500 days"));
+	}
+
+	@Test
+	void aLeaseBudgetIsAPercentageOfATokenBucketOnly() {
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "lease=2")
+			.run((context) -> assertThat(failure(context)).contains(LIMIT + "lease: must be off or a percentage above 0% "
+					+ "and at most 50% of the capacity, was '2'."));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "lease=60%")
+			.run((context) -> assertThat(failure(context)).contains(LIMIT + "lease: must be off or a percentage"));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-period=1m",
+				LIMIT + "algorithm=fixed-window", LIMIT + "lease=2%")
+			.run((context) -> assertThat(failure(context))
+				.contains(LIMIT + "lease: applies to token buckets only, was '2%' with fixed-window."));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "lease=2%", "ratelimit.leases.duration=0s")
+			.run((context) -> assertThat(failure(context))
+				.contains("ratelimit.leases.duration: must be above 0 and at most 10s, was PT0S."));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "lease=2%")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void tokenBucketStillNeedsRefillTokens() {
 		this.algorithms.withPropertyValues(LIMIT + "capacity=5", LIMIT + "refill-period=1s")
 			.run((context) -> assertThat(failure(context)).contains(LIMIT + "refill-tokens: must be between 1 and 2^53"));

@@ -1,0 +1,62 @@
+package io.github.ratelimit.gateway.filter;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.http.HttpStatus;
+import org.springframework.test.context.ActiveProfiles;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Token leases through real HTTP into a real gateway with real Redis (group {@code leased} of
+ * {@code application-gateway-it.yml}: 50 tokens refilled 1 per hour, leases of up to 20%): most requests of a busy
+ * client are decided from leases, every response carries the exact remaining count, and the first denial is Redis'
+ * own with its exact Retry-After.
+ */
+@ActiveProfiles("gateway-it")
+class TokenLeaseRoutesIntegrationTest extends BaseRouteIntegrationTest {
+
+	@Autowired
+	MeterRegistry meters;
+
+	@Test
+	void aBusyClientIsMostlyDecidedFromLeasesWithExactFieldsAndRedisDeniesExactly() {
+		double leasedBefore = checks("lease");
+		double redisBefore = checks("redis");
+		List<String> fields = new ArrayList<>();
+		for (int i = 0; i < 50; i++) {
+			fields.add(get("/leased/" + i, "key-one").expectStatus().isOk().returnResult(Void.class)
+				.getResponseHeaders().getFirst("RateLimit"));
+		}
+		List<String> expected = new ArrayList<>();
+		for (int i = 49; i >= 0; i--) {
+			expected.add("\"free-leased\";r=" + i + ";t=" + ((50 - i) * 3600));
+		}
+		// remaining counts down by one per request, whether Redis or a lease decided
+		assertThat(fields).extracting((field) -> field.substring(0, field.indexOf(";t=")))
+			.containsExactlyElementsOf(expected.stream().map((field) -> field.substring(0, field.indexOf(";t="))).toList());
+		double leased = checks("lease") - leasedBefore;
+		double fromRedis = checks("redis") - redisBefore;
+		assertThat(leased + fromRedis).isEqualTo(50);
+		assertThat(leased).as("decided from leases").isGreaterThan(25);
+		// the 51st: Redis' denial, exact (one token per hour), never a lease's
+		get("/leased/51", "key-one").expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
+			.expectHeader().valueEquals("Retry-After", "3600")
+			.expectHeader().valueEquals("RateLimit", "\"free-leased\";r=0;t=180000");
+		// another client has its own bucket and its own lease
+		get("/leased/x", "key-two").expectStatus().isOk().expectHeader().valueEquals("RateLimit",
+				"\"free-leased\";r=49;t=3600");
+	}
+
+	private double checks(String source) {
+		Timer timer = this.meters.find("ratelimit.check.duration").tag("source", source).timer();
+		return (timer != null) ? timer.count() : 0;
+	}
+
+}
