@@ -98,7 +98,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 			.scheduler(Scheduler.systemScheduler())
 			.<SlotKey, Slot>removalListener((key, slot, cause) -> {
 				if (key != null && slot != null && cause != RemovalCause.REPLACED) {
-					giveBack(key.client(), slot);
+					returnLease(key.client(), slot);
 				}
 			})
 			.build();
@@ -127,7 +127,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 			if (slot.limits != limits) {
 				// the limits were refreshed: the old lease is never spent under the new ones
 				this.slots.asMap().remove(key, slot);
-				giveBack(client, slot);
+				returnLease(client, slot);
 				return tryConsume(client, limits, cost);
 			}
 			slot.seen++;
@@ -229,10 +229,6 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	@Override
 	public int getPhase() {
 		return (this.store instanceof Phased phased) ? phased.getPhase() + 1 : 1;
-	}
-
-	private void giveBack(ClientKey client, Slot slot) {
-		returnLease(client, slot);
 	}
 
 	/** Ends the slot's lease and gives its unspent tokens back; completes normally whatever the outcome. */
