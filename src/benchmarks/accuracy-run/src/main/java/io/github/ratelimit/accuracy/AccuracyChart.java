@@ -126,13 +126,13 @@ final class AccuracyChart {
 				py = y;
 			}
 			f.unclip();
-			f.legend(r, run.plan().algorithm().configName() + " (max " + run.maxInWindow() + ")",
+			f.legend(r, run.label() + " (max " + run.maxInWindow() + ")",
 					COLORS[r % COLORS.length]);
 		}
 	}
 
 	private static String label(AccuracyAnalysis run) {
-		return String.format("%s %+.2f%%", run.plan().algorithm().configName(), 100 * run.errorVsTheory());
+		return String.format("%s %+.2f%%", run.label(), 100 * run.errorVsTheory());
 	}
 
 	/** One panel's coordinates. */
