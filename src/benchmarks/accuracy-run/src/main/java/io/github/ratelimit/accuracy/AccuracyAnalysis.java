@@ -29,18 +29,36 @@ import io.github.ratelimit.gateway.limits.Algorithm;
  * @param latencyP50Micros median round trip of a check
  * @param latencyP99Micros 99th percentile round trip of a check
  * @param admittedTimes Redis times of the admitted checks, ascending, in µs since the first check
+ * @param leases the token leases the run used ({@link Leases#OFF} for none)
+ * @param leased checks admitted from a lease, without a Redis call (their times are the instance's wall clock)
+ * @param redisCalls script calls Redis ran during the run ({@code INFO commandstats}: EVALSHA + EVAL), -1 if not
+ * counted
+ * @param upperBound the upper bound check on the admitted times ({@link UpperBound})
  */
 public record AccuracyAnalysis(Plan plan, int sent, int errors, int admitted, double seconds, double theory,
 		long bound, int maxInWindow, int reference, long longestGapMicros, long latencyP50Micros,
-		long latencyP99Micros, long[] admittedTimes) {
+		long latencyP99Micros, long[] admittedTimes, Leases leases, int leased, long redisCalls,
+		UpperBound upperBound) {
 
 	/**
-	 * Analyse the checks of all instances of one run.
+	 * Analyse the checks of all instances of one run without leases, calls not counted.
 	 * @param plan the plan under test
 	 * @param samples every check of every instance
 	 * @return the analysis
 	 */
 	public static AccuracyAnalysis of(Plan plan, List<Sample> samples) {
+		return of(plan, samples, Leases.OFF, -1);
+	}
+
+	/**
+	 * Analyse the checks of all instances of one run.
+	 * @param plan the plan under test
+	 * @param samples every check of every instance
+	 * @param leases the token leases the instances used
+	 * @param redisCalls script calls Redis ran during the run, -1 if not counted
+	 * @return the analysis
+	 */
+	public static AccuracyAnalysis of(Plan plan, List<Sample> samples, Leases leases, long redisCalls) {
 		List<Sample> answered = samples.stream().filter((s) -> !s.error()).toList();
 		long first = answered.stream().mapToLong(Sample::redisMicros).min().orElse(0);
 		long last = answered.stream().mapToLong(Sample::redisMicros).max().orElse(0);
@@ -61,9 +79,44 @@ public record AccuracyAnalysis(Plan plan, int sent, int errors, int admitted, do
 		for (int i = 1; i < arrivals.length; i++) {
 			gap = Math.max(gap, arrivals[i] - arrivals[i - 1]);
 		}
+		int leased = (int) answered.stream().filter((s) -> s.allowed() && s.leased()).count();
 		return new AccuracyAnalysis(plan, samples.size(), samples.size() - answered.size(), admitted.length, seconds,
 				theory, bound, maxInWindow(admitted, w), ReferenceLimiter.admitted(plan, arrivals), gap,
-				percentile(latencies, 0.50), percentile(latencies, 0.99), admitted);
+				percentile(latencies, 0.50), percentile(latencies, 0.99), admitted, leases.forPlan(plan), leased,
+				redisCalls, UpperBound.of(plan.capacity(), plan.ratePerSecond() / 1e6, admitted, last - first));
+	}
+
+	/**
+	 * How the report names the run: the algorithm, and the leases if on.
+	 * @return e.g. {@code token-bucket} or {@code token-bucket, lease 2% for 1s}
+	 */
+	public String label() {
+		String name = this.plan.algorithm().configName();
+		return (this.leases != null && this.leases.on()) ? name + ", lease " + this.leases.label() : name;
+	}
+
+	/**
+	 * Under-admission against theory: how far below {@code capacity + rate × t} the run admitted.
+	 * @return (theory − admitted) / theory; negative if above theory
+	 */
+	public double underAdmission() {
+		return (this.theory - this.admitted) / this.theory;
+	}
+
+	/**
+	 * Whether a token bucket with leases stays within 2% below theory (issue 14).
+	 * @return the verdict
+	 */
+	public boolean meetsLeaseTarget() {
+		return underAdmission() <= 0.02;
+	}
+
+	/**
+	 * Script calls per admitted check.
+	 * @return calls ÷ admitted, NaN if calls were not counted or nothing was admitted
+	 */
+	public double callsPerAdmitted() {
+		return (this.redisCalls < 0 || this.admitted == 0) ? Double.NaN : this.redisCalls / (double) this.admitted;
 	}
 
 	/**
@@ -84,10 +137,14 @@ public record AccuracyAnalysis(Plan plan, int sent, int errors, int admitted, do
 
 	/**
 	 * Whether the run meets the issue's target for its algorithm: token bucket and sliding log within ±0.5% of
-	 * theory, sliding counter within 2%; the fixed window has none (its worst window is reported).
+	 * theory, sliding counter within 2%; the fixed window has none (its worst window is reported). A token bucket
+	 * with leases: never above theory (see {@link #upperBound()}) and at most 2% below it.
 	 * @return the verdict, or {@code null} for the fixed window
 	 */
 	public Boolean meetsTarget() {
+		if (this.leases != null && this.leases.on()) {
+			return this.upperBound.holds() && meetsLeaseTarget();
+		}
 		return switch (this.plan.algorithm()) {
 			case TOKEN_BUCKET, SLIDING_WINDOW_LOG -> Math.abs(errorVsTheory()) <= 0.005;
 			case SLIDING_WINDOW_COUNTER -> Math.abs(errorVsTheory()) <= 0.02;
@@ -152,9 +209,9 @@ public record AccuracyAnalysis(Plan plan, int sent, int errors, int admitted, do
 
 	@Override
 	public String toString() {
-		return String.format("%s: sent %d, admitted %d, theory %.1f (%+.3f%%), bound %d, max in window %d",
-				this.plan.algorithm(), this.sent, this.admitted, this.theory, 100 * errorVsTheory(), this.bound,
-				this.maxInWindow);
+		return String.format("%s: sent %d, admitted %d (%d leased), theory %.1f (%+.3f%%), bound %d, max in window %d, "
+				+ "%s, Redis calls %d", label(), this.sent, this.admitted, this.leased, this.theory,
+				100 * errorVsTheory(), this.bound, this.maxInWindow, this.upperBound, this.redisCalls);
 	}
 
 }

@@ -32,6 +32,17 @@ final class AccuracyChart {
 	private AccuracyChart() {
 	}
 
+	/** The legend's name of a run: the algorithm, or for a token bucket with leases "token-bucket+lease 2%". */
+	static String chartLabel(AccuracyAnalysis run) {
+		String name = run.plan().algorithm().configName();
+		if (run.leases() == null || !run.leases().on()) {
+			return name;
+		}
+		double budget = run.leases().budgetPercent();
+		return name + "+lease " + ((budget == Math.rint(budget)) ? Long.toString((long) budget) : Double.toString(budget))
+				+ "%";
+	}
+
 	static void write(List<AccuracyAnalysis> runs, String title, double zoomSeconds, Path file) throws IOException {
 		System.setProperty("java.awt.headless", "true");
 		BufferedImage image = new BufferedImage(WIDTH, 2 * PANEL + 90, BufferedImage.TYPE_INT_RGB);
@@ -126,13 +137,13 @@ final class AccuracyChart {
 				py = y;
 			}
 			f.unclip();
-			f.legend(r, run.plan().algorithm().configName() + " (max " + run.maxInWindow() + ")",
+			f.legend(r, chartLabel(run) + " (max " + run.maxInWindow() + ")",
 					COLORS[r % COLORS.length]);
 		}
 	}
 
 	private static String label(AccuracyAnalysis run) {
-		return String.format("%s %+.2f%%", run.plan().algorithm().configName(), 100 * run.errorVsTheory());
+		return String.format("%s %+.2f%%", chartLabel(run), 100 * run.errorVsTheory());
 	}
 
 	/** One panel's coordinates. */

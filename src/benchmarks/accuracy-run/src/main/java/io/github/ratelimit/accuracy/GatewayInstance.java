@@ -13,15 +13,23 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
+import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
+import io.github.ratelimit.gateway.redis.LettuceScriptExecutor;
+import io.github.ratelimit.gateway.redis.LuaScript;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
 import reactor.core.publisher.Flux;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -38,6 +46,14 @@ import org.springframework.data.redis.core.script.RedisScript;
  * client-side timestamps that carry a round trip of uncertainty. Keys and arguments are built by the starter's own
  * {@link BucketKeys} and {@link RedisRateLimitStore#scriptArguments(PlanLimits)}, and the script runs through
  * Spring Data Redis (EVALSHA, EVAL on NOSCRIPT) as in the starter.
+ *
+ * <p>With token leases ({@link Leases#on()}, token buckets only) the checks go through the starter's chain as its
+ * auto-configuration wires it: {@link ScopedRateLimiter} over {@link LeasingRateLimiter} (duration and max entries as
+ * {@code ratelimit.leases.*}) over a {@link RedisRateLimitStore} on a {@link LettuceScriptExecutor} of its own, running
+ * the same instrumented script; a {@link TimingExecutor} between store and executor takes the Redis time off each reply
+ * (so the store sees the shipped reply) and hands it to the check that made the call. A check answered from a lease
+ * ({@link RateLimitDecision.Source#LEASED}) has no Redis time: it is recorded at the wall clock right after the
+ * chain answered it (the same clock Redis reads, on one machine), between the lease's grant and its end.
  *
  * <p>As a child JVM ({@link #main(String[])}): connects, warms up, prints {@code READY}, waits for
  * {@code START <epoch µs>} on standard input, sends, writes its samples to a file and exits.
@@ -56,12 +72,31 @@ public final class GatewayInstance implements AutoCloseable {
 
 	private final List<String> arguments;
 
+	/** With leases: the store under the chain; else {@code null}. */
+	private final RedisRateLimitStore store;
+
+	/** With leases: the lease layer; else {@code null}. */
+	private final LeasingRateLimiter leasing;
+
+	/** With leases: the chain's outer layer, the scopes; else {@code null} (the script runs directly). */
+	private final ClientRateLimiter chain;
+
 	/**
-	 * Connect.
+	 * Connect, without leases.
 	 * @param redisUri {@code redis://host:port}
 	 * @param plan the plan under test
 	 */
 	public GatewayInstance(String redisUri, Plan plan) {
+		this(redisUri, plan, Leases.OFF);
+	}
+
+	/**
+	 * Connect.
+	 * @param redisUri {@code redis://host:port}
+	 * @param plan the plan under test
+	 * @param leases token leases (used for a token bucket only)
+	 */
+	public GatewayInstance(String redisUri, Plan plan, Leases leases) {
 		URI uri = URI.create(redisUri);
 		this.connectionFactory = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration(uri.getHost(), (uri.getPort() > 0) ? uri.getPort() : 6379));
@@ -69,9 +104,25 @@ public final class GatewayInstance implements AutoCloseable {
 		this.connectionFactory.start();
 		this.redis = new ReactiveStringRedisTemplate(this.connectionFactory);
 		this.script = instrumentedScript();
-		this.limits = plan.limits();
+		Leases used = leases.forPlan(plan);
+		this.limits = plan.limits(used.budgetPercent());
 		this.keys = new BucketKeys("acc").keysFor(Plan.CLIENT, this.limits);
 		this.arguments = RedisRateLimitStore.scriptArguments(this.limits);
+		if (used.on()) {
+			// as RateLimitAutoConfiguration: rateLimitClientRateLimiter (Lettuce executor), rateLimitLeasingRateLimiter,
+			// rateLimitScopedRateLimiter
+			this.store = new RedisRateLimitStore(new TimingExecutor(new LettuceScriptExecutor(this.connectionFactory)),
+					this.script, new BucketKeys("acc"));
+			this.store.start();
+			this.leasing = new LeasingRateLimiter(this.store, used.duration(), Leases.MAX_ENTRIES);
+			this.leasing.start();
+			this.chain = new ScopedRateLimiter(this.leasing);
+		}
+		else {
+			this.store = null;
+			this.leasing = null;
+			this.chain = null;
+		}
 	}
 
 	/**
@@ -104,6 +155,18 @@ public final class GatewayInstance implements AutoCloseable {
 	public void warmUp() {
 		ClientKey scratch = new ClientKey(ClientKey.Kind.API_KEY, "warm-up-" + ProcessHandle.current().pid() + "-"
 				+ System.identityHashCode(this), "p");
+		if (this.chain != null) {
+			// through the chain (leases taken and spent), four at a time; then the scratch client's lease and keys go
+			for (int i = 0; i < 500; i++) {
+				CompletableFuture<?>[] batch = new CompletableFuture<?>[4];
+				for (int j = 0; j < batch.length; j++) {
+					batch[j] = this.chain.tryConsume(scratch, this.limits, 1);
+				}
+				CompletableFuture.allOf(batch).orTimeout(60, TimeUnit.SECONDS).join();
+			}
+			this.chain.reset(scratch, this.limits).orTimeout(5, TimeUnit.SECONDS).join();
+			return;
+		}
 		List<String> scratchKeys = new BucketKeys("acc").keysFor(scratch, this.limits);
 		Flux.range(0, 2_000)
 			.flatMap((i) -> this.redis.execute(this.script, scratchKeys, this.arguments).next(), 4)
@@ -128,6 +191,10 @@ public final class GatewayInstance implements AutoCloseable {
 				LockSupport.parkNanos(wait * 1000);
 			}
 			int index = j;
+			if (this.chain != null) {
+				checkThroughChain(samples, answered, index);
+				continue;
+			}
 			long sent = nowMicros();
 			this.redis.execute(this.script, this.keys, this.arguments).next().subscribe((reply) -> {
 				samples.set(index, new Sample(sent, nowMicros(), reply.get(reply.size() - 1), reply.get(0) == 1L,
@@ -152,8 +219,51 @@ public final class GatewayInstance implements AutoCloseable {
 		return result;
 	}
 
+	/**
+	 * One check through the chain: the Redis time of a store decision comes from the {@link TimingExecutor}; a
+	 * leased one is timed right after the chain answered it.
+	 */
+	private void checkThroughChain(AtomicReferenceArray<Sample> samples, CountDownLatch answered, int index) {
+		long[] decidedAt = { -1 };
+		long sent = nowMicros();
+		CompletableFuture<RateLimitDecision> decision;
+		TimingExecutor.DECIDED_AT.set(decidedAt);
+		try {
+			decision = this.chain.tryConsume(Plan.CLIENT, this.limits, 1);
+		}
+		finally {
+			TimingExecutor.DECIDED_AT.remove();
+		}
+		long returned = nowMicros();
+		decision.whenComplete((answer, error) -> {
+			long recv = nowMicros();
+			Sample sample;
+			if (error != null || answer == null) {
+				sample = new Sample(sent, recv, -1, false, true);
+			}
+			else if (answer.source() == RateLimitDecision.Source.LEASED) {
+				sample = new Sample(sent, returned, returned, answer.allowed(), false, true);
+			}
+			else if (answer.source() != RateLimitDecision.Source.SHARED || decidedAt[0] < 0) {
+				// not the store's answer, or no Redis time: not counted as a decision of the shared limiter
+				sample = new Sample(sent, recv, -1, false, true);
+			}
+			else {
+				sample = new Sample(sent, recv, decidedAt[0], answer.allowed(), false);
+			}
+			samples.set(index, sample);
+			answered.countDown();
+		});
+	}
+
 	@Override
 	public void close() {
+		if (this.leasing != null) {
+			// as at the application's shutdown: the leases' unspent tokens go back, then the store stops
+			this.leasing.stop();
+			this.store.stop();
+			this.store.destroy();
+		}
 		this.connectionFactory.destroy();
 	}
 
@@ -169,7 +279,7 @@ public final class GatewayInstance implements AutoCloseable {
 	/**
 	 * Child JVM entry point.
 	 * @param args redis URI, algorithm, capacity, window (ms), rate per second, phase (µs), duration (µs), output
-	 * file
+	 * file; optionally lease budget (percent, 0 = off) and lease duration (ms)
 	 * @throws IOException if the output cannot be written
 	 */
 	public static void main(String[] args) throws IOException {
@@ -179,7 +289,9 @@ public final class GatewayInstance implements AutoCloseable {
 		long phase = Long.parseLong(args[5]);
 		long duration = Long.parseLong(args[6]);
 		Path out = Path.of(args[7]);
-		try (GatewayInstance instance = new GatewayInstance(args[0], plan)) {
+		Leases leases = (args.length > 9)
+				? new Leases(Double.parseDouble(args[8]), Duration.ofMillis(Long.parseLong(args[9]))) : Leases.OFF;
+		try (GatewayInstance instance = new GatewayInstance(args[0], plan, leases)) {
 			instance.warmUp();
 			System.out.println("READY");
 			System.out.flush();
@@ -199,24 +311,88 @@ public final class GatewayInstance implements AutoCloseable {
 	}
 
 	/**
+	 * Between the store and its executor (leases only): runs the instrumented script, takes the Redis time off the
+	 * end of each check's or lease's reply (so the store decodes the shipped reply) and writes it into the array the
+	 * calling thread set in {@link #DECIDED_AT} while it called the chain (the chain calls the store on the caller's
+	 * thread). Calls without one (a lease given back by the lease cache's expiry) are not timed.
+	 */
+	static final class TimingExecutor implements RedisScriptExecutor {
+
+		/** Where the check being made on this thread wants its Redis time. */
+		static final ThreadLocal<long[]> DECIDED_AT = new ThreadLocal<>();
+
+		private final RedisScriptExecutor delegate;
+
+		TimingExecutor(RedisScriptExecutor delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public CompletableFuture<List<Object>> eval(LuaScript script, byte[][] keys, byte[][] args) {
+			long[] target = DECIDED_AT.get();
+			return this.delegate.eval(script, keys, args).thenApply((reply) -> stripTime(reply, target));
+		}
+
+		/**
+		 * A check's or lease's reply without its last value, the Redis time, which goes to {@code target}; a refund's
+		 * one integer as it is.
+		 */
+		static List<Object> stripTime(List<Object> reply, long[] target) {
+			if (reply == null || reply.size() < 2) {
+				return reply;
+			}
+			if (target != null && reply.get(reply.size() - 1) instanceof Long time) {
+				target[0] = time;
+			}
+			return reply.subList(0, reply.size() - 1);
+		}
+
+		@Override
+		public CompletableFuture<Long> delete(byte[][] keys) {
+			return this.delegate.delete(keys);
+		}
+
+		@Override
+		public void close() {
+			this.delegate.close();
+		}
+
+	}
+
+	/**
 	 * One check.
 	 * @param sendMicros when it was sent (wall clock, µs)
 	 * @param recvMicros when its answer arrived
-	 * @param redisMicros the Redis time the script decided at (-1 on error)
+	 * @param redisMicros the Redis time the script decided at (-1 on error); for a check answered from a lease, the
+	 * wall clock right after the chain answered it
 	 * @param allowed whether it was admitted
 	 * @param error whether it failed
+	 * @param leased whether it was answered from a token lease, without a Redis call
 	 */
-	public record Sample(long sendMicros, long recvMicros, long redisMicros, boolean allowed, boolean error) {
+	public record Sample(long sendMicros, long recvMicros, long redisMicros, boolean allowed, boolean error,
+			boolean leased) {
+
+		/**
+		 * A check decided by Redis (or failed).
+		 * @param sendMicros when it was sent
+		 * @param recvMicros when its answer arrived
+		 * @param redisMicros the Redis time the script decided at
+		 * @param allowed whether it was admitted
+		 * @param error whether it failed
+		 */
+		public Sample(long sendMicros, long recvMicros, long redisMicros, boolean allowed, boolean error) {
+			this(sendMicros, recvMicros, redisMicros, allowed, error, false);
+		}
 
 		String toLine() {
 			return this.sendMicros + " " + this.recvMicros + " " + this.redisMicros + " " + (this.allowed ? 1 : 0) + " "
-					+ (this.error ? 1 : 0);
+					+ (this.error ? 1 : 0) + " " + (this.leased ? 1 : 0);
 		}
 
 		static Sample fromLine(String line) {
 			String[] f = line.trim().split(" ");
 			return new Sample(Long.parseLong(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2]), f[3].equals("1"),
-					f[4].equals("1"));
+					f[4].equals("1"), f.length > 5 && f[5].equals("1"));
 		}
 
 	}

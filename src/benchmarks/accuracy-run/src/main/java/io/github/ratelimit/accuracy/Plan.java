@@ -27,9 +27,21 @@ public record Plan(Algorithm algorithm, long capacity, Duration window) {
 	 * @return one limit
 	 */
 	PlanLimits limits() {
+		return limits(0);
+	}
+
+	/**
+	 * The plan's limits as the starter enforces them, with token leases ({@code lease: N%}).
+	 * @param leaseBudgetPercent the lease budget in percent of the capacity, 0 for none (token bucket only)
+	 * @return one limit
+	 */
+	PlanLimits limits(double leaseBudgetPercent) {
 		LimitDefinition limit = (this.algorithm == Algorithm.TOKEN_BUCKET)
 				? new LimitDefinition("plan", this.capacity, this.capacity, this.window)
 				: LimitDefinition.window("plan", this.algorithm, this.capacity, this.window);
+		if (leaseBudgetPercent > 0) {
+			limit = limit.withLeaseBudget(leaseBudgetPercent);
+		}
 		return new PlanLimits("plan", "accuracy", List.of(limit));
 	}
 

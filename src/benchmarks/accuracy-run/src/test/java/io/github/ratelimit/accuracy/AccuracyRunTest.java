@@ -37,6 +37,23 @@ class AccuracyRunTest {
 	}
 
 	@Test
+	void withLeasesTheInstancesNeverAdmitAboveTheBound() throws Exception {
+		// 25% of 20: leases of up to 5 tokens; whatever the load, no interval may admit above capacity + rate × length
+		AccuracyRun.Options options = new AccuracyRun.Options(3, 5, Duration.ofMillis(1500), 20,
+				Duration.ofMillis(100), List.of(Algorithm.TOKEN_BUCKET), AccuracyRun.Mode.CLIENTS, null,
+				Path.of("target"), 1, List.of(25.0), Duration.ofMillis(500));
+		List<AccuracyAnalysis> runs = AccuracyRun.run(options);
+		assertThat(runs).singleElement().satisfies((run) -> {
+			assertThat(run.label()).isEqualTo("token-bucket, lease 25% for 500ms");
+			assertThat(run.errors()).isZero();
+			assertThat(run.admitted()).as("%s", run).isLessThanOrEqualTo((int) run.bound());
+			assertThat(run.upperBound().holds()).as("%s", run).isTrue();
+			assertThat(run.redisCalls()).isPositive();
+		});
+		assertThat(AccuracyRun.boundViolations(runs)).isEmpty();
+	}
+
+	@Test
 	void referenceLimiterKnowsEachAlgorithm() {
 		long[] burst = new long[300];
 		for (int i = 0; i < burst.length; i++) {
