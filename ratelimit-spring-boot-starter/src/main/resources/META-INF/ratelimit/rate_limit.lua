@@ -11,9 +11,9 @@
 --           tokens the abandoned check took from each limit
 -- ARGV[3]   limit count n (= #KEYS)
 -- 'lease' only, ARGV[4..8]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
---           the request), the lease's duration (microseconds), then the instance's previous lease of these limits:
---           tokens it was granted, tokens of it left unspent, and its end (Redis time, microseconds, as this script
---           returned it; all three 0 when there is none)
+--           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
+--           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
+--           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is none)
 -- then, per limit, four values (from ARGV[4], or ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
 --           refill period (microseconds, >= 1000)
@@ -51,7 +51,8 @@
 -- left alone, and no TTL changes.
 --
 -- State, in key KEYS[i] (the key names differ per algorithm, so one algorithm never reads another's state):
---   tb    string: tat (integer microseconds, see the token bucket below); 'tat:reserved:until' while leases are out
+--   tb    string: tat (integer microseconds, see the token bucket below); 'tat:reserved:until:since' while leases
+--         are out
 --         (a hash {tk, ts}, the layout before, is read and replaced on the next write)
 --   swl   sorted set: one member per admitted token, scored with its admission time (microseconds)
 --   swc   hash {w = start of the current window (microseconds), c = tokens admitted in it,
@@ -107,8 +108,8 @@ end
 -- made. A changed rate or capacity thus reads the bucket's time until full at the new rate, at most the new fill time.
 --
 -- Leases (operation 'lease', below): tokens an instance takes ahead and spends locally. While leases are out, the
--- bucket cannot refill past the tokens they reserve: the stored value is 'tat:reserved:until', and until Redis time
--- `until` the bucket holds at most capacity - reserved (tat is read as at least t + reserved * interval). So at every
+-- bucket cannot refill past the tokens they reserve: the stored value is 'tat:reserved:until:since', and until Redis
+-- time `until` the bucket holds at most capacity - reserved (tat is read as at least t + reserved * interval). So at every
 -- moment the tokens left in Redis plus the unspent leased tokens are at most capacity, and no interval admits more
 -- than capacity + refill over it, leases or not. At `until` (the end of the latest lease) the reserved tokens count as
 -- spent then, and refill from there.
@@ -135,7 +136,7 @@ local function tb_fits(l, t)
   return l.capacity - (tb_tat_at(l, t) - t) / l.interval + EPSILON >= cost
 end
 
--- Parses the stored value: 'tat' or 'tat:reserved:until'. A hash (the layout before the GCRA form: tokens tk at time
+-- Parses the stored value: 'tat' or 'tat:reserved:until:since'. A hash (the layout before the GCRA form: tokens tk at time
 -- ts) is converted; anything else unusable is a full bucket.
 function tb.read(l)
   l.interval = l.period / l.refill
@@ -143,18 +144,21 @@ function tb.read(l)
   l.tat = now
   l.reserved = 0
   l.reserved_until = 0
+  l.reserved_since = 0      -- when the first lease of the reservation was taken
   local value = redis.pcall('GET', KEYS[l.i])
   if type(value) == 'string' then
-    local tat, reserved, reserved_until = string.match(value, '^([^:]+):([^:]+):([^:]+)$')
+    local tat, reserved, reserved_until, reserved_since = string.match(value, '^([^:]+):([^:]+):([^:]+):([^:]+)$')
     if tat == nil then tat = value end
     tat = tonumber(tat)
     reserved = tonumber(reserved)
     reserved_until = tonumber(reserved_until)
+    reserved_since = tonumber(reserved_since)
     if usable(tat) then l.tat = tat end
-    if usable(reserved) and usable(reserved_until) and reserved > 0 then
+    if usable(reserved) and usable(reserved_until) and usable(reserved_since) and reserved > 0 then
       if now < reserved_until then
         l.reserved = reserved
         l.reserved_until = reserved_until
+        l.reserved_since = reserved_since
       else
         -- every lease has ended: its tokens count as spent at its end
         local spent_until = reserved_until + reserved * l.interval
@@ -162,9 +166,13 @@ function tb.read(l)
       end
     end
   elseif type(value) == 'table' and value.err ~= nil then
-    local state = redis.call('HMGET', KEYS[l.i], 'tk', 'ts')
-    local tk = tonumber(state[1])
-    local ts = tonumber(state[2])
+    -- not a string: the hash of the layout before, or another type (a full bucket, overwritten on the next write)
+    local state = redis.pcall('HMGET', KEYS[l.i], 'tk', 'ts')
+    local tk, ts
+    if state.err == nil then
+      tk = tonumber(state[1])
+      ts = tonumber(state[2])
+    end
     if usable(tk) and usable(ts) then
       local elapsed = now - ts
       if elapsed < 0 then elapsed = 0 end
@@ -226,7 +234,9 @@ end
 local function tb_write(l)
   local full_at = tb_full_at(l)
   local value = fmt(math.ceil(l.tat))
-  if l.reserved > 0 then value = value .. ':' .. fmt(l.reserved) .. ':' .. fmt(l.reserved_until) end
+  if l.reserved > 0 then
+    value = value .. ':' .. fmt(l.reserved) .. ':' .. fmt(l.reserved_until) .. ':' .. fmt(l.reserved_since)
+  end
   put(l.i, value, math.ceil((full_at - now) / 1000))
 end
 
@@ -537,15 +547,21 @@ if operation == 'lease' then
       or unused > returned then
     return redis.error_reply('ERR rate limit lease takes whole numbers >= 0 (unused <= returned)')
   end
-  -- the instance's previous lease ends: while it is live in Redis time, its reservation goes (its spent tokens
-  -- counting as spent now); its unspent tokens come back either way
+  -- the instance's previous lease ends. If the reservation still holds it (the lease was taken, at its end less the
+  -- duration, after the reservation's first lease: no reservation ended since), its spent tokens count as spent at
+  -- its end or now, whichever is first, and its tokens leave the reservation; else the reservation's end counted
+  -- them all as spent already. Its unspent tokens come back either way, once.
   if returned > 0 then
+    local returned_start = returned_until - duration
     for i = 1, n do
       local l = limits[i]
-      if now < returned_until and l.reserved > 0 then
-        l.tat = tb_tat_at(l, now)
+      if l.reserved > 0 and returned_start >= l.reserved_since then
+        local settled_at = now
+        if returned_until < settled_at then settled_at = returned_until end
+        local floor = settled_at + l.reserved * l.interval
+        if floor > l.tat then l.tat = floor end
         l.reserved = l.reserved - returned
-        if l.reserved <= 0 then l.reserved = 0; l.reserved_until = 0 end
+        if l.reserved <= 0 then l.reserved = 0; l.reserved_until = 0; l.reserved_since = 0 end
       end
       l.tat = l.tat - unused * l.interval
       l.changed = true
@@ -578,6 +594,7 @@ if operation == 'lease' and allowed == 1 then
     local l = limits[i]
     tb_take(l, cost + granted)
     if granted > 0 then
+      if l.reserved == 0 then l.reserved_since = now end
       l.reserved = l.reserved + granted
       if lease_until > l.reserved_until then l.reserved_until = lease_until end
     end

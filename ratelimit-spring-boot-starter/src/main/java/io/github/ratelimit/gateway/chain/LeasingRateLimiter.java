@@ -43,10 +43,10 @@ import org.springframework.context.SmartLifecycle;
  * <p>What it costs and what it cannot do: leased tokens are consumed in the store when taken, and the store does not
  * refill a bucket past the tokens its leases hold until they end, so the instances together never admit more than
  * the limit (no interval sees more than capacity + refill over it). The price is under-admission: a lease's unspent
- * tokens are unavailable to the other instances until it ends (at most the budget per instance, for at most the
- * duration); they go back with the next lease call, when the client has been idle for a lease duration (the lease
- * is dropped from the cache, which is bounded by {@code ratelimit.leases.max-entries}), when the limits are refreshed
- * (a new set of limits never spends the old lease) and when the instance stops ({@link #stop()}). A lease whose store
+ * tokens are unavailable to the other instances until they go back (at most the budget per instance): with the
+ * next lease call for the client, when the client has been idle for two lease durations (the lease is dropped from
+ * the cache, which is bounded by {@code ratelimit.leases.max-entries}), on the client's next request after the limits
+ * were refreshed (a new set of limits never spends the old lease) and when the instance stops ({@link #stop()}). A lease whose store
  * call fails ends without return (the store is then unreachable; the tokens come back when its reservation ends).
  * Denials are never leased: a denied request's Retry-After is the store's, exact.
  *

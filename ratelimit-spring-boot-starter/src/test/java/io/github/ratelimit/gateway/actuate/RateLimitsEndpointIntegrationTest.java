@@ -24,6 +24,9 @@ class RateLimitsEndpointIntegrationTest extends BaseRouteIntegrationTest {
 			.expectBody()
 			.jsonPath("$.plans.free.groups.a[0].capacity").isEqualTo(2)
 			.jsonPath("$.plans.free.default[0].policy").isEqualTo("free-default")
+			// a limit that takes leases says so; the others have no such field
+			.jsonPath("$.plans.free.groups.leased[0].lease").isEqualTo("20%")
+			.jsonPath("$.plans.free.groups.a[0].lease").doesNotExist()
 			.jsonPath("$.routes.a.group").isEqualTo("a")
 			.jsonPath("$.routes.shadowed.shadow").isEqualTo(true)
 			.jsonPath("$.groups.login.critical").isEqualTo(true)

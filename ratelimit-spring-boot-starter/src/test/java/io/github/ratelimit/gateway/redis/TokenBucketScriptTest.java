@@ -178,6 +178,10 @@ class TokenBucketScriptTest {
 		// a corrupt bucket in the layout before the GCRA form too
 		this.redis.command("HSET", "d:0", "tk", "nan", "ts", "garbage");
 		assertThat(run(at(0), 1, "d", Limit.tokenBucket(5, 1, SECOND)).remaining(0)).isEqualTo(4);
+		// a key of another type under the bucket's name: a full bucket too, replaced by the bucket
+		this.redis.command("RPUSH", "e:0", "x");
+		assertThat(run(at(0), 1, "e", Limit.tokenBucket(5, 1, SECOND)).remaining(0)).isEqualTo(4);
+		assertThat(this.redis.command("TYPE", "e:0")).isEqualTo("string");
 	}
 
 	@Test

@@ -126,6 +126,43 @@ class TokenLeaseScriptTest {
 	}
 
 	@Test
+	void aLateReturnWhileAnotherLeaseIsOutGivesItsUnspentTokensBackOnce() {
+		// lease A (1 s) at 0; lease B (1 s) at 0.5 s by another instance; A's return arrives at 1.5 s, after its end,
+		// while B still holds the reservation: A's 3 unspent tokens come back, and are not counted as spent again
+		Limit slow = Limit.tokenBucket(100, 1, 60 * SECOND);
+		Leased a = this.script.lease(this.t0, 1, 4, SECOND, NO_LEASE, "b", slow);
+		assertThat(a.tokens()).isEqualTo(4);
+		Leased b = this.script.lease(this.t0 + SECOND / 2, 1, 4, SECOND, NO_LEASE, "b", slow);
+		assertThat(b.tokens()).isEqualTo(4);
+		this.script.lease(this.t0 + 3 * SECOND / 2, 0, 0, SECOND, a.returned(3), "b", slow);
+		// B returns in time, all of it unspent
+		this.script.lease(this.t0 + 3 * SECOND / 2 + 1, 0, 0, SECOND, b.returned(4), "b", slow);
+		// consumed: the two requests and A's one spent token; refill is 1 per minute
+		Result later = this.script.check(this.t0 + 10 * SECOND, 0, "b", slow);
+		assertThat(later.remaining(0)).isEqualTo(97);
+	}
+
+	@Test
+	void aReturnAfterTheReservationEndedGivesItsUnspentTokensBackOnce() {
+		Limit slow = Limit.tokenBucket(100, 1, 60 * SECOND);
+		Leased a = this.script.lease(this.t0, 1, 4, SECOND, NO_LEASE, "b", slow);
+		// the reservation ends at 1 s: read at 2 s (its 4 tokens count as spent at 1 s); a new lease starts another
+		assertThat(this.script.check(this.t0 + 2 * SECOND, 0, "b", slow).remaining(0)).isEqualTo(95);
+		Leased b = this.script.lease(this.t0 + 2 * SECOND, 1, 4, 10 * SECOND, NO_LEASE, "b", slow);
+		assertThat(b.tokens()).isEqualTo(4);
+		// A's late return: its 2 unspent tokens back, B's reservation untouched: used are A's request and its 2 spent
+		// tokens, B's request and its 4 leased ones (8, less 3 s of refill at 1 per minute)
+		this.script.lease(this.t0 + 3 * SECOND, 0, 0, SECOND, a.returned(2), "b", slow);
+		Result during = this.script.check(this.t0 + 3 * SECOND, 0, "b", slow);
+		assertThat(during.remaining(0)).isEqualTo(92);
+		// B's 4 tokens stay reserved: 93 cannot be taken until B's lease ends
+		assertThat(this.script.check(this.t0 + 3 * SECOND, 93, "b", slow).allowed()).isFalse();
+		// and once B gives them back unspent, they are there
+		this.script.lease(this.t0 + 4 * SECOND, 0, 0, 10 * SECOND, b.returned(4), "b", slow);
+		assertThat(this.script.check(this.t0 + 4 * SECOND, 0, "b", slow).remaining(0)).isEqualTo(96);
+	}
+
+	@Test
 	void noIntervalAdmitsMoreThanCapacityPlusRefillWhateverTheLeases() {
 		// three instances, each leasing greedily and spending locally until its lease ends, returning what is left
 		// with its next lease call; random arrivals. Every admission (from Redis or from a lease) is recorded.

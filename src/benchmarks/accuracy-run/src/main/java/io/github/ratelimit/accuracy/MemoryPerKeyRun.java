@@ -137,7 +137,7 @@ public final class MemoryPerKeyRun {
 
 	private static String state(Algorithm algorithm) {
 		return switch (algorithm) {
-			case TOKEN_BUCKET -> "hash {tk, ts}";
+			case TOKEN_BUCKET -> "one integer (tat, µs)";
 			case SLIDING_WINDOW_LOG -> "sorted set, 1 entry per admitted token";
 			case SLIDING_WINDOW_COUNTER -> "hash {w, c, p}";
 			case FIXED_WINDOW -> "hash {w, c}";
