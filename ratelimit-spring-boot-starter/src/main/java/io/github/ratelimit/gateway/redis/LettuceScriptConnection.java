@@ -17,11 +17,6 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.output.NestedMultiOutput;
-import io.lettuce.core.protocol.AsyncCommand;
-import io.lettuce.core.protocol.Command;
-import io.lettuce.core.protocol.CommandArgs;
-import io.lettuce.core.protocol.CommandType;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -30,8 +25,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * The rate limiter's own Lettuce connection (bytes in, bytes out), opened from a {@link LettuceConnectionFactory}'s
  * native client: standalone, Sentinel-managed or Cluster, with the client's URI, credentials, TLS and client
  * options (so {@code REJECT_COMMANDS} while disconnected and Cluster topology refresh apply here too). Every check
- * shares it; Lettuce pipelines the commands of concurrent checks on it. On a standalone or Sentinel-managed
- * connection the EVALSHAs that one Netty event loop issues in one turn go out together ({@link CoalescingDispatcher}).
+ * shares it; Lettuce pipelines the commands of concurrent checks on it.
  *
  * <p>Opening it blocks (Lettuce connects synchronously), so it is opened on Reactor's bounded elastic scheduler at
  * start-up and, if that failed, on first use, never on the caller's thread; calls made meanwhile wait for that attempt (their caller's timeout bounds
@@ -50,11 +44,6 @@ final class LettuceScriptConnection implements AutoCloseable {
 	private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
 
 	private volatile StatefulConnection<byte[], byte[]> connection;
-
-	/** The open connection when it is a standalone (or Sentinel-managed) one, whose EVALSHAs are coalesced. */
-	private volatile StatefulRedisConnection<byte[], byte[]> standalone;
-
-	private final CoalescingDispatcher dispatcher = new CoalescingDispatcher();
 
 	private volatile boolean closed;
 
@@ -95,34 +84,15 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	private CompletableFuture<List<Object>> evalsha(RedisClusterAsyncCommands<byte[], byte[]> redis,
 			LuaScript script, byte[][] keys, byte[][] args) {
-		CompletableFuture<List<Object>> sent = send(redis, script, keys, args);
+		CompletableFuture<List<Object>> sent = redis.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI,
+				keys, args)
+			.toCompletableFuture();
 		return sent.exceptionallyCompose((ex) -> {
 			if (unwrap(ex) instanceof RedisNoScriptException) {
 				return redis.<List<Object>>eval(script.utf8(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
 			}
 			return sent;
 		});
-	}
-
-	/**
-	 * One EVALSHA: through the dispatcher that coalesces an event loop's commands on a standalone connection, through
-	 * the async API (which routes it to the keys' node) on a Cluster.
-	 */
-	private CompletableFuture<List<Object>> send(RedisClusterAsyncCommands<byte[], byte[]> redis, LuaScript script,
-			byte[][] keys, byte[][] args) {
-		StatefulRedisConnection<byte[], byte[]> single = this.standalone;
-		if (single == null || this.commands != redis) {
-			return redis.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
-		}
-		// what RedisCommandBuilder.evalsha builds for ScriptOutputType.MULTI
-		CommandArgs<byte[], byte[]> commandArgs = new CommandArgs<>(ByteArrayCodec.INSTANCE).add(script.sha1())
-			.add(keys.length)
-			.addKeys(keys)
-			.addValues(args);
-		AsyncCommand<byte[], byte[], List<Object>> command = new AsyncCommand<>(
-				new Command<>(CommandType.EVALSHA, new NestedMultiOutput<>(ByteArrayCodec.INSTANCE), commandArgs));
-		this.dispatcher.dispatch(single, command);
-		return command;
 	}
 
 	/**
@@ -181,7 +151,6 @@ final class LettuceScriptConnection implements AutoCloseable {
 		}
 		AbstractRedisClient client = this.connectionFactory.getRequiredNativeClient();
 		StatefulConnection<byte[], byte[]> opened;
-		StatefulRedisConnection<byte[], byte[]> single = null;
 		RedisClusterAsyncCommands<byte[], byte[]> async;
 		if (client instanceof RedisClusterClient cluster) {
 			StatefulRedisClusterConnection<byte[], byte[]> connection = cluster.connect(ByteArrayCodec.INSTANCE);
@@ -191,7 +160,6 @@ final class LettuceScriptConnection implements AutoCloseable {
 		else if (client instanceof RedisClient standalone) {
 			StatefulRedisConnection<byte[], byte[]> connection = standalone.connect(ByteArrayCodec.INSTANCE);
 			opened = connection;
-			single = connection;
 			async = connection.async();
 		}
 		else {
@@ -204,7 +172,6 @@ final class LettuceScriptConnection implements AutoCloseable {
 			}
 			if (!this.closed && this.commands == null) {
 				this.connection = opened;
-				this.standalone = single;
 				this.commands = async;
 				return async;
 			}
@@ -228,7 +195,6 @@ final class LettuceScriptConnection implements AutoCloseable {
 			open = this.connection;
 			this.connection = null;
 			this.commands = null;
-			this.standalone = null;
 			this.attempt.set(null);
 			this.generation++;
 		}

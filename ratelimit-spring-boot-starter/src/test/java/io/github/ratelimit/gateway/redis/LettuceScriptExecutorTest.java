@@ -1,7 +1,6 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -12,7 +11,6 @@ import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.test.redis.RedisServer;
-import io.netty.channel.DefaultEventLoop;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,8 +28,7 @@ import static org.awaitility.Awaitility.await;
  * process: the connection is opened at creation off the caller's thread, a Redis that is down at start-up fails
  * checks (for the failure policy to handle) instead of hanging them, the executor connects once Redis is up, follows
  * a context stop and start, reloads the script after SCRIPT FLUSH and reconnects after a restart; a second set of
- * arguments (cost above 1) never changes the cached ones; the checks one event loop issues in one turn reach Redis
- * in one write, each with its own answer, also when Redis has lost the script.
+ * arguments (cost above 1) never changes the cached ones.
  */
 class LettuceScriptExecutorTest {
 
@@ -151,60 +148,6 @@ class LettuceScriptExecutorTest {
 		assertThat(consume(1).allowed()).isFalse();
 		assertThat(this.limiter.reset(this.client, this.limits).orTimeout(5, TimeUnit.SECONDS).join()).isEqualTo(1);
 		assertThat(consume(5).allowed()).isTrue();
-	}
-
-	@Test
-	void checksIssuedInOneTurnOfAnEventLoopReachRedisTogether() throws Exception {
-		assertThat(consume(1).allowed()).isTrue(); // the connection is open, the script loaded
-		long readsBefore = readsProcessed();
-		List<RateLimitDecision> decisions = checksInOneTurn(50);
-		long reads = readsProcessed() - readsBefore;
-		assertThat(decisions).hasSize(50).allSatisfy((decision) -> {
-			assertThat(decision.allowed()).isTrue();
-			assertThat(decision.statuses().get(0).remaining()).isEqualTo(4);
-		});
-		// one read of the 50 EVALSHAs (a few more if the kernel splits the write) and one of INFO; one each unbatched
-		assertThat(reads).isLessThanOrEqualTo(5);
-	}
-
-	@Test
-	void aBatchOfChecksRunsAfterRedisLostTheScript() throws Exception {
-		assertThat(consume(1).allowed()).isTrue();
-		this.redis.command("SCRIPT", "FLUSH");
-		assertThat(checksInOneTurn(10)).hasSize(10)
-			.allSatisfy((decision) -> assertThat(decision.allowed()).isTrue());
-	}
-
-	/** Checks of distinct clients, all issued in one task on a Netty event loop, as the filter does per turn. */
-	private List<RateLimitDecision> checksInOneTurn(int count) throws Exception {
-		DefaultEventLoop loop = new DefaultEventLoop();
-		try {
-			List<CompletableFuture<RateLimitDecision>> checks = loop.submit(() -> {
-				List<CompletableFuture<RateLimitDecision>> issued = new ArrayList<>();
-				for (int i = 0; i < count; i++) {
-					ClientKey other = new ClientKey(ClientKey.Kind.API_KEY, "batched-" + i, "free");
-					issued.add(this.limiter.tryConsume(other, this.limits, 1));
-				}
-				return issued;
-			}).get(5, TimeUnit.SECONDS);
-			List<RateLimitDecision> decisions = new ArrayList<>();
-			for (CompletableFuture<RateLimitDecision> check : checks) {
-				decisions.add(check.get(5, TimeUnit.SECONDS));
-			}
-			return decisions;
-		}
-		finally {
-			loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-		}
-	}
-
-	private long readsProcessed() {
-		for (String line : this.redis.command("INFO", "stats").split("\r?\n")) {
-			if (line.startsWith("total_reads_processed:")) {
-				return Long.parseLong(line.substring("total_reads_processed:".length()).trim());
-			}
-		}
-		throw new IllegalStateException("INFO stats has no total_reads_processed");
 	}
 
 	private RateLimitDecision consume(long cost) throws Exception {
