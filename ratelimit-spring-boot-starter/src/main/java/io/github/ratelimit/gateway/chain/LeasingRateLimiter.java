@@ -10,7 +10,6 @@ import java.util.concurrent.TimeoutException;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Scheduler;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -96,8 +95,10 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 			// a client idle for a lease duration after its lease ended gives the unspent tokens back
 			.expireAfterAccess(Duration.ofNanos(2 * this.durationNanos))
 			.scheduler(Scheduler.systemScheduler())
+			// evicted (idle, or beyond max-entries): the lease goes back; explicit removals (stop, reset, refreshed
+			// limits) end the lease themselves, so that stop() waits for its own returns
 			.<SlotKey, Slot>removalListener((key, slot, cause) -> {
-				if (key != null && slot != null && cause != RemovalCause.REPLACED) {
+				if (key != null && slot != null && cause.wasEvicted()) {
 					returnLease(key.client(), slot);
 				}
 			})
