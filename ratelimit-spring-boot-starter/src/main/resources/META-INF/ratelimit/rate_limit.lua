@@ -193,6 +193,17 @@ function tb.admits(l)
   return l.available + EPSILON >= cost
 end
 
+-- The time the bucket is full again (us), with the reservation counted as spent at its end.
+local function tb_full_at(l)
+  local full_at = l.tat
+  if l.reserved > 0 then
+    local after = l.reserved_until + l.reserved * l.interval
+    if after > full_at then full_at = after end
+  end
+  if full_at < now then full_at = now end
+  return full_at
+end
+
 -- The smallest whole w for which the admission rule above, evaluated w microseconds later, admits the request (so
 -- waiting exactly the returned time succeeds despite float rounding). tat_at(t) - t never grows with t, so the rule,
 -- once true, stays true.
@@ -202,9 +213,7 @@ function tb.wait(l)
   if w < 0 then w = 0 end
   if l.reserved > 0 and not tb_fits(l, now + w) then
     -- the reservation holds the room until the leases end
-    local after = l.reserved_until + l.reserved * l.interval
-    if l.tat > after then after = l.tat end
-    local w2 = math.ceil(after + cost * l.interval - l.tau - now)
+    local w2 = math.ceil(tb_full_at(l) + cost * l.interval - l.tau - now)
     if w2 > w then w = w2 end
   end
   if w >= MAX then return MAX end
@@ -218,17 +227,6 @@ end
 -- Takes tokens now: raises tat past the reservation's floor first, so the new tokens stack on the reserved ones.
 local function tb_take(l, tokens)
   l.tat = tb_tat_at(l, now) + tokens * l.interval
-end
-
--- The time the bucket is full again (us), with the reservation counted as spent at its end.
-local function tb_full_at(l)
-  local full_at = l.tat
-  if l.reserved > 0 then
-    local after = l.reserved_until + l.reserved * l.interval
-    if after > full_at then full_at = after end
-  end
-  if full_at < now then full_at = now end
-  return full_at
 end
 
 local function tb_write(l)
@@ -556,9 +554,7 @@ if operation == 'lease' then
     for i = 1, n do
       local l = limits[i]
       if l.reserved > 0 and returned_start >= l.reserved_since then
-        local settled_at = now
-        if returned_until < settled_at then settled_at = returned_until end
-        local floor = settled_at + l.reserved * l.interval
+        local floor = tb_reserved_floor(l, math.min(now, returned_until))
         if floor > l.tat then l.tat = floor end
         l.reserved = l.reserved - returned
         if l.reserved <= 0 then l.reserved = 0; l.reserved_until = 0; l.reserved_since = 0 end

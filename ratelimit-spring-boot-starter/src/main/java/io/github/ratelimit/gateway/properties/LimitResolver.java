@@ -223,10 +223,11 @@ public class LimitResolver implements KnownPlans {
 	}
 
 	/**
-	 * The lease budget a limit's {@code lease} property gives: {@code off} (or unset) is 0, {@code N%} is N.
+	 * The lease budget a limit's {@code lease} property gives: {@code off} (or unset) is 0, {@code N%} with N above 0
+	 * is N.
 	 * @param lease the property's value, {@code null} when unset
-	 * @return the budget in percent of the capacity, 0 for none; {@link Double#NaN} when the value is neither (the
-	 * validator reports it before any limit is built)
+	 * @return the budget in percent of the capacity, 0 for none; {@link Double#NaN} for any other value, {@code 0%}
+	 * included (the validator reports it before any limit is built)
 	 */
 	static double leaseBudgetPercent(String lease) {
 		if (lease == null || lease.isBlank() || lease.strip().equalsIgnoreCase("off")) {
@@ -237,7 +238,8 @@ public class LimitResolver implements KnownPlans {
 			return Double.NaN;
 		}
 		try {
-			return Double.parseDouble(value.substring(0, value.length() - 1).strip());
+			double percent = Double.parseDouble(value.substring(0, value.length() - 1).strip());
+			return (percent > 0) ? percent : Double.NaN;
 		}
 		catch (NumberFormatException ex) {
 			return Double.NaN;

@@ -232,9 +232,7 @@ public final class RateLimitPropertiesValidator {
 								+ "(for slower rates lengthen refill-period, e.g. 1 per 1m)."));
 			}
 			double leaseBudget = LimitResolver.leaseBudgetPercent(limit.getLease());
-			boolean leaseOff = limit.getLease() == null || limit.getLease().isBlank()
-					|| limit.getLease().strip().equalsIgnoreCase("off");
-			if (!(leaseBudget > 0 && leaseBudget <= LimitDefinition.MAX_LEASE_BUDGET_PERCENT) && !leaseOff) {
+			if (!(leaseBudget >= 0 && leaseBudget <= LimitDefinition.MAX_LEASE_BUDGET_PERCENT)) {
 				v.add(new ConfigurationViolation(at + ".lease",
 						"must be off or a percentage above 0% and at most 50% of the capacity, was '" + limit.getLease()
 								+ "'.",

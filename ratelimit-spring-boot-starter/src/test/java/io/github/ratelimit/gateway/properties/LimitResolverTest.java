@@ -78,6 +78,7 @@ class LimitResolverTest {
 		assertThat(LimitResolver.leaseBudgetPercent("0.5 %")).isEqualTo(0.5);
 		assertThat(LimitResolver.leaseBudgetPercent("2")).isNaN();
 		assertThat(LimitResolver.leaseBudgetPercent("x%")).isNaN();
+		assertThat(LimitResolver.leaseBudgetPercent("0%")).isNaN();
 	}
 
 	@Test
