@@ -15,6 +15,7 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
+import io.github.ratelimit.gateway.redis.StartedConnectionFactory;
 import io.github.ratelimit.gateway.redis.StoredTokens;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterAll;
@@ -22,7 +23,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -50,10 +50,7 @@ class LeasingRateLimiterTest {
 
 	@BeforeAll
 	static void connect() {
-		connectionFactory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = StartedConnectionFactory.to(testRedis.host(), testRedis.port());
 		store = new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl"));
 	}
 

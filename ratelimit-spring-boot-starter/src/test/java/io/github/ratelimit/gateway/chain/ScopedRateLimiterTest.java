@@ -13,13 +13,13 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
+import io.github.ratelimit.gateway.redis.StartedConnectionFactory;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -54,10 +54,7 @@ class ScopedRateLimiterTest {
 
 	@BeforeAll
 	static void connect() {
-		connectionFactory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = StartedConnectionFactory.to(testRedis.host(), testRedis.port());
 		limiter = new ScopedRateLimiter(
 				new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl")));
 	}

@@ -7,7 +7,6 @@ import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
@@ -19,10 +18,7 @@ class InstanceCounterTest {
 
 	@Test
 	void instancesCountEachOtherAndKeepTheLastCount(TestRedis redis) {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration(redis.host(), redis.port()));
-		factory.afterPropertiesSet();
-		factory.start();
+		LettuceConnectionFactory factory = StartedConnectionFactory.to(redis.host(), redis.port());
 		try {
 			ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(factory);
 			InstanceCounter a = new InstanceCounter(template, "ic", 7, true, Duration.ofSeconds(5));

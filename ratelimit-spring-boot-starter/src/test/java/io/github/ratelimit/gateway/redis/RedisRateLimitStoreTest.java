@@ -18,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -50,10 +49,7 @@ class RedisRateLimitStoreTest {
 
 	@BeforeAll
 	static void connect() {
-		connectionFactory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = StartedConnectionFactory.to(testRedis.host(), testRedis.port());
 		templateLimiter = new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl"));
 		lettuceLimiter = new RedisRateLimitStore(new LettuceScriptExecutor(connectionFactory), new BucketKeys("rl"));
 	}

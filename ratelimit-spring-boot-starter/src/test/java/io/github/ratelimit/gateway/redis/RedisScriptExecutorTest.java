@@ -12,7 +12,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -36,10 +35,7 @@ class RedisScriptExecutorTest {
 
 	@BeforeAll
 	static void connect() {
-		connectionFactory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration(testRedis.host(), testRedis.port()));
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = StartedConnectionFactory.to(testRedis.host(), testRedis.port());
 		lettuce = new LettuceScriptExecutor(connectionFactory);
 		springData = new SpringDataScriptExecutor(connectionFactory);
 	}
