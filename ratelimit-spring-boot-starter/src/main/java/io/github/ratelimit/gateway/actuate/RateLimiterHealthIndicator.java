@@ -1,6 +1,12 @@
 package io.github.ratelimit.gateway.actuate;
 
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.ratelimit.gateway.chain.FallbackMode;
+import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import reactor.core.publisher.Mono;
@@ -10,43 +16,87 @@ import org.springframework.boot.health.contributor.Health;
 
 /**
  * Reports the limiter's state under the {@code rateLimiter} health component. Always {@code UP}: the gateway
- * fails open by design, so an unavailable Redis must not take the instance out of service. The details say where
- * decisions come from ({@code decisions}: {@code redis}, {@code local-fallback}, {@code unchecked}), the circuit
- * breaker state and the number of instances sharing the limits.
+ * fails open by design, so an unavailable Redis must not take the instance out of service. The details:
+ * <ul>
+ * <li>{@code decisions}: where decisions come from: {@code redis}; {@code local-fallback} or {@code unchecked}
+ * (per {@code ratelimit.fallback.mode}) when every shard's breaker is open; {@code redis-and-local-fallback} or
+ * {@code redis-and-unchecked} when only some are (a Redis Cluster with failed masters);</li>
+ * <li>{@code circuitBreaker}: the worst breaker state ({@code OPEN} if any is open, then {@code HALF_OPEN}, then
+ * {@code CLOSED}); {@code failureRate}: the highest failure rate in percent ({@code -1} until a breaker has its
+ * minimum number of calls);</li>
+ * <li>{@code shards}: each shard's breaker state ({@code single} for standalone Redis, {@code host:port} per
+ * Cluster master); {@code degradedShards}: the shards whose breaker is not closed;</li>
+ * <li>{@code instances}, {@code instancesLearned}: the number of instances sharing the limits.</li>
+ * </ul>
  */
 public class RateLimiterHealthIndicator extends AbstractReactiveHealthIndicator {
 
-	private final FailurePolicyLimiter limiter;
+	private final FallbackMode mode;
+
+	private final ShardCircuitBreakers breakers;
 
 	private final InstanceCounter instances;
 
 	/**
 	 * Create the indicator.
-	 * @param limiter the failure policy holding the circuit breaker
+	 * @param mode what requests that fail open get while their shard is unavailable
+	 * @param breakers the store shards' circuit breakers
 	 * @param instances knows the instance count
 	 */
-	public RateLimiterHealthIndicator(FailurePolicyLimiter limiter, InstanceCounter instances) {
+	public RateLimiterHealthIndicator(FallbackMode mode, ShardCircuitBreakers breakers, InstanceCounter instances) {
 		super("Rate limiter health check failed");
-		this.limiter = limiter;
+		this.mode = mode;
+		this.breakers = breakers;
 		this.instances = instances;
 	}
 
 	@Override
 	protected Mono<Health> doHealthCheck(Health.Builder builder) {
-		CircuitBreaker breaker = this.limiter.getCircuitBreaker();
-		CircuitBreaker.State state = breaker.getState();
-		boolean shared = state == CircuitBreaker.State.CLOSED || state == CircuitBreaker.State.HALF_OPEN
-				|| state == CircuitBreaker.State.DISABLED;
-		String decisions = shared ? "redis"
-				: (this.limiter.getMode() == io.github.ratelimit.gateway.chain.FallbackMode.LOCAL)
-						? "local-fallback" : "unchecked";
+		Map<String, String> shards = new LinkedHashMap<>();
+		List<String> degraded = new ArrayList<>();
+		CircuitBreaker.State worst = CircuitBreaker.State.CLOSED;
+		float failureRate = -1;
+		int open = 0;
+		for (Map.Entry<String, CircuitBreaker> shard : this.breakers.current().entrySet()) {
+			CircuitBreaker breaker = shard.getValue();
+			CircuitBreaker.State state = breaker.getState();
+			shards.put(shard.getKey(), state.name());
+			if (!sharesDecisions(state)) {
+				open++;
+			}
+			if (!sharesDecisions(state) || state == CircuitBreaker.State.HALF_OPEN) {
+				degraded.add(shard.getKey());
+			}
+			if (rank(state) > rank(worst)) {
+				worst = state;
+			}
+			failureRate = Math.max(failureRate, breaker.getMetrics().getFailureRate());
+		}
+		String local = (this.mode == FallbackMode.LOCAL) ? "local-fallback" : "unchecked";
+		String decisions = (open == 0) ? "redis" : (open == shards.size()) ? local : "redis-and-" + local;
 		return Mono.just(builder.up()
 			.withDetail("decisions", decisions)
-			.withDetail("circuitBreaker", state.name())
-			.withDetail("failureRate", breaker.getMetrics().getFailureRate())
+			.withDetail("circuitBreaker", worst.name())
+			.withDetail("failureRate", failureRate)
+			.withDetail("shards", shards)
+			.withDetail("degradedShards", degraded)
 			.withDetail("instances", this.instances.instances())
 			.withDetail("instancesLearned", this.instances.isLearned())
 			.build());
+	}
+
+	/** Whether calls go to Redis in this state (half-open lets trial calls through). */
+	private static boolean sharesDecisions(CircuitBreaker.State state) {
+		return state == CircuitBreaker.State.CLOSED || state == CircuitBreaker.State.HALF_OPEN
+				|| state == CircuitBreaker.State.DISABLED || state == CircuitBreaker.State.METRICS_ONLY;
+	}
+
+	private static int rank(CircuitBreaker.State state) {
+		return switch (state) {
+			case OPEN, FORCED_OPEN -> 2;
+			case HALF_OPEN -> 1;
+			default -> 0;
+		};
 	}
 
 }

@@ -10,6 +10,8 @@ import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.chain.RateLimitChecker;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
+import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
+import io.github.ratelimit.gateway.chain.StoreShards;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
@@ -71,7 +73,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitAutoConfiguration {
 
-	/** Name of the circuit breaker around Redis calls. */
+	/** Name of the store's circuit breaker (standalone or Sentinel-managed Redis); on a Cluster each master has its own, {@code ratelimit-redis@host:port}. */
 	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
 	/** The rules of the routes' {@code RateLimit} arguments; not replaceable, like the check that runs them. */
@@ -160,10 +162,17 @@ public final class RateLimitAutoConfiguration {
 				fallback.getInstances(), fallback.isLearnInstances(), fallback.getHeartbeatInterval());
 	}
 
+	/**
+	 * One circuit breaker per shard of the store (one for standalone or Sentinel-managed Redis, one per master of a
+	 * Cluster), right over the store. When the application defines a {@code CircuitBreakerRegistry}, the breakers
+	 * live there, and a breaker of that registry named {@value #CIRCUIT_BREAKER_NAME} (e.g. configured under
+	 * {@code resilience4j.circuitbreaker.instances}) is the single shard's breaker and gives its settings to every
+	 * shard's; otherwise {@code ratelimit.circuit-breaker.*} does.
+	 */
 	@Bean
-	@ConditionalOnMissingBean(name = "rateLimitCircuitBreaker")
+	@ConditionalOnMissingBean
 	@ConditionalOnBean(ClientRateLimiter.class)
-	CircuitBreaker rateLimitCircuitBreaker(RateLimitProperties properties,
+	ShardCircuitBreakers rateLimitCircuitBreakers(RateLimitProperties properties, ObjectProvider<StoreShards> shards,
 			ObjectProvider<CircuitBreakerRegistry> registry) {
 		RateLimitProperties.CircuitBreaker settings = properties.getCircuitBreaker();
 		CircuitBreakerConfig config = CircuitBreakerConfig.custom()
@@ -178,11 +187,13 @@ public final class RateLimitAutoConfiguration {
 			.writableStackTraceEnabled(false)
 			.build();
 		CircuitBreakerRegistry applicationRegistry = registry.getIfAvailable();
-		if (applicationRegistry == null) {
-			return CircuitBreaker.of(CIRCUIT_BREAKER_NAME, config);
-		}
-		return applicationRegistry.find(CIRCUIT_BREAKER_NAME)
-			.orElseGet(() -> applicationRegistry.circuitBreaker(CIRCUIT_BREAKER_NAME, config));
+		CircuitBreakerRegistry breakers = (applicationRegistry != null) ? applicationRegistry
+				: CircuitBreakerRegistry.of(config);
+		CircuitBreakerConfig shardConfig = breakers.find(CIRCUIT_BREAKER_NAME)
+			.map(CircuitBreaker::getCircuitBreakerConfig)
+			.orElse(config);
+		return new ShardCircuitBreakers(shards.getIfUnique(), breakers, CIRCUIT_BREAKER_NAME, shardConfig,
+				properties.getRedisTimeout());
 	}
 
 	/**
@@ -193,32 +204,28 @@ public final class RateLimitAutoConfiguration {
 	@Bean(defaultCandidate = false)
 	@ConditionalOnMissingBean(name = "rateLimitLeasingRateLimiter")
 	@ConditionalOnBean(LeaseStore.class)
-	LeasingRateLimiter rateLimitLeasingRateLimiter(LeaseStore store, RateLimitProperties properties) {
-		if (!(store instanceof ClientRateLimiter)) {
+	LeasingRateLimiter rateLimitLeasingRateLimiter(LeaseStore store, ShardCircuitBreakers rateLimitCircuitBreakers,
+			RateLimitProperties properties) {
+		if (!(store instanceof ClientRateLimiter leasingStore)) {
 			throw new IllegalStateException("The LeaseStore bean " + store + " is no ClientRateLimiter; define a bean "
 					+ "named rateLimitLeasingRateLimiter to combine it with the store");
 		}
-		return new LeasingRateLimiter(leasingStore(store), properties.getLeases().getDuration(),
-				properties.getLeases().getMaxEntries());
-	}
-
-	@SuppressWarnings("unchecked")
-	private static <S extends ClientRateLimiter & LeaseStore> S leasingStore(LeaseStore store) {
-		return (S) store;
+		return new LeasingRateLimiter(rateLimitCircuitBreakers.guard(leasingStore),
+				properties.getLeases().getDuration(), properties.getLeases().getMaxEntries());
 	}
 
 	/**
 	 * The scopes layer over the store: adds limits with {@code scope: global} (the group-wide client). The store is
-	 * the application's {@link ClientRateLimiter} bean, the Redis one unless replaced, under the token lease layer
-	 * when there is one.
+	 * the application's {@link ClientRateLimiter} bean, the Redis one unless replaced, guarded by its shards'
+	 * circuit breakers, under the token lease layer when there is one.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(ClientRateLimiter.class)
-	ScopedRateLimiter rateLimitScopedRateLimiter(ClientRateLimiter store,
+	ScopedRateLimiter rateLimitScopedRateLimiter(ClientRateLimiter store, ShardCircuitBreakers rateLimitCircuitBreakers,
 			@Qualifier("rateLimitLeasingRateLimiter") ObjectProvider<LeasingRateLimiter> leasing) {
 		LeasingRateLimiter leases = leasing.getIfAvailable();
-		return new ScopedRateLimiter((leases != null) ? leases : store);
+		return new ScopedRateLimiter((leases != null) ? leases : rateLimitCircuitBreakers.guard(store));
 	}
 
 	/** This instance's share of every limit, deciding while Redis is unavailable. */
@@ -241,9 +248,8 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(ScopedRateLimiter.class)
 	FailurePolicyLimiter rateLimitFailurePolicyLimiter(ScopedRateLimiter shared, LocalFallbackLimiter local,
-			RateLimitProperties properties, @Qualifier("rateLimitCircuitBreaker") CircuitBreaker rateLimitCircuitBreaker,
-			ObjectProvider<RateLimitMetrics> metrics) {
-		return new FailurePolicyLimiter(shared, local, rateLimitCircuitBreaker, properties.getRedisTimeout(),
+			RateLimitProperties properties, ObjectProvider<RateLimitMetrics> metrics) {
+		return new FailurePolicyLimiter(shared, local, properties.getRedisTimeout(),
 				properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
 
@@ -285,38 +291,46 @@ public final class RateLimitAutoConfiguration {
 		}
 
 		/**
-		 * Counts the breaker's state transitions: {@code ratelimit.circuitbreaker.transitions{from,to}}.
+		 * Counts the breakers' state transitions: {@code ratelimit.circuitbreaker.transitions{breaker,from,to}}
+		 * ({@code breaker}: {@code ratelimit-redis}, or {@code ratelimit-redis@host:port} per Cluster master),
+		 * including breakers added later.
 		 */
 		@Bean
-		MeterBinder rateLimitCircuitBreakerTransitions(ObjectProvider<CircuitBreaker> rateLimitCircuitBreaker) {
+		MeterBinder rateLimitCircuitBreakerTransitions(ObjectProvider<ShardCircuitBreakers> rateLimitCircuitBreakers) {
 			return (meters) -> {
-				CircuitBreaker breaker = rateLimitCircuitBreaker.getIfAvailable();
-				if (breaker != null) {
-					breaker.getEventPublisher().onStateTransition((event) -> meters
-						.counter(MicrometerRateLimitMetrics.TRANSITIONS, "from",
-								event.getStateTransition().getFromState().name().toLowerCase(java.util.Locale.ROOT), "to",
-								event.getStateTransition().getToState().name().toLowerCase(java.util.Locale.ROOT))
-						.increment());
+				ShardCircuitBreakers breakers = rateLimitCircuitBreakers.getIfAvailable();
+				if (breakers != null) {
+					CircuitBreakerRegistry registry = breakers.getRegistry();
+					registry.getAllCircuitBreakers().forEach((breaker) -> countTransitions(breaker, meters));
+					registry.getEventPublisher()
+						.onEntryAdded((added) -> countTransitions(added.getAddedEntry(), meters));
 				}
 			};
 		}
 
+		private static void countTransitions(CircuitBreaker breaker, MeterRegistry meters) {
+			if (!breaker.getName().startsWith(CIRCUIT_BREAKER_NAME)) {
+				return; // another breaker of the application's registry
+			}
+			breaker.getEventPublisher().onStateTransition((event) -> meters
+				.counter(MicrometerRateLimitMetrics.TRANSITIONS, "breaker", breaker.getName(), "from",
+						event.getStateTransition().getFromState().name().toLowerCase(java.util.Locale.ROOT), "to",
+						event.getStateTransition().getToState().name().toLowerCase(java.util.Locale.ROOT))
+				.increment());
+		}
+
 		/**
-		 * The breaker's state and calls as {@code resilience4j.circuitbreaker.*} meters, unless the application's own
-		 * {@code CircuitBreakerRegistry} (whose metrics its integration binds) holds the breaker.
+		 * The breakers' state and calls as {@code resilience4j.circuitbreaker.*} meters (one set per shard), unless
+		 * the application's own {@code CircuitBreakerRegistry} (whose metrics its integration binds) holds them.
 		 */
 		@Bean
 		@ConditionalOnClass(name = "io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics")
-		MeterBinder rateLimitCircuitBreakerMetrics(ObjectProvider<CircuitBreaker> rateLimitCircuitBreaker,
+		MeterBinder rateLimitCircuitBreakerMetrics(ObjectProvider<ShardCircuitBreakers> rateLimitCircuitBreakers,
 				ObjectProvider<CircuitBreakerRegistry> registry) {
 			return (meters) -> {
-				CircuitBreaker breaker = rateLimitCircuitBreaker.getIfAvailable();
-				if (breaker != null && registry.getIfAvailable() == null) {
-					// Resilience4j binds meters per registry: hold the breaker in a registry of its own
-					CircuitBreakerRegistry own = CircuitBreakerRegistry.ofDefaults();
-					own.circuitBreaker(breaker.getName());
-					own.replace(breaker.getName(), breaker);
-					TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(own).bindTo(meters);
+				ShardCircuitBreakers breakers = rateLimitCircuitBreakers.getIfAvailable();
+				if (breakers != null && registry.getIfAvailable() == null) {
+					TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(breakers.getRegistry()).bindTo(meters);
 				}
 			};
 		}

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -17,13 +18,14 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass(ReactiveHealthIndicator.class)
-@ConditionalOnBean({ FailurePolicyLimiter.class, InstanceCounter.class })
+@ConditionalOnBean({ FailurePolicyLimiter.class, ShardCircuitBreakers.class, InstanceCounter.class })
 public final class RateLimitHealthAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimiterHealthIndicator")
-	RateLimiterHealthIndicator rateLimiterHealthIndicator(FailurePolicyLimiter limiter, InstanceCounter counter) {
-		return new RateLimiterHealthIndicator(limiter, counter);
+	RateLimiterHealthIndicator rateLimiterHealthIndicator(FailurePolicyLimiter limiter,
+			ShardCircuitBreakers breakers, InstanceCounter counter) {
+		return new RateLimiterHealthIndicator(limiter.getMode(), breakers, counter);
 	}
 
 }

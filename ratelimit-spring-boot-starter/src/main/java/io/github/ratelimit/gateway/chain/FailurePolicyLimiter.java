@@ -2,9 +2,6 @@ package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -13,8 +10,6 @@ import java.util.function.BiConsumer;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.support.ThrottledLog;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import io.netty.util.TimerTask;
@@ -22,16 +17,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The failure policy around the shared limiter. Every check runs under a timeout and a Resilience4j circuit breaker;
- * when it fails (error, timeout, breaker open):
+ * The failure policy around the shared limiter. Every check runs under a timeout; when it fails (error, timeout, or
+ * the {@linkplain ShardCircuitBreakers circuit breaker} of the store shard holding the client's buckets is open):
  * <ul>
  * <li>requests that {@linkplain RateLimitRequest#failClosed() fail closed} (critical routes) get
  * {@link RateLimitDecision#failedClosed}, which the front end answers with 503;</li>
  * <li>the others fail open: the {@link LocalFallbackLimiter local fallback} decides with this instance's share of
  * each limit, or, with {@link FallbackMode#ALLOW}, the request is let through unchecked.</li>
  * </ul>
- * While the breaker is open no Redis call is made and a check costs a few microseconds; after
- * {@code wait-duration-in-open-state} trial calls go to Redis and, if they succeed, the breaker closes.
+ * The breakers are per shard and sit right over the store, so a failed Redis Cluster master sends only its own
+ * clients here; while a shard's breaker is open its checks make no Redis call and cost a few microseconds.
  *
  * <p>This is the only place where the fail-closed rule is applied. The policy knows no reactive library: the shared
  * limiter answers a future, and one timer wheel times every pending check out.
@@ -53,8 +48,6 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 
 	private final LocalFallbackLimiter local;
 
-	private final CircuitBreaker circuitBreaker;
-
 	private final Duration timeout;
 
 	private final long timeoutNanos;
@@ -69,21 +62,21 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 
 	/**
 	 * Create the policy.
-	 * @param shared the shared limiter (the {@link ScopedRateLimiter} over the Redis store)
+	 * @param shared the shared limiter (the {@link ScopedRateLimiter} over the Redis store, guarded by
+	 * {@link ShardCircuitBreakers}); a breaker's refusal ({@link CallNotPermittedException}) is a failure like any
+	 * other
 	 * @param local the local fallback limiter
-	 * @param circuitBreaker the breaker around the shared limiter
 	 * @param timeout longest wait for the shared limiter per check (positive)
 	 * @param mode what requests that fail open get while the shared limiter is unavailable
 	 * @param listener told of check durations and store failures ({@link CheckListener#NONE} for nobody)
 	 */
-	public FailurePolicyLimiter(ClientRateLimiter shared, LocalFallbackLimiter local, CircuitBreaker circuitBreaker,
-			Duration timeout, FallbackMode mode, CheckListener listener) {
+	public FailurePolicyLimiter(ClientRateLimiter shared, LocalFallbackLimiter local, Duration timeout,
+			FallbackMode mode, CheckListener listener) {
 		this.shared = shared;
 		this.local = local;
-		this.circuitBreaker = circuitBreaker;
 		this.timeout = timeout;
 		this.timeoutNanos = timeout.toNanos();
-		this.timer = newTimer(timeout);
+		this.timer = CheckTimer.newTimer(timeout, "ratelimit-timeouts");
 		this.mode = mode;
 		this.listener = listener;
 	}
@@ -96,15 +89,12 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	 */
 	@Override
 	public CompletableFuture<RateLimitDecision> check(RateLimitRequest request) {
-		long start = System.nanoTime();
-		if (!this.circuitBreaker.tryAcquirePermission()) {
-			return CompletableFuture.completedFuture(fallback(request,
-					CallNotPermittedException.createCallNotPermittedException(this.circuitBreaker), start));
-		}
-		PendingCheck pending = new PendingCheck(request, start);
+		PendingCheck pending = new PendingCheck(request, System.nanoTime());
 		CompletableFuture<RateLimitDecision> call = Futures
 			.call(() -> this.shared.tryConsume(request.client(), request.limits(), request.cost()));
-		pending.timeout = this.timer.newTimeout(pending, this.timeoutNanos, TimeUnit.NANOSECONDS);
+		if (!call.isDone()) { // not refused at once by an open breaker
+			pending.timeout = this.timer.newTimeout(pending, this.timeoutNanos, TimeUnit.NANOSECONDS);
+		}
 		call.whenComplete(pending);
 		return pending;
 	}
@@ -140,7 +130,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	 * One check waiting for the shared limiter: completed by its answer or by the timer, whichever comes first.
 	 * Giving up does not cancel the call (the command may already be in Redis); if it later comes back having
 	 * allowed (and so consumed) the request, its tokens are refunded, so a request decided without Redis consumes
-	 * nothing there. The circuit breaker is told of every outcome with the call's duration.
+	 * nothing there.
 	 */
 	private final class PendingCheck extends CompletableFuture<RateLimitDecision>
 			implements TimerTask, BiConsumer<RateLimitDecision, Throwable> {
@@ -170,11 +160,9 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 				Throwable failure = (error != null) ? Futures.unwrap(error)
 						: (decision == null) ? new IllegalStateException("The shared limiter answered nothing") : null;
 				if (failure != null) {
-					FailurePolicyLimiter.this.circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, failure);
 					complete(fallback(this.request, failure, this.start));
 					return;
 				}
-				FailurePolicyLimiter.this.circuitBreaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
 				FailurePolicyLimiter.this.listener.recordCheck(decision.source(), elapsed);
 				complete(decision);
 			}
@@ -189,8 +177,6 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 			if (STATE.compareAndSet(this, PENDING, ABANDONED)) {
 				TimeoutException failure = new TimeoutException(
 						"No answer from the shared limiter within " + FailurePolicyLimiter.this.timeout);
-				FailurePolicyLimiter.this.circuitBreaker.onError(System.nanoTime() - this.start, TimeUnit.NANOSECONDS,
-						failure);
 				complete(fallback(this.request, failure, this.start));
 			}
 		}
@@ -203,7 +189,6 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 				if (timer != null) {
 					timer.cancel();
 				}
-				FailurePolicyLimiter.this.circuitBreaker.releasePermission();
 			}
 			return super.cancel(mayInterruptIfRunning);
 		}
@@ -216,31 +201,6 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	@Override
 	public void close() {
 		this.timer.stop();
-	}
-
-	/**
-	 * One timer wheel for every pending check (Netty's {@link HashedWheelTimer}: adding and cancelling a timeout is
-	 * O(1), no scheduler queue per check), ticking every 1/20 of the timeout (1 ms to 10 ms), so a timeout fires
-	 * within one tick after it is due. Expired checks are finished on the common fork-join pool, not on the timer's
-	 * thread.
-	 */
-	private static Timer newTimer(Duration timeout) {
-		long tickNanos = Math.max(1_000_000L, Math.min(10_000_000L, timeout.toNanos() / 20));
-		ThreadFactory threads = (runnable) -> {
-			Thread thread = new Thread(runnable, "ratelimit-timeouts");
-			thread.setDaemon(true);
-			return thread;
-		};
-		Executor finish = ForkJoinPool.commonPool();
-		return new HashedWheelTimer(threads, tickNanos, TimeUnit.NANOSECONDS, 512, true, -1, finish);
-	}
-
-	/**
-	 * The circuit breaker around the shared limiter.
-	 * @return the breaker
-	 */
-	public CircuitBreaker getCircuitBreaker() {
-		return this.circuitBreaker;
 	}
 
 	/**

@@ -57,6 +57,18 @@ public final class BucketKeys {
 			.getBytes(java.nio.charset.StandardCharsets.UTF_8);
 	}
 
+	/**
+	 * The content of the hash tag of a client's keys in a group: {@code <group>|<kind>:<id>}, the part between the
+	 * braces, whose CRC16 picks the keys' Redis Cluster slot.
+	 * @param client the client
+	 * @param limits the limits of the client's plan in one endpoint group
+	 * @return the encoded hash tag, a new array
+	 */
+	byte[] hashTag(ClientKey client, PlanLimits limits) {
+		return (sanitize(limits.group()) + "|" + client.kind().tag() + ":" + client.id())
+			.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+	}
+
 	private static String sanitize(String group) {
 		return group.replace('{', '(').replace('}', ')');
 	}

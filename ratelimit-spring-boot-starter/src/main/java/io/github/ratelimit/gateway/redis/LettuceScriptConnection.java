@@ -2,20 +2,29 @@ package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.github.ratelimit.gateway.chain.StoreShards;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.Partitions;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import reactor.core.scheduler.Schedulers;
 
@@ -39,11 +48,19 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	private final LettuceConnectionFactory connectionFactory;
 
+	private final boolean cluster;
+
 	private final AtomicReference<CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>>> attempt = new AtomicReference<>();
 
 	private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
 
 	private volatile StatefulConnection<byte[], byte[]> connection;
+
+	/** The Cluster's slot map as Lettuce keeps it (updated in place by topology refresh); null unless a Cluster. */
+	private volatile Partitions partitions;
+
+	/** {@code host:port} of the Cluster nodes seen, so naming a check's shard allocates nothing. */
+	private final Map<RedisURI, String> nodeNames = new ConcurrentHashMap<>();
 
 	private volatile boolean closed;
 
@@ -52,6 +69,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	LettuceScriptConnection(LettuceConnectionFactory connectionFactory) {
 		this.connectionFactory = connectionFactory;
+		this.cluster = connectionFactory.isClusterAware();
 	}
 
 	/**
@@ -67,6 +85,54 @@ final class LettuceScriptConnection implements AutoCloseable {
 			return evalsha(open, script, keys, args);
 		}
 		return connect().thenCompose((connected) -> evalsha(connected, script, keys, args));
+	}
+
+	/**
+	 * The Cluster master serving the slot of a hash tag, as Lettuce's topology knows it now.
+	 * @param hashTag the hash tag's content (the part of a key between its braces), encoded
+	 * @return the master's {@code host:port}; {@link StoreShards#SINGLE_SHARD} when Redis is not a Cluster, the
+	 * connection is not open yet, or no node serves the slot
+	 */
+	String shardOf(byte[] hashTag) {
+		Partitions slots = this.partitions;
+		if (slots == null) {
+			return StoreShards.SINGLE_SHARD;
+		}
+		RedisClusterNode master = slots.getMasterBySlot(SlotHash.getSlot(hashTag));
+		return (master != null) ? name(master) : StoreShards.SINGLE_SHARD;
+	}
+
+	/**
+	 * The Cluster masters serving slots now.
+	 * @return their {@code host:port}; {@code {SINGLE_SHARD}} when Redis is not a Cluster or the connection is not
+	 * open yet
+	 */
+	Set<String> shards() {
+		Partitions slots = this.partitions;
+		if (slots == null) {
+			return Set.of(StoreShards.SINGLE_SHARD);
+		}
+		Set<String> masters = new TreeSet<>();
+		for (RedisClusterNode node : slots) {
+			if (node.getRole().isUpstream() && !node.getSlots().isEmpty()) {
+				masters.add(name(node));
+			}
+		}
+		return masters.isEmpty() ? Set.of(StoreShards.SINGLE_SHARD) : masters;
+	}
+
+	/**
+	 * Whether this is a Cluster connection (shards known once the connection is open).
+	 * @return whether the factory's client is a Cluster client
+	 */
+	boolean isCluster() {
+		return this.cluster;
+	}
+
+	private String name(RedisClusterNode node) {
+		RedisURI uri = node.getUri();
+		String name = this.nodeNames.get(uri);
+		return (name != null) ? name : this.nodeNames.computeIfAbsent(uri, (u) -> u.getHost() + ":" + u.getPort());
 	}
 
 	/**
@@ -152,10 +218,12 @@ final class LettuceScriptConnection implements AutoCloseable {
 		AbstractRedisClient client = this.connectionFactory.getRequiredNativeClient();
 		StatefulConnection<byte[], byte[]> opened;
 		RedisClusterAsyncCommands<byte[], byte[]> async;
+		Partitions slots = null;
 		if (client instanceof RedisClusterClient cluster) {
 			StatefulRedisClusterConnection<byte[], byte[]> connection = cluster.connect(ByteArrayCodec.INSTANCE);
 			opened = connection;
 			async = connection.async();
+			slots = connection.getPartitions();
 		}
 		else if (client instanceof RedisClient standalone) {
 			StatefulRedisConnection<byte[], byte[]> connection = standalone.connect(ByteArrayCodec.INSTANCE);
@@ -172,6 +240,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 			}
 			if (!this.closed && this.commands == null) {
 				this.connection = opened;
+				this.partitions = slots;
 				this.commands = async;
 				return async;
 			}
@@ -195,6 +264,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 			open = this.connection;
 			this.connection = null;
 			this.commands = null;
+			this.partitions = null;
 			this.attempt.set(null);
 			this.generation++;
 		}

@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 import org.springframework.context.SmartLifecycle;
@@ -55,6 +56,22 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	@Override
 	public CompletableFuture<Long> delete(byte[][] keys) {
 		return this.connection.del(keys);
+	}
+
+	/** On a Redis Cluster: the masters, as the connection's view of the topology (Lettuce's refresh) has them. */
+	@Override
+	public boolean isSharded() {
+		return this.connection.isCluster();
+	}
+
+	@Override
+	public String shardOf(byte[] hashTag) {
+		return this.connection.shardOf(hashTag);
+	}
+
+	@Override
+	public Set<String> shards() {
+		return this.connection.shards();
 	}
 
 	/** Open the connection again (in the background) after {@link #stop()}, from the factory's current client. */

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,6 +13,7 @@ import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.LeaseStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.StoreShards;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -37,11 +39,14 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code ARGV} = operation ({@code check} or {@code refund}), cost, limit count n, then four values per limit: the
  * {@linkplain Algorithm#scriptCode() algorithm code}, capacity, refill tokens and refill period (microseconds); a
  * {@code lease} has five more values after n (tokens wanted, the lease's duration, and the previous lease's granted
- * tokens, unspent tokens and end). As a {@link LeaseStore} it takes token leases of token buckets.
+ * tokens, unspent tokens and end). As a {@link LeaseStore} it takes token leases of token buckets. As
+ * {@link StoreShards} it names the Redis Cluster master a client's keys go to (its executor's view of the topology),
+ * so that a failed master's breaker covers only its clients.
  *
  * <p>Every call answers a future; no Reactor here.
  */
-public class RedisRateLimitStore implements ClientRateLimiter, LeaseStore, SmartLifecycle, DisposableBean {
+public class RedisRateLimitStore
+		implements ClientRateLimiter, LeaseStore, StoreShards, SmartLifecycle, DisposableBean {
 
 	/** Class path location of the rate limit script (every algorithm, check and refund). */
 	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit.lua";
@@ -144,6 +149,22 @@ public class RedisRateLimitStore implements ClientRateLimiter, LeaseStore, Smart
 		Arguments arguments = arguments(limits);
 		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.refund(cost))
 			.thenApply((reply) -> null);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>On a Cluster, the master serving the slot of the client's hash tag in the group (one CRC16 of the tag);
+	 * otherwise {@link StoreShards#SINGLE_SHARD}, at no cost.
+	 */
+	@Override
+	public String shardOf(ClientKey client, PlanLimits limits) {
+		return this.executor.isSharded() ? this.executor.shardOf(this.keys.hashTag(client, limits))
+				: StoreShards.SINGLE_SHARD;
+	}
+
+	@Override
+	public Set<String> shards() {
+		return this.executor.shards();
 	}
 
 	/**

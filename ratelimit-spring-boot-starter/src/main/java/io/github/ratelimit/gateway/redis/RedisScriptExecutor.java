@@ -1,7 +1,10 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+
+import io.github.ratelimit.gateway.chain.StoreShards;
 
 /**
  * Runs Lua scripts and deletes keys on Redis, answering futures: the seam between the Redis store's logic
@@ -35,6 +38,32 @@ public interface RedisScriptExecutor extends AutoCloseable {
 	 * @return the number of keys that existed; completed exceptionally when Redis cannot be reached
 	 */
 	CompletableFuture<Long> delete(byte[][] keys);
+
+	/**
+	 * Whether calls go to shards that fail on their own (a Redis Cluster's masters). The default: no.
+	 * @return whether {@link #shardOf} can name more than one shard
+	 */
+	default boolean isSharded() {
+		return false;
+	}
+
+	/**
+	 * The shard serving the keys of a hash tag. The default: {@link StoreShards#SINGLE_SHARD}.
+	 * @param hashTag the content of the keys' hash tag (between the braces), encoded
+	 * @return the {@code host:port} of the Cluster master serving the tag's slot, or
+	 * {@link StoreShards#SINGLE_SHARD} when Redis is not split or its topology is not known yet; never blocks
+	 */
+	default String shardOf(byte[] hashTag) {
+		return StoreShards.SINGLE_SHARD;
+	}
+
+	/**
+	 * The shards serving keys now. The default: {@link StoreShards#SINGLE_SHARD} alone.
+	 * @return the Cluster masters' {@code host:port}, or {@code {SINGLE_SHARD}}
+	 */
+	default Set<String> shards() {
+		return Set.of(StoreShards.SINGLE_SHARD);
+	}
 
 	/**
 	 * Release what the executor opened (its own connection); later calls fail. The default does nothing.

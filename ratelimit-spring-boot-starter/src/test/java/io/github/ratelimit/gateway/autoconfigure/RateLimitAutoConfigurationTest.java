@@ -10,6 +10,8 @@ import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
+import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
+import io.github.ratelimit.gateway.chain.StoreShards;
 import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
 import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
@@ -70,10 +72,13 @@ class RateLimitAutoConfigurationTest {
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
-			// the chain, layer by layer: store -> leases -> scopes -> failure policy -> over-limit cache -> filter
+			// the chain, layer by layer: store -> shard breakers -> leases -> scopes -> failure policy -> over-limit
+			// cache -> filter
 			assertThat(context).getBean("rateLimitClientRateLimiter").isInstanceOf(RedisRateLimitStore.class);
 			LeasingRateLimiter leases = context.getBean("rateLimitLeasingRateLimiter", LeasingRateLimiter.class);
-			assertThat(leases.getStore()).isSameAs(context.getBean("rateLimitClientRateLimiter"));
+			assertThat(leases.getStore()).isInstanceOfSatisfying(ShardCircuitBreakers.GuardedStore.class,
+					(guarded) -> assertThat(guarded.getStore()).isSameAs(context.getBean("rateLimitClientRateLimiter")));
+			assertThat(context).hasSingleBean(ShardCircuitBreakers.class);
 			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isSameAs(leases);
 			assertThat(context).hasSingleBean(LocalFallbackLimiter.class);
 			assertThat(context).hasSingleBean(FailurePolicyLimiter.class);
@@ -101,7 +106,9 @@ class RateLimitAutoConfigurationTest {
 			assertThat(context).doesNotHaveBean("rateLimitClientRateLimiter").hasSingleBean(PlanResolver.class);
 			// a store that cannot lease gets no lease layer
 			assertThat(context).doesNotHaveBean("rateLimitLeasingRateLimiter");
-			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isSameAs(UserBeans.LIMITER);
+			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isInstanceOfSatisfying(
+					ShardCircuitBreakers.GuardedStore.class,
+					(guarded) -> assertThat(guarded.getStore()).isSameAs(UserBeans.LIMITER));
 			assertThat(context.getBean(PlanResolver.class)).isSameAs(UserBeans.PLANS);
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
 		});
@@ -121,7 +128,7 @@ class RateLimitAutoConfigurationTest {
 		this.runner.withBean(CircuitBreakerRegistry.class, () -> registry).run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(registry.find(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME)).isPresent();
-			assertThat(context.getBean(FailurePolicyLimiter.class).getCircuitBreaker())
+			assertThat(context.getBean(ShardCircuitBreakers.class).breaker(StoreShards.SINGLE_SHARD))
 				.isSameAs(registry.circuitBreaker(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME));
 		});
 	}

@@ -334,7 +334,10 @@ public final class BenchmarkMain {
 		Environment env = context.getEnvironment();
 		p.setProperty("starter-redis-timeout", env.getProperty("ratelimit.redis-timeout", "(default)"));
 		p.setProperty("starter-breaker-state-at-start",
-				context.getBean(FailurePolicyLimiter.class).getCircuitBreaker().getState().name());
+				context.getBean(io.github.ratelimit.gateway.chain.ShardCircuitBreakers.class)
+					.breaker(io.github.ratelimit.gateway.chain.StoreShards.SINGLE_SHARD)
+					.getState()
+					.name());
 		p.setProperty("starter-over-limit-cache-enabled",
 				env.getProperty("ratelimit.over-limit-cache.enabled", "(default)"));
 		try (var writer = Files.newBufferedWriter(file)) {

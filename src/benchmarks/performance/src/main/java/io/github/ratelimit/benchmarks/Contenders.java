@@ -94,6 +94,9 @@ final class Contenders {
 	 */
 	static Contender starter(ConfigurableApplicationContext context, Scenario scenario, int keys) {
 		FailurePolicyLimiter limiter = context.getBean(FailurePolicyLimiter.class);
+		io.github.resilience4j.circuitbreaker.CircuitBreaker breaker = context
+			.getBean(io.github.ratelimit.gateway.chain.ShardCircuitBreakers.class)
+			.breaker(io.github.ratelimit.gateway.chain.StoreShards.SINGLE_SHARD);
 		// the chain's entry as the filter has it: the over-limit cache in front of the failure policy, if enabled
 		RateLimitChecker chain = context.getBeanProvider(OverLimitCache.class).getIfAvailable(() -> null);
 		RateLimitChecker checker = (chain != null) ? chain : limiter;
@@ -107,11 +110,11 @@ final class Contenders {
 
 			@Override
 			public void prepare() {
-				if (limiter.getCircuitBreaker().getState() != io.github.resilience4j.circuitbreaker.CircuitBreaker.State.CLOSED) {
+				if (breaker.getState() != io.github.resilience4j.circuitbreaker.CircuitBreaker.State.CLOSED) {
 					BREAKER_RESETS.incrementAndGet();
 					org.slf4j.LoggerFactory.getLogger(Contenders.class)
-						.warn("circuit breaker {} before a run: reset", limiter.getCircuitBreaker().getState());
-					limiter.getCircuitBreaker().reset();
+						.warn("circuit breaker {} before a run: reset", breaker.getState());
+					breaker.reset();
 				}
 			}
 

@@ -61,13 +61,16 @@ public final class RedisCluster implements AutoCloseable {
     private final int masters;
     private final int replicasPerMaster;
     private final Duration nodeTimeout;
+    private final boolean requireFullCoverage;
     private final Path dir;
     private final List<Node> nodes = new ArrayList<>();
 
-    private RedisCluster(int masters, int replicasPerMaster, Duration nodeTimeout, Path dir) {
+    private RedisCluster(int masters, int replicasPerMaster, Duration nodeTimeout, boolean requireFullCoverage,
+            Path dir) {
         this.masters = masters;
         this.replicasPerMaster = replicasPerMaster;
         this.nodeTimeout = nodeTimeout;
+        this.requireFullCoverage = requireFullCoverage;
         this.dir = dir;
     }
 
@@ -103,6 +106,22 @@ public final class RedisCluster implements AutoCloseable {
      *                               message holds the tail of the logs)
      */
     public static RedisCluster start(int masters, int replicasPerMaster, Duration nodeTimeout) {
+        return start(masters, replicasPerMaster, nodeTimeout, true);
+    }
+
+    /**
+     * Starts a cluster and waits until it is fully formed (see the class description).
+     *
+     * @param masters             number of masters, at least 3 (Redis refuses fewer)
+     * @param replicasPerMaster   replicas of each master, 0 or more
+     * @param nodeTimeout         {@code cluster-node-timeout} (see {@link #start(int, int, Duration)})
+     * @param requireFullCoverage {@code cluster-require-full-coverage}: with {@code true} (Redis' default) every
+     *                            node refuses commands ({@code CLUSTERDOWN}) while a slot has no running master; with
+     *                            {@code false} the other masters keep serving their slots
+     * @return the running cluster; {@link #close() close} it when done
+     */
+    public static RedisCluster start(int masters, int replicasPerMaster, Duration nodeTimeout,
+            boolean requireFullCoverage) {
         if (masters < 3) {
             throw new IllegalArgumentException("a Redis Cluster needs at least 3 masters, not " + masters);
         }
@@ -111,7 +130,7 @@ public final class RedisCluster implements AutoCloseable {
         }
         RedisCluster cluster;
         try {
-            cluster = new RedisCluster(masters, replicasPerMaster, nodeTimeout,
+            cluster = new RedisCluster(masters, replicasPerMaster, nodeTimeout, requireFullCoverage,
                     Files.createTempDirectory("redis-cluster-"));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a directory for the Redis Cluster", e);
@@ -232,6 +251,28 @@ public final class RedisCluster implements AutoCloseable {
     }
 
     /**
+     * Starts a killed node again, on its ports and with its cluster configuration ({@code nodes.conf}), so it
+     * rejoins with its id; its data is gone (no persistence). Waits until it answers and every running node reports
+     * {@code cluster_state:ok}.
+     *
+     * @param node a {@link #kill(Node) killed} node of this cluster
+     * @throws IllegalStateException if it does not rejoin within the node timeout plus 20 seconds
+     */
+    public void restart(Node node) {
+        node.restart();
+        boolean ok = RedisProcess.await(() -> nodes.stream().filter(Node::isRunning).allMatch((n) -> {
+            try {
+                return "ok".equals(n.info("CLUSTER", "INFO").get("cluster_state"));
+            } catch (RuntimeException e) {
+                return false;
+            }
+        }), nodeTimeout.plusSeconds(20).toMillis());
+        if (!ok) {
+            throw new IllegalStateException(node + " did not rejoin in time; cluster state:\n" + describe());
+        }
+    }
+
+    /**
      * Waits (at most the node timeout plus 20 seconds) until every slot the given (killed) master owned belongs to
      * a running master, and every running node reports {@code cluster_state:ok} and agrees on those owners.
      *
@@ -318,7 +359,7 @@ public final class RedisCluster implements AutoCloseable {
     private void launch() {
         int count = masters * (1 + replicasPerMaster);
         for (int i = 0; i < count; i++) {
-            nodes.add(Node.start(dir.resolve("node-" + i), nodeTimeout));
+            nodes.add(Node.start(dir.resolve("node-" + i), nodeTimeout, requireFullCoverage));
         }
         List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
         nodes.forEach(node -> create.add(node.address()));
@@ -484,18 +525,24 @@ public final class RedisCluster implements AutoCloseable {
         private final int port;
         private final int busPort;
         private final String id;
+        private final Path dir;
+        private final Duration nodeTimeout;
+        private final boolean requireFullCoverage;
         private long pid;
         /** Slots owned when the cluster formed (or when it took over by failover); empty for replicas. */
         private volatile Set<Integer> slotsAtStart = Set.of();
 
-        private Node(int port, int busPort, long pid) {
+        private Node(int port, int busPort, long pid, Path dir, Duration nodeTimeout, boolean requireFullCoverage) {
             this.port = port;
             this.busPort = busPort;
             this.pid = pid;
+            this.dir = dir;
+            this.nodeTimeout = nodeTimeout;
+            this.requireFullCoverage = requireFullCoverage;
             this.id = command("CLUSTER", "MYID");
         }
 
-        static Node start(Path dir, Duration nodeTimeout) {
+        static Node start(Path dir, Duration nodeTimeout, boolean requireFullCoverage) {
             IllegalStateException failure = null;
             for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
                 // a free port can be taken by someone else before Redis binds it: retry on others
@@ -507,9 +554,9 @@ public final class RedisCluster implements AutoCloseable {
                         }
                     }
                     int[] ports = RedisProcess.freePorts(2);
-                    long pid = launch(dir, ports[0], ports[1], nodeTimeout);
+                    long pid = launch(dir, ports[0], ports[1], nodeTimeout, requireFullCoverage);
                     try {
-                        return new Node(ports[0], ports[1], pid);
+                        return new Node(ports[0], ports[1], pid, dir, nodeTimeout, requireFullCoverage);
                     } catch (RuntimeException e) {
                         RedisProcess.signal(pid, "KILL");
                         throw new IllegalStateException("Redis Cluster node on port " + ports[0]
@@ -620,6 +667,13 @@ public final class RedisCluster implements AutoCloseable {
             pid = -1;
         }
 
+        synchronized void restart() {
+            if (pid > 0) {
+                throw new IllegalStateException(this + " is running: kill it first");
+            }
+            pid = launch(dir, port, busPort, nodeTimeout, requireFullCoverage);
+        }
+
         synchronized void destroyQuietly() {
             if (pid > 0) {
                 try {
@@ -641,9 +695,11 @@ public final class RedisCluster implements AutoCloseable {
             return "Node[" + address() + (pid < 0 ? ", killed" : ", pid " + pid) + "]";
         }
 
-        private static long launch(Path dir, int port, int busPort, Duration nodeTimeout) {
+        private static long launch(Path dir, int port, int busPort, Duration nodeTimeout,
+                boolean requireFullCoverage) {
             return RedisProcess.launch(dir, port, List.of(
                     "--cluster-enabled", "yes", "--cluster-port", Integer.toString(busPort),
+                    "--cluster-require-full-coverage", requireFullCoverage ? "yes" : "no",
                     "--cluster-config-file", dir.resolve("nodes.conf").toString(),
                     "--cluster-node-timeout", Long.toString(nodeTimeout.toMillis()),
                     // a replica is promoted however long it was disconnected: tests kill masters at will

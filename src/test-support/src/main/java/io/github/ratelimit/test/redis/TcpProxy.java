@@ -9,10 +9,13 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -22,7 +25,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * An in-test TCP proxy in front of a server (typically a {@link RedisServer}) that can turn into a network
- * <em>blackhole</em> and cut connections, to test how a client behaves when Redis becomes unreachable.
+ * <em>blackhole</em>, cut connections and add latency, to test how a client behaves when Redis becomes unreachable
+ * or slow.
  *
  * <p>The proxy listens on {@code 127.0.0.1} on a free port. In the normal <em>forwarding</em> mode each accepted
  * client connection gets its own connection to the target, and bytes are copied both ways by two daemon threads
@@ -34,17 +38,24 @@ import org.slf4j.LoggerFactory;
  * only notice through their own timeouts. One difference from a real blackhole: new TCP connections still complete
  * their handshake (the kernel accepts them), so a client's <em>connect</em> succeeds and its first command times out.
  *
+ * <p>{@link #delay(Duration)} makes the target slow but alive: every chunk the target sends is delivered to the
+ * client that much later, so each request/response round trip takes about that much longer. Bytes are never
+ * reordered, and each connection is delayed on a thread of its own, so one connection never holds up another.
+ *
  * <pre>{@code
  * try (RedisServer redis = RedisServer.start(); TcpProxy proxy = TcpProxy.start(redis.host(), redis.port())) {
  *     // point the client under test at proxy.uri()
  *     proxy.blackhole();      // Redis stops answering, connections stay open
  *     proxy.restore();        // blackholed connections are reset; new connections work again
  *     proxy.cutConnections(); // every open connection is reset at once
+ *     proxy.delay(Duration.ofMillis(15)); // every reply arrives 15 ms late
+ *     proxy.delay(Duration.ZERO);         // replies are forwarded at once again
  * }
  * }</pre>
  *
- * <p>All threads are daemon threads named {@code tcp-proxy-PORT-...}; {@link #close()} stops them. Instances are
- * thread-safe.
+ * <p>All threads are daemon threads named {@code tcp-proxy-PORT-...} (per connection {@code -connN-up} and
+ * {@code -connN-down}, and {@code -connN-delay} once a reply of that connection was delayed); {@link #close()} stops
+ * them. Instances are thread-safe.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -67,6 +78,8 @@ public final class TcpProxy implements AutoCloseable {
     private final Set<Connection> connections = new HashSet<>();
     private boolean blackholed;
     private boolean closed;
+    /** Latency added to every chunk from the target, in nanoseconds; 0 forwards at once. */
+    private volatile long delayNanos;
 
     private TcpProxy(String targetHost, int targetPort, ServerSocket server) {
         this.targetHost = targetHost;
@@ -169,6 +182,52 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
+     * Makes the target slow but alive: from the moment this method returns, every chunk of bytes the target sends is
+     * delivered to its client {@code latency} after the proxy read it, on every open and new connection. Only the
+     * direction target to client is delayed (bytes from clients reach the target at once), so each request/response
+     * round trip takes about {@code latency} longer, a command still runs on the target when it would have, and only
+     * its reply is late, as on a slow or congested link. Finer points:
+     * <ul>
+     *   <li>bytes are never reordered: a chunk is delivered after every chunk read before it on its connection, so
+     *       lowering the latency (or {@link Duration#ZERO}) first lets the chunks already held go out, then forwards
+     *       new ones with the new latency;</li>
+     *   <li>each connection delivers its delayed chunks on a thread of its own ({@code tcp-proxy-PORT-connN-delay},
+     *       started with its first delayed chunk), so a slow or stuck client holds up no other connection; latency
+     *       applies per chunk, not cumulatively: a stream of replies is late by {@code latency}, not by
+     *       {@code latency} times their number;</li>
+     *   <li>the precision is the platform's sleep granularity (typically well under a millisecond on Linux, more on a
+     *       loaded machine); a chunk is never delivered early;</li>
+     *   <li>{@link #blackhole()} still wins: a delayed chunk due while the proxy is blackholed is dropped; closing a
+     *       connection drops its chunks not yet delivered;</li>
+     *   <li>connect and close are not delayed: a target closing its side is passed on after the chunks it sent
+     *       before.</li>
+     * </ul>
+     * {@code delay(Duration.ZERO)} (the initial state) restores forwarding at once: with no delayed chunk pending, a
+     * connection copies bytes exactly as a proxy that was never delayed.
+     *
+     * @param latency added to every chunk from the target; zero or positive (nanosecond resolution, delivered to
+     *                within about a millisecond)
+     * @throws NullPointerException     if {@code latency} is null
+     * @throws IllegalArgumentException if {@code latency} is negative
+     */
+    public void delay(Duration latency) {
+        Objects.requireNonNull(latency, "latency");
+        if (latency.isNegative()) {
+            throw new IllegalArgumentException("latency must not be negative: " + latency);
+        }
+        delayNanos = latency.toNanos();
+    }
+
+    /**
+     * The latency currently added to every chunk from the target, see {@link #delay(Duration)}.
+     *
+     * @return the latency, {@link Duration#ZERO} when replies are forwarded at once
+     */
+    public Duration delay() {
+        return Duration.ofNanos(delayNanos);
+    }
+
+    /**
      * Whether the proxy is in {@link #blackhole() blackhole} mode.
      *
      * @return {@code true} between {@link #blackhole()} and {@link #restore()}
@@ -258,8 +317,10 @@ public final class TcpProxy implements AutoCloseable {
     @Override
     public String toString() {
         synchronized (lock) {
+            long delay = delayNanos;
             return "TcpProxy[" + uri() + " -> " + targetHost + ":" + targetPort
                     + (closed ? ", closed" : blackholed ? ", blackholed" : ", forwarding")
+                    + (delay > 0 ? ", replies delayed " + Duration.ofNanos(delay).toMillis() + " ms" : "")
                     + ", " + connections.size() + " open]";
         }
     }
@@ -301,6 +362,14 @@ public final class TcpProxy implements AutoCloseable {
         volatile boolean blackholed;
         volatile Socket upstream;
         final AtomicBoolean done = new AtomicBoolean();
+        /**
+         * Chunks from the target held for {@link #delay(Duration)}, in the order read; written by the "-delay" thread
+         * (started with the first one). An empty array stands for the target's end of stream, passed on in order.
+         */
+        private final BlockingQueue<DelayedChunk> delayed = new LinkedBlockingQueue<>();
+        /** Chunks handed to {@link #delayed} and not yet written (or dropped); only the "-down" thread adds. */
+        private final AtomicInteger pendingChunks = new AtomicInteger();
+        private Thread delivery;
 
         Connection(int id, Socket client) {
             this.id = id;
@@ -368,15 +437,71 @@ public final class TcpProxy implements AutoCloseable {
                 byte[] buffer = new byte[BUFFER_SIZE];
                 int count;
                 while ((count = in.read(buffer)) >= 0) {
-                    if (!blackholed) {
+                    if (blackholed) {
+                        continue;
+                    }
+                    long delay = delayNanos;
+                    if (delay == 0 && pendingChunks.get() == 0) { // nothing held back: forward at once, as ever
                         out.write(buffer, 0, count);
                         out.flush();
+                    } else {
+                        hold(Arrays.copyOf(buffer, count), System.nanoTime() + delay);
                     }
                 }
-                targetEnded(false);
+                if (pendingChunks.get() == 0) {
+                    targetEnded(false);
+                } else {
+                    hold(new byte[0], 0); // the end of stream goes after the chunks still held
+                }
             } catch (IOException e) {
                 log.debug("{} connection {}: target side ended: {}", name, id, e.toString());
                 targetEnded(true);
+            }
+        }
+
+        /** Runs on the "-down" thread: queues a chunk for the "-delay" thread, starting it on the first one. */
+        private void hold(byte[] chunk, long dueNanos) {
+            pendingChunks.incrementAndGet();
+            delayed.add(new DelayedChunk(chunk, dueNanos));
+            if (delivery == null) {
+                delivery = daemon(this::deliverDelayed, name + "-conn" + id + "-delay");
+                delivery.start();
+            }
+        }
+
+        /**
+         * Runs on the "-delay" thread: writes the held chunks in order, each once it is due, until the connection is
+         * closed. The count of pending chunks drops only after a chunk is written, so the "-down" thread forwards
+         * directly again only once everything held before is out.
+         */
+        private void deliverDelayed() {
+            try {
+                OutputStream out = client.getOutputStream();
+                while (!done.get()) {
+                    DelayedChunk chunk = delayed.poll(100, TimeUnit.MILLISECONDS);
+                    if (chunk == null) {
+                        continue;
+                    }
+                    long wait = chunk.dueNanos() - System.nanoTime();
+                    if (wait > 0) {
+                        TimeUnit.NANOSECONDS.sleep(wait); // the injected latency itself, not a synchronisation
+                    }
+                    if (chunk.bytes().length == 0) {
+                        targetEnded(false);
+                        return;
+                    }
+                    if (!blackholed && !done.get()) {
+                        out.write(chunk.bytes());
+                        out.flush();
+                    }
+                    pendingChunks.decrementAndGet();
+                }
+            } catch (IOException e) {
+                log.debug("{} connection {}: delayed delivery ended: {}", name, id, e.toString());
+                close(true);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                close(true);
             }
         }
 
@@ -404,6 +529,10 @@ public final class TcpProxy implements AutoCloseable {
                 closeSocket(target, abort);
             }
         }
+    }
+
+    /** Bytes from the target, to be written to the client at {@code dueNanos} ({@link System#nanoTime()}). */
+    private record DelayedChunk(byte[] bytes, long dueNanos) {
     }
 
     private static void closeSocket(Socket socket, boolean abort) {

@@ -211,6 +211,78 @@ class TcpProxyTest {
     }
 
     @Test
+    void delayHoldsEveryReplyInOrderUntilSetBackToZero() throws IOException {
+        Duration latency = Duration.ofMillis(200);
+        proxy.delay(latency);
+        assertThat(proxy.delay()).isEqualTo(latency);
+        assertThat(proxy.toString()).contains("replies delayed 200 ms");
+        try (Socket socket = connect()) {
+            long start = System.nanoTime();
+            assertThat(ping(socket, EXPECTED_MILLIS)).isEqualTo("+PONG");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(latency);
+
+            // 500 pipelined INCRs: every reply in order, late by the latency once, not once per chunk
+            int count = 500;
+            StringBuilder pipeline = new StringBuilder();
+            for (int i = 0; i < count; i++) {
+                pipeline.append("*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n");
+            }
+            start = System.nanoTime();
+            send(socket, pipeline.toString());
+            socket.setSoTimeout(EXPECTED_MILLIS);
+            for (int i = 1; i <= count; i++) {
+                assertThat(Resp.readLine(socket.getInputStream())).isEqualTo(":" + i);
+            }
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(elapsed).isGreaterThanOrEqualTo(latency).isLessThan(latency.multipliedBy(10));
+
+            // a reply of several buffers arrives whole
+            String big = "x".repeat(100_000);
+            assertThat(redis.command("SET", "big", big)).isEqualTo("OK");
+            assertThat(Resp.command(proxy.host(), proxy.port(), WAIT, "GET", "big")).isEqualTo(big);
+
+            proxy.delay(Duration.ZERO);
+            assertThat(proxy.toString()).doesNotContain("delayed");
+            start = System.nanoTime();
+            assertThat(ping(socket, EXPECTED_MILLIS)).isEqualTo("+PONG");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(latency);
+        }
+    }
+
+    @Test
+    void delayedConnectionsDoNotHoldEachOtherUp() throws IOException {
+        String big = "y".repeat(4 << 20);
+        assertThat(redis.command("SET", "big", big)).isEqualTo("OK");
+        proxy.delay(Duration.ofMillis(50));
+        try (Socket stuck = connect(); Socket other = connect()) {
+            // a client that never reads: its delivery blocks once the socket buffers are full (12 MB > any buffer)
+            send(stuck, "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n".repeat(3));
+            assertThat(ping(other, EXPECTED_MILLIS)).isEqualTo("+PONG");
+            assertThat(ping(other, EXPECTED_MILLIS)).isEqualTo("+PONG");
+            assertThat(threads(proxy)).extracting(Thread::getName)
+                .contains("tcp-proxy-" + proxy.port() + "-conn1-delay", "tcp-proxy-" + proxy.port() + "-conn2-delay");
+        }
+        assertThat(proxy.awaitOpenConnections(0, WAIT)).isTrue();
+    }
+
+    @Test
+    void blackholeWinsOverDelay() throws IOException {
+        proxy.delay(Duration.ofMillis(SILENCE_MILLIS / 2));
+        try (Socket socket = connect()) {
+            send(socket, PING);
+            proxy.blackhole(); // the PONG is held by the delay when the route drops
+            assertNoReply(socket);
+        }
+    }
+
+    @Test
+    void rejectsBadDelays() {
+        assertThatThrownBy(() -> proxy.delay(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> proxy.delay(null)).isInstanceOf(NullPointerException.class);
+        assertThat(proxy.delay()).isZero();
+    }
+
+    @Test
     void rejectsBadTargets() {
         assertThatThrownBy(() -> TcpProxy.start("127.0.0.1", 0)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> TcpProxy.start("127.0.0.1", 65_536)).isInstanceOf(IllegalArgumentException.class);

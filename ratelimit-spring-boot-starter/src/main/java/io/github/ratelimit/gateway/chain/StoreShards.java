@@ -1,0 +1,35 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.util.Set;
+
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+
+/**
+ * Which part of a shared store holds a client's buckets, so that the failure of one part (a Redis Cluster master)
+ * affects only the clients whose buckets it holds ({@link CircuitBreakingRateLimiter} keeps one circuit breaker per
+ * shard). Implemented by the Redis store: on a Cluster a shard is the master serving the slot of the client's hash
+ * tag, following Lettuce's view of the topology; standalone and Sentinel-managed Redis are one shard. A store that
+ * does not implement it is one shard, {@link #SINGLE_SHARD}.
+ */
+public interface StoreShards {
+
+	/** The name of the only shard of a store that is not split (standalone Redis, or a store without shards). */
+	String SINGLE_SHARD = "single";
+
+	/**
+	 * The shard a call for these buckets goes to. Must be cheap (it runs on every check) and never block.
+	 * @param client the client (the group-wide client of {@link ClientKey#everyone} for global limits)
+	 * @param limits the limits of the call
+	 * @return the shard's name ({@code host:port} of a Cluster master), never {@code null}; {@link #SINGLE_SHARD}
+	 * when the store is not split or its topology is not known yet
+	 */
+	String shardOf(ClientKey client, PlanLimits limits);
+
+	/**
+	 * The shards that currently serve buckets (a Cluster's masters), for health reports.
+	 * @return the shards' names; {@code {SINGLE_SHARD}} when the store is not split or its topology is not known yet
+	 */
+	Set<String> shards();
+
+}

@@ -1,0 +1,192 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** Per-shard breakers over a stub store whose shards are the first letter of the client id (pure logic). */
+class ShardCircuitBreakersTest {
+
+	private static final LimitDefinition LIMIT = new LimitDefinition("free-api", 10, 10, Duration.ofSeconds(1));
+
+	private static final PlanLimits LIMITS = new PlanLimits("free", "api", List.of(LIMIT));
+
+	private static final ClientKey ON_A = new ClientKey(ClientKey.Kind.IP, "a-192.0.2.1", "free");
+
+	private static final ClientKey ON_B = new ClientKey(ClientKey.Kind.IP, "b-192.0.2.2", "free");
+
+	private static final RateLimitDecision ALLOWED = RateLimitDecision.shared(LIMITS, true,
+			List.of(new LimitStatus(LIMIT, true, 9, 0, 100)));
+
+	/** The defaults of {@code ratelimit.circuit-breaker.*}. */
+	private static final CircuitBreakerConfig CONFIG = CircuitBreakerConfig.custom()
+		.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+		.slidingWindowSize(20)
+		.minimumNumberOfCalls(5)
+		.failureRateThreshold(50)
+		.waitDurationInOpenState(Duration.ofMinutes(1))
+		.permittedNumberOfCallsInHalfOpenState(3)
+		.build();
+
+	private static final StoreShards BY_FIRST_LETTER = new StoreShards() {
+		@Override
+		public String shardOf(ClientKey client, PlanLimits limits) {
+			return client.id().substring(0, 1);
+		}
+
+		@Override
+		public Set<String> shards() {
+			return Set.of("a", "b");
+		}
+	};
+
+	private final CircuitBreakerRegistry registry = CircuitBreakerRegistry.ofDefaults();
+
+	private final ShardCircuitBreakers breakers = new ShardCircuitBreakers(BY_FIRST_LETTER, this.registry,
+			"ratelimit-redis", CONFIG, Duration.ofMillis(50));
+
+	/** Shard a is down (every call fails); shard b answers. */
+	private final AtomicInteger callsToA = new AtomicInteger();
+
+	private final ClientRateLimiter store = new ClientRateLimiter() {
+		@Override
+		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+			if (client.id().startsWith("a")) {
+				ShardCircuitBreakersTest.this.callsToA.incrementAndGet();
+				return CompletableFuture.failedFuture(new IllegalStateException("shard a is down"));
+			}
+			return CompletableFuture.completedFuture(ALLOWED);
+		}
+
+		@Override
+		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+			return client.id().startsWith("a")
+					? CompletableFuture.failedFuture(new IllegalStateException("shard a is down"))
+					: CompletableFuture.completedFuture(null);
+		}
+	};
+
+	@AfterEach
+	void close() {
+		this.breakers.close();
+	}
+
+	@Test
+	void aFailedShardOpensOnlyItsOwnBreaker() {
+		ShardCircuitBreakers.GuardedStore guarded = this.breakers.guard(this.store);
+		for (int i = 0; i < 10; i++) {
+			assertThat(guarded.tryConsume(ON_A, LIMITS, 1)).isCompletedExceptionally();
+			assertThat(guarded.tryConsume(ON_B, LIMITS, 1).join()).isEqualTo(ALLOWED);
+		}
+		assertThat(this.breakers.breaker("a").getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(this.breakers.breaker("b").getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		// open after the 5th failure: later calls to a are refused without reaching the store
+		assertThat(this.callsToA.get()).isEqualTo(5);
+		assertThatThrownBy(() -> guarded.tryConsume(ON_A, LIMITS, 1).join())
+			.hasCauseInstanceOf(CallNotPermittedException.class);
+		// refunds to the failed shard are refused too; the healthy shard's go through
+		assertThat(guarded.refund(ON_A, LIMITS, 1)).isCompletedExceptionally();
+		assertThat(guarded.refund(ON_B, LIMITS, 1)).isCompleted();
+		assertThat(this.breakers.current()).containsOnlyKeys("a", "b");
+	}
+
+	@Test
+	void breakersAreNamedPerShardInTheRegistry() {
+		assertThat(this.registry.find("ratelimit-redis")).isPresent(); // the single shard's, from the start
+		this.breakers.guard(this.store).tryConsume(ON_B, LIMITS, 1).join();
+		assertThat(this.registry.find("ratelimit-redis@b")).containsSame(this.breakers.breaker("b"));
+		assertThat(this.breakers.isSharded()).isTrue();
+		ShardCircuitBreakers single = new ShardCircuitBreakers(null, this.registry, "other", CONFIG,
+				Duration.ofMillis(50));
+		try {
+			assertThat(single.isSharded()).isFalse();
+			assertThat(single.current()).containsOnlyKeys(StoreShards.SINGLE_SHARD);
+			assertThat(single.current().get(StoreShards.SINGLE_SHARD).getName()).isEqualTo("other");
+		}
+		finally {
+			single.close();
+		}
+	}
+
+	@Test
+	void aCallWithNoAnswerWithinTheTimeoutCountsAsFailedOnce() {
+		CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
+		ShardCircuitBreakers.GuardedStore guarded = this.breakers.guard((client, limits, cost) -> answer);
+		CompletableFuture<RateLimitDecision> call = guarded.tryConsume(ON_B, LIMITS, 1);
+		CircuitBreaker breaker = this.breakers.breaker("b");
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isEqualTo(1));
+		assertThat(call).isNotDone(); // the guard only counts; the layers above time the request out
+		answer.complete(ALLOWED);
+		assertThat(call.join()).isEqualTo(ALLOWED);
+		assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isEqualTo(1);
+		assertThat(breaker.getMetrics().getNumberOfSuccessfulCalls()).isZero();
+	}
+
+	/**
+	 * The relapse of the failure issue's closing note: an outage of 4 failed calls (fewer than the 5 minimum) leaves
+	 * the breaker closed; Resilience4j alone then opens it on the first success after Redis is back (4 of 5 failed).
+	 */
+	@Test
+	void theFirstSuccessAfterAShortOutageDoesNotOpenTheBreaker() {
+		CircuitBreaker plain = CircuitBreaker.of("plain", CONFIG);
+		for (int i = 0; i < 4; i++) {
+			plain.onError(1, java.util.concurrent.TimeUnit.MILLISECONDS, new IllegalStateException("down"));
+		}
+		plain.onSuccess(1, java.util.concurrent.TimeUnit.MILLISECONDS);
+		assertThat(plain.getState()).as("Resilience4j on its own").isEqualTo(CircuitBreaker.State.OPEN);
+
+		ShardCircuitBreakers.GuardedStore guarded = this.breakers.guard(this.store);
+		for (int i = 0; i < 4; i++) {
+			assertThat(guarded.tryConsume(ON_A, LIMITS, 1)).isCompletedExceptionally();
+		}
+		CircuitBreaker breaker = this.breakers.breaker("a");
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		ClientRateLimiter back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
+		assertThat(this.breakers.guard(back).tryConsume(ON_A, LIMITS, 1).join()).isEqualTo(ALLOWED);
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(breaker.getMetrics().getNumberOfFailedCalls()).as("the outage's failures are forgotten").isZero();
+		assertThat(breaker.getMetrics().getNumberOfSuccessfulCalls()).isEqualTo(1);
+	}
+
+	@Test
+	void failuresStillOpenTheBreakerAndASuccessBelowTheThresholdKeepsThem() {
+		ClientRateLimiter back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
+		ShardCircuitBreakers.GuardedStore down = this.breakers.guard(this.store);
+		ShardCircuitBreakers.GuardedStore up = this.breakers.guard(back);
+		CircuitBreaker breaker = this.breakers.breaker("a");
+		// 3 successes, 2 failures: 40%, below the threshold; a success keeps the failures on record
+		for (int i = 0; i < 3; i++) {
+			up.tryConsume(ON_A, LIMITS, 1).join();
+		}
+		down.tryConsume(ON_A, LIMITS, 1);
+		down.tryConsume(ON_A, LIMITS, 1);
+		up.tryConsume(ON_A, LIMITS, 1).join();
+		assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isEqualTo(2);
+		// then failures: the breaker opens on a failure, at 50% of the calls
+		down.tryConsume(ON_A, LIMITS, 1);
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		down.tryConsume(ON_A, LIMITS, 1);
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThatThrownBy(() -> up.tryConsume(ON_A, LIMITS, 1).join()).isInstanceOf(CompletionException.class)
+			.hasCauseInstanceOf(CallNotPermittedException.class);
+	}
+
+}
