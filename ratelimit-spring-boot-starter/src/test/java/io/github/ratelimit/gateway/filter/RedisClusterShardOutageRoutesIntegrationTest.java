@@ -29,8 +29,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * One master of a real 3-master Redis Cluster (no replicas, {@code cluster-require-full-coverage no}) dies: only the
  * clients whose buckets it held are decided by the local fallback (and get 503 on the critical route); every other
- * client keeps exact decisions from Redis. The health component names the degraded shard, the breaker meters count
- * its transitions. Once the master is back, every client is decided by Redis again.
+ * client keeps exact decisions from Redis. The master killed is the one holding the group-wide bucket of a group with
+ * a global limit: every request of that group is decided by the fallback, and the clients' own tokens taken on the
+ * live masters are given back. The health component names the degraded shard, the breaker meters count its
+ * transitions. Once the master is back, every client is decided by Redis again.
  */
 @SpringBootTest(classes = ClusterGatewayTestApplication.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
@@ -70,7 +72,8 @@ class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationT
 
 	@Test
 	void aDeadMasterSendsOnlyItsOwnClientsToTheFallback() {
-		RedisCluster.Node dead = cluster.masters().get(0);
+		RedisCluster.Node dead = cluster.masterOf(KEYS.keysFor(ClientKey.everyone("anonymous"),
+				new PlanLimits("anonymous", "shared", ONE_LIMIT.limits())).get(0));
 		List<String> onDead = new ArrayList<>();
 		List<String> onLive = new ArrayList<>();
 		List<String> loginOnDead = new ArrayList<>();
@@ -122,6 +125,12 @@ class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationT
 				.isEqualTo(deadShard ? 503 : 200);
 			closed += deadShard ? 1 : 0;
 		}
+		// the group-wide bucket is on the dead master: the whole group is decided locally, whatever the client's shard
+		for (int i = 1; i <= CLIENTS; i++) {
+			EntityExchangeResult<byte[]> result = request("/shared/1", "198.51.100." + i);
+			assertThat(result.getStatus().value()).isEqualTo(200);
+			assertThat(result.getResponseHeaders().getFirst("RateLimit")).isNull();
+		}
 		this.client.get().uri("/actuator/health").exchange().expectBody()
 			.jsonPath("$.components.rateLimiter.status").isEqualTo("UP")
 			.jsonPath("$.components.rateLimiter.details.decisions").isEqualTo("redis-and-local-fallback")
@@ -147,7 +156,12 @@ class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationT
 			assertThat(result.getResponseHeaders().getFirst("RateLimit")).as("after the restart, %s", ip).isNotNull();
 		}
 		for (int i = 1; i <= CLIENTS; i++) {
-			assertThat(request("/auth/login", "198.51.100." + i).getStatus().value()).isEqualTo(200);
+			String ip = "198.51.100." + i;
+			assertThat(request("/auth/login", ip).getStatus().value()).isEqualTo(200);
+			// one token of 2 taken: the request of the outage took nothing from the client's own bucket (given back
+			// where it lives on a live master)
+			assertThat(request("/shared/2", ip).getResponseHeaders().getFirst("RateLimit"))
+				.startsWith("\"anonymous-shared-1m\";r=1;");
 		}
 		this.client.get().uri("/actuator/health").exchange().expectBody()
 			.jsonPath("$.components.rateLimiter.details.decisions").isEqualTo("redis")
