@@ -68,6 +68,7 @@ class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationT
 	@Override
 	protected void emptyBuckets() {
 		cluster.flushAll();
+		this.overLimitCache.clear();
 	}
 
 	@Test
