@@ -75,6 +75,14 @@ local function fmt(x)
   return string.format('%.17g', x)
 end
 
+-- The reply of a redis.pcall that read a key of another type (WRONGTYPE) is the layout before or a foreign key; any
+-- other error (an ACL user without the command or the key: "can't run this command", "can't access ... keys") is
+-- raised, so that a missing permission fails the check instead of reading as a full bucket.
+local function wrong_type(reply)
+  if string.find(reply.err, 'WRONGTYPE', 1, true) == nil then error(reply) end
+  return true
+end
+
 local function usable(x)   -- a finite number >= 0
   return x ~= nil and x == x and x ~= math.huge and x >= 0
 end
@@ -165,13 +173,15 @@ function tb.read(l)
         if spent_until > l.tat then l.tat = spent_until end
       end
     end
-  elseif type(value) == 'table' and value.err ~= nil then
+  elseif type(value) == 'table' and value.err ~= nil and wrong_type(value) then
     -- not a string: the hash of the layout before, or another type (a full bucket, overwritten on the next write)
     local state = redis.pcall('HMGET', KEYS[l.i], 'tk', 'ts')
     local tk, ts
     if state.err == nil then
       tk = tonumber(state[1])
       ts = tonumber(state[2])
+    else
+      wrong_type(state)
     end
     if usable(tk) and usable(ts) then
       local elapsed = now - ts
@@ -252,6 +262,7 @@ end
 -- The cost goes back to the stored tat (a full bucket stays full); the TTL is kept.
 function tb.refund(l)
   local value = redis.pcall('GET', KEYS[l.i])
+  if type(value) == 'table' and value.err ~= nil then wrong_type(value) end
   if type(value) ~= 'string' then return 0 end
   local tat, rest = string.match(value, '^([^:]+)(.*)$')
   tat = tonumber(tat)

@@ -21,6 +21,7 @@ import io.github.ratelimit.gateway.filter.RateLimitRouteValidator;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.plan.PlanStore;
 import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.properties.LimitReloader;
 import io.github.ratelimit.gateway.properties.LimitResolver;
@@ -29,6 +30,8 @@ import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.ratelimit.gateway.redis.LettuceScriptExecutor;
+import io.github.ratelimit.gateway.redis.RedisAccessProbe;
+import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
@@ -277,6 +280,21 @@ public final class RateLimitAutoConfiguration {
 		RateLimitChecker chain = (cache != null) ? cache : failurePolicy;
 		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, chain,
 				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+	}
+
+	/**
+	 * Tries the limiter's Redis calls once at start-up and logs one WARN naming the property to fix when Redis
+	 * refuses the credentials or the ACL user lacks a permission (see {@link RedisAccessProbe}).
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(RedisRateLimitStore.class)
+	RedisAccessProbe rateLimitRedisAccessProbe(RedisRateLimitStore store, ObjectProvider<InstanceCounter> instanceCounter,
+			ObjectProvider<PlanStore> planStore, RateLimitProperties properties) {
+		PlanStore plans = planStore.getIfAvailable();
+		return new RedisAccessProbe(store, instanceCounter.getIfAvailable(),
+				(plans instanceof RedisPlanStore redisPlans) ? redisPlans : null, properties.getKeyPrefix(),
+				properties.getFallback().getMode(), RedisAccessProbe.DEFAULT_TIMEOUT);
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -54,6 +54,42 @@ final class RedisProcess {
      *                               started but did not answer is killed
      */
     static long launch(Path dir, int port, List<String> extraArgs) {
+        return launch(dir, List.of("--port", Integer.toString(port)), port, extraArgs,
+                (timeout, args) -> Resp.command(HOST, port, timeout, args));
+    }
+
+    /**
+     * Sends one command to a server and renders its reply, as {@link Resp#command} does (for a server that needs
+     * TLS or authentication, a client that brings them).
+     */
+    @FunctionalInterface
+    interface Client {
+
+        /**
+         * Sends one command.
+         *
+         * @param timeout connect and read timeout
+         * @param args    command name and arguments
+         * @return the reply rendered as text
+         * @throws IllegalStateException if Redis replies with an error
+         * @throws UncheckedIOException  if the connection fails or the read times out
+         */
+        String command(Duration timeout, String... args);
+    }
+
+    /**
+     * Starts {@code redis-server} as {@link #launch(Path, int, List)} does, with other listening arguments (e.g.
+     * {@code --port 0 --tls-port P}) and waits until {@code client} gets {@code PONG} from that very process.
+     *
+     * @param dir        the process's directory
+     * @param listen     the arguments saying where it listens, e.g. {@code --port P}
+     * @param port       the port {@code client} talks to (for messages)
+     * @param extraArgs  further {@code redis-server} arguments
+     * @param client     how to talk to it (plain RESP, or TLS and AUTH)
+     * @return the pid of the running server
+     * @throws IllegalStateException if it does not come up (the message holds the tail of its log)
+     */
+    static long launch(Path dir, List<String> listen, int port, List<String> extraArgs, Client client) {
         Path pidFile = dir.resolve("redis.pid");
         Path logFile = dir.resolve("redis.log");
         try {
@@ -65,7 +101,8 @@ final class RedisProcess {
         List<String> command = new ArrayList<>(List.of("redis-server",
                 "--save", "", "--appendonly", "no", "--dir", dir.toString(),
                 "--daemonize", "yes", "--pidfile", pidFile.toString(), "--logfile", logFile.toString(),
-                "--bind", HOST, "--port", Integer.toString(port)));
+                "--bind", HOST));
+        command.addAll(listen);
         command.addAll(extraArgs);
         try {
             Process launcher = new ProcessBuilder(command).redirectErrorStream(true)
@@ -87,7 +124,7 @@ final class RedisProcess {
         AtomicLong started = new AtomicLong(-1);
         boolean answered = await(() -> {
             started.set(readPid(pidFile)); // written just before the event loop starts
-            if (started.get() > 0 && Resp.ping(HOST, port, PROBE_TIMEOUT)) {
+            if (started.get() > 0 && ping(client)) {
                 return true;
             }
             if (logShowsBindFailure(logFile)) {
@@ -103,7 +140,7 @@ final class RedisProcess {
             throw failure(dir, port, "redis-server did not answer PING within " + WAIT_MILLIS + " ms");
         }
         // The PONG must come from our process, not from another server that grabbed the port.
-        String info = Resp.command(HOST, port, Resp.DEFAULT_TIMEOUT, "INFO", "server");
+        String info = client.command(Resp.DEFAULT_TIMEOUT, "INFO", "server");
         if (!info.contains("process_id:" + pid + "\r")) {
             signal(pid, "KILL");
             throw failure(dir, port, "port " + port + " is answered by another Redis process");
@@ -279,6 +316,14 @@ final class RedisProcess {
             }
         }
         return new IllegalStateException(text.toString());
+    }
+
+    private static boolean ping(Client client) {
+        try {
+            return "PONG".equals(client.command(PROBE_TIMEOUT, "PING"));
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     private static boolean logShowsBindFailure(Path logFile) {

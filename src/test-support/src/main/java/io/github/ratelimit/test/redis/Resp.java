@@ -17,8 +17,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.StringJoiner;
 
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
+
 /**
- * A minimal RESP2 client: one connection per command, no pooling, no authentication, no TLS.
+ * A minimal RESP2 client: one connection per command, no pooling; TLS and {@code AUTH} on request.
  * Good enough to seed and inspect a test Redis; not a production client.
  */
 final class Resp {
@@ -46,18 +50,56 @@ final class Resp {
      * @throws UncheckedIOException  if the connection fails or the read times out
      */
     static String command(String host, int port, Duration timeout, String... args) {
+        return command(null, host, port, timeout, List.of(), args);
+    }
+
+    /**
+     * Sends one command, first over TLS and after {@code AUTH} if asked, and renders its reply.
+     *
+     * @param tls     the factory of the TLS sockets, or {@code null} for a plain connection
+     * @param host    server host (also the name the server's certificate is checked against)
+     * @param port    server TCP port
+     * @param timeout connect timeout and socket read timeout (millisecond resolution), also of the TLS handshake
+     * @param auth    {@code AUTH} arguments sent first ({@code user, password}), or none
+     * @param args    command name and arguments, sent as UTF-8 bulk strings
+     * @return the reply rendered as in {@link #command(String, int, Duration, String...)}
+     * @throws IllegalStateException if Redis replies with an error (to {@code AUTH} or to the command)
+     * @throws UncheckedIOException  if the connection or the handshake fails or the read times out
+     */
+    static String command(SSLSocketFactory tls, String host, int port, Duration timeout, List<String> auth,
+            String... args) {
         if (args.length == 0) {
             throw new IllegalArgumentException("no command given");
         }
         int millis = (int) Math.max(1, timeout.toMillis());
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(host, port), millis);
-            socket.setSoTimeout(millis);
-            socket.setTcpNoDelay(true);
+        try (Socket plain = new Socket()) {
+            plain.connect(new InetSocketAddress(host, port), millis);
+            plain.setSoTimeout(millis);
+            plain.setTcpNoDelay(true);
+            Socket socket = plain;
+            if (tls != null) {
+                SSLSocket secure = (SSLSocket) tls.createSocket(plain, host, port, true);
+                SSLParameters parameters = secure.getSSLParameters();
+                parameters.setEndpointIdentificationAlgorithm("HTTPS"); // the certificate must name the host
+                secure.setSSLParameters(parameters);
+                secure.startHandshake();
+                socket = secure;
+            }
             OutputStream out = new BufferedOutputStream(socket.getOutputStream());
+            DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+            if (!auth.isEmpty()) {
+                List<String> command = new ArrayList<>(List.of("AUTH"));
+                command.addAll(auth);
+                write(out, command.toArray(String[]::new));
+                out.flush();
+                if (read(in) instanceof Error error) {
+                    throw new IllegalStateException("Redis " + host + ":" + port + " replied to AUTH: "
+                            + error.message());
+                }
+            }
             write(out, args);
             out.flush();
-            Object reply = read(new DataInputStream(new BufferedInputStream(socket.getInputStream())));
+            Object reply = read(in);
             if (reply instanceof Error error) {
                 throw new IllegalStateException("Redis " + host + ":" + port + " replied to " + args[0] + ": "
                         + error.message());
