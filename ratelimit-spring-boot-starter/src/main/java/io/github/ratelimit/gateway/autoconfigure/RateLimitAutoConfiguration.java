@@ -319,16 +319,20 @@ public final class RateLimitAutoConfiguration {
 				ShardCircuitBreakers breakers = rateLimitCircuitBreakers.getIfAvailable();
 				if (breakers != null) {
 					CircuitBreakerRegistry registry = breakers.getRegistry();
-					registry.getAllCircuitBreakers().forEach((breaker) -> countTransitions(breaker, meters));
+					java.util.Set<CircuitBreaker> counted = java.util.concurrent.ConcurrentHashMap.newKeySet();
 					registry.getEventPublisher()
-						.onEntryAdded((added) -> countTransitions(added.getAddedEntry(), meters));
+						.onEntryAdded((added) -> countTransitions(added.getAddedEntry(), meters, counted));
+					registry.getAllCircuitBreakers().forEach((breaker) -> countTransitions(breaker, meters, counted));
 				}
 			};
 		}
 
-		private static void countTransitions(CircuitBreaker breaker, MeterRegistry meters) {
-			if (!breaker.getName().startsWith(CIRCUIT_BREAKER_NAME)) {
-				return; // another breaker of the application's registry
+		private static void countTransitions(CircuitBreaker breaker, MeterRegistry meters,
+				java.util.Set<CircuitBreaker> counted) {
+			String name = breaker.getName();
+			if (!(name.equals(CIRCUIT_BREAKER_NAME) || name.startsWith(CIRCUIT_BREAKER_NAME + "@"))
+					|| !counted.add(breaker)) {
+				return; // another breaker of the application's registry, or one already counted
 			}
 			breaker.getEventPublisher().onStateTransition((event) -> meters
 				.counter(MicrometerRateLimitMetrics.TRANSITIONS, "breaker", breaker.getName(), "from",

@@ -28,22 +28,27 @@ import io.netty.util.TimerTask;
  * Cluster master sends only its own clients to the fallback while every other client keeps exact decisions from
  * Redis. A store that is not split (standalone or Sentinel-managed Redis) has one shard and so one breaker, as before.
  *
- * <p>The breakers sit right over the store ({@link #guard}): every call to the store (a check, a lease, a refund, a
- * reset) goes through the breaker of the shard it is sent to, and its outcome is recorded there. While a shard's
- * breaker is open its calls fail at once with {@link CallNotPermittedException} and the
+ * <p>The breakers sit right over the store ({@link #guard}): every call to the store (a check, a lease, a reset) goes
+ * through the breaker of the shard it is sent to, and its outcome is recorded there; a refund (of a check abandoned
+ * or denied by other limits) is always sent, whatever the breaker's state, so that a request decided without Redis
+ * consumes nothing there whenever Redis can still be reached. While a shard's breaker is open its calls fail at once
+ * with {@link CallNotPermittedException} and the
  * {@linkplain FailurePolicyLimiter failure policy} above decides them (fallback, or 503 on critical routes). A call
  * with no answer within the timeout counts as failed when the timeout elapses (the answer, if it comes later, is not
  * counted again); the call itself is left to the layers above, which time the request out.
  *
  * <p>Recovery without relapse: Resilience4j evaluates the failure rate on successes too, so failures of an outage
  * too short to open the breaker (fewer than {@code minimum-number-of-calls}) could open it on the first success after
- * the store is back. Here a breaker never opens on a success: a success that would open a closed breaker resets it
- * first (the failures before it are of an outage that has ended), so breakers open only on failures.
+ * the store is back. Here a closed breaker never opens on a success: a success that would open it resets it first
+ * (the failures before it are of an outage that has ended), so closed breakers open only on failures. (Half-open, the
+ * trial calls decide together, as Resilience4j has it.) The outcomes of one breaker are recorded under its lock while
+ * it has failures on record, so a reset never undoes an opening made meanwhile.
  *
  * <p>Breakers are found in or added to a Resilience4j registry on first use, named {@code ratelimit-redis} for the
  * single shard and {@code ratelimit-redis@host:port} per Cluster master (the auto-configuration uses the application's
- * {@code CircuitBreakerRegistry} when it has one); a shard's breaker is kept while the process runs (a Cluster has few
- * masters, and a master that comes back finds its breaker again).
+ * {@code CircuitBreakerRegistry} when it has one). A master that comes back on its address finds its breaker again;
+ * when a new master appears (a failover, a rescheduled node with a new address), the closed breakers of masters no
+ * longer in the topology are dropped, from the registry too (and so their meters).
  */
 public class ShardCircuitBreakers implements AutoCloseable {
 
@@ -62,7 +67,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 	private final CircuitBreakerConfig config;
 
-	private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
+	private final Map<String, Shard> breakers = new ConcurrentHashMap<>();
 
 	private final Duration timeout;
 
@@ -110,13 +115,41 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 * @return the breaker
 	 */
 	public CircuitBreaker breaker(String shard) {
-		CircuitBreaker breaker = this.breakers.get(shard);
-		return (breaker != null) ? breaker : this.breakers.computeIfAbsent(shard, this::find);
+		return shard(shard).breaker;
 	}
 
-	private CircuitBreaker find(String shard) {
-		String breakerName = StoreShards.SINGLE_SHARD.equals(shard) ? this.name : this.name + "@" + shard;
-		return this.registry.find(breakerName).orElseGet(() -> this.registry.circuitBreaker(breakerName, this.config));
+	private Shard shard(String name) {
+		Shard shard = this.breakers.get(name);
+		if (shard != null) {
+			return shard;
+		}
+		shard = this.breakers.computeIfAbsent(name, this::find);
+		dropDeparted();
+		return shard;
+	}
+
+	private Shard find(String shard) {
+		String breakerName = breakerName(shard);
+		return new Shard(
+				this.registry.find(breakerName).orElseGet(() -> this.registry.circuitBreaker(breakerName, this.config)));
+	}
+
+	private String breakerName(String shard) {
+		return StoreShards.SINGLE_SHARD.equals(shard) ? this.name : this.name + "@" + shard;
+	}
+
+	/** Drop the closed breakers of masters no longer in the topology (not the single shard's). */
+	private void dropDeparted() {
+		Set<String> current = this.shards.shards();
+		for (Map.Entry<String, Shard> entry : this.breakers.entrySet()) {
+			String shard = entry.getKey();
+			CircuitBreaker breaker = entry.getValue().breaker;
+			if (!StoreShards.SINGLE_SHARD.equals(shard) && !current.contains(shard)
+					&& breaker.getState() == CircuitBreaker.State.CLOSED
+					&& this.breakers.remove(shard, entry.getValue())) {
+				this.registry.remove(breaker.getName());
+			}
+		}
 	}
 
 	/**
@@ -129,13 +162,21 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 	/**
 	 * The breakers of the shards serving buckets now, by shard name in name order (for health reports and tests).
-	 * @return shard name to breaker; one entry, {@link StoreShards#SINGLE_SHARD}, for a store that is not split
+	 * @return shard name to breaker; one entry, {@link StoreShards#SINGLE_SHARD}, for a store that is not split (on a
+	 * Cluster the single shard's breaker too while it is not closed: it takes the calls for slots no master serves)
 	 */
 	public Map<String, CircuitBreaker> current() {
 		Map<String, CircuitBreaker> current = new LinkedHashMap<>();
-		for (String shard : new TreeSet<>(this.shards.shards())) {
+		Set<String> shards = new TreeSet<>(this.shards.shards());
+		CircuitBreaker single = breaker(StoreShards.SINGLE_SHARD);
+		if (single.getState() != CircuitBreaker.State.CLOSED) {
+			// on a Cluster: the calls made before the topology was known, or for a slot no master serves
+			shards.add(StoreShards.SINGLE_SHARD);
+		}
+		for (String shard : shards) {
 			current.put(shard, breaker(shard));
 		}
+		dropDeparted();
 		return current;
 	}
 
@@ -155,11 +196,12 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	}
 
 	private <T> CompletableFuture<T> call(ClientKey client, PlanLimits limits, Supplier<CompletableFuture<T>> call) {
-		CircuitBreaker breaker = breaker(this.shards.shardOf(client, limits));
-		if (!breaker.tryAcquirePermission()) {
-			return CompletableFuture.failedFuture(CallNotPermittedException.createCallNotPermittedException(breaker));
+		Shard shard = shard(this.shards.shardOf(client, limits));
+		if (!shard.breaker.tryAcquirePermission()) {
+			return CompletableFuture
+				.failedFuture(CallNotPermittedException.createCallNotPermittedException(shard.breaker));
 		}
-		GuardedCall<T> guarded = new GuardedCall<>(breaker);
+		GuardedCall<T> guarded = new GuardedCall<>(shard);
 		CompletableFuture<T> future = Futures.call(call);
 		if (!future.isDone()) {
 			guarded.timeout = this.timer.newTimeout(guarded, this.timeoutNanos, TimeUnit.NANOSECONDS);
@@ -168,17 +210,6 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		return future.whenComplete(guarded);
 	}
 
-	/**
-	 * Record a success, resetting a closed breaker first if this success would open it (see the class comment).
-	 * @param breaker the breaker
-	 * @param nanos the call's duration
-	 */
-	static void recordSuccess(CircuitBreaker breaker, long nanos) {
-		if (breaker.getState() == CircuitBreaker.State.CLOSED && successWouldOpen(breaker)) {
-			breaker.reset();
-		}
-		breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
-	}
 
 	/**
 	 * Whether recording one more success could bring a closed breaker's failure rate to its threshold: only when the
@@ -230,9 +261,10 @@ public class ShardCircuitBreakers implements AutoCloseable {
 			return call(client, limits, () -> leases.lease(client, limits, cost, wanted, durationMicros, previous));
 		}
 
+		/** Sent whatever the breaker's state (see the class comment); its outcome is not recorded. */
 		@Override
 		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
-			return call(client, limits, () -> this.store.refund(client, limits, cost));
+			return this.store.refund(client, limits, cost);
 		}
 
 		@Override
@@ -258,7 +290,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	/** One guarded call: its outcome is recorded once, by its answer or by the timeout, whichever comes first. */
 	private final class GuardedCall<T> implements BiConsumer<T, Throwable>, TimerTask {
 
-		private final CircuitBreaker breaker;
+		private final Shard shard;
 
 		private final long start = System.nanoTime();
 
@@ -266,8 +298,8 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 		volatile Timeout timeout;
 
-		GuardedCall(CircuitBreaker breaker) {
-			this.breaker = breaker;
+		GuardedCall(Shard shard) {
+			this.shard = shard;
 		}
 
 		@Override
@@ -279,10 +311,10 @@ public class ShardCircuitBreakers implements AutoCloseable {
 				}
 				long elapsed = System.nanoTime() - this.start;
 				if (error != null) {
-					this.breaker.onError(elapsed, TimeUnit.NANOSECONDS, Futures.unwrap(error));
+					this.shard.onError(elapsed, Futures.unwrap(error));
 				}
 				else {
-					recordSuccess(this.breaker, elapsed);
+					this.shard.onSuccess(elapsed);
 				}
 			}
 		}
@@ -290,8 +322,46 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		@Override
 		public void run(Timeout expired) {
 			if (STATE.compareAndSet(this, PENDING, RECORDED)) {
-				this.breaker.onError(System.nanoTime() - this.start, TimeUnit.NANOSECONDS,
+				this.shard.onError(System.nanoTime() - this.start,
 						new TimeoutException("No answer from the store within " + ShardCircuitBreakers.this.timeout));
+			}
+		}
+
+	}
+
+	/**
+	 * A shard's breaker and whether failures are on its record since its last success: a success with none (the usual
+	 * case) is recorded without reading the breaker's metrics or taking its lock.
+	 */
+	static final class Shard {
+
+		final CircuitBreaker breaker;
+
+		private volatile boolean failuresOnRecord;
+
+		Shard(CircuitBreaker breaker) {
+			this.breaker = breaker;
+		}
+
+		void onError(long nanos, Throwable error) {
+			synchronized (this) {
+				this.failuresOnRecord = true;
+				this.breaker.onError(nanos, TimeUnit.NANOSECONDS, error);
+			}
+		}
+
+		/** Record a success, resetting a closed breaker first if this success would open it. */
+		void onSuccess(long nanos) {
+			if (!this.failuresOnRecord) {
+				this.breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
+				return;
+			}
+			synchronized (this) {
+				if (this.breaker.getState() == CircuitBreaker.State.CLOSED && successWouldOpen(this.breaker)) {
+					this.breaker.reset();
+				}
+				this.breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
+				this.failuresOnRecord = this.breaker.getMetrics().getNumberOfFailedCalls() > 0;
 			}
 		}
 

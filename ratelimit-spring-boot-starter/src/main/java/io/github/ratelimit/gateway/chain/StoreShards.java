@@ -7,7 +7,7 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
 
 /**
  * Which part of a shared store holds a client's buckets, so that the failure of one part (a Redis Cluster master)
- * affects only the clients whose buckets it holds ({@link CircuitBreakingRateLimiter} keeps one circuit breaker per
+ * affects only the clients whose buckets it holds ({@link ShardCircuitBreakers} keeps one circuit breaker per
  * shard). Implemented by the Redis store: on a Cluster a shard is the master serving the slot of the client's hash
  * tag, following Lettuce's view of the topology; standalone and Sentinel-managed Redis are one shard. A store that
  * does not implement it is one shard, {@link #SINGLE_SHARD}.

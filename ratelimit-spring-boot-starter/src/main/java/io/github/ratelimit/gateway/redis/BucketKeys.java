@@ -58,14 +58,16 @@ public final class BucketKeys {
 	}
 
 	/**
-	 * The content of the hash tag of a client's keys in a group: {@code <group>|<kind>:<id>}, the part between the
-	 * braces, whose CRC16 picks the keys' Redis Cluster slot.
+	 * The start of every key of a client in a group through the hash tag's closing brace,
+	 * {@code <prefix>:{<group>|<kind>:<id>}}: it hashes to the same Redis Cluster slot as each of the keys
+	 * {@link #keysFor} names (Redis hashes the part between the first <code>{</code> and the first <code>}</code>
+	 * after it, which lies within this start whatever the id holds).
 	 * @param client the client
 	 * @param limits the limits of the client's plan in one endpoint group
-	 * @return the encoded hash tag, a new array
+	 * @return the encoded start, a new array
 	 */
-	byte[] hashTag(ClientKey client, PlanLimits limits) {
-		return (sanitize(limits.group()) + "|" + client.kind().tag() + ":" + client.id())
+	byte[] slotKey(ClientKey client, PlanLimits limits) {
+		return (this.prefix + ":{" + sanitize(limits.group()) + "|" + client.kind().tag() + ":" + client.id() + "}")
 			.getBytes(java.nio.charset.StandardCharsets.UTF_8);
 	}
 

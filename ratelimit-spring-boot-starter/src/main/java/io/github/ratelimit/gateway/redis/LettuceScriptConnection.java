@@ -88,17 +88,17 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	/**
-	 * The Cluster master serving the slot of a hash tag, as Lettuce's topology knows it now.
-	 * @param hashTag the hash tag's content (the part of a key between its braces), encoded
+	 * The Cluster master serving the slot of a key, as Lettuce's topology knows it now.
+	 * @param key the key, or its start through its hash tag, encoded (Lettuce's {@link SlotHash}, as Redis hashes)
 	 * @return the master's {@code host:port}; {@link StoreShards#SINGLE_SHARD} when Redis is not a Cluster, the
 	 * connection is not open yet, or no node serves the slot
 	 */
-	String shardOf(byte[] hashTag) {
+	String shardOf(byte[] key) {
 		Partitions slots = this.partitions;
 		if (slots == null) {
 			return StoreShards.SINGLE_SHARD;
 		}
-		RedisClusterNode master = slots.getMasterBySlot(SlotHash.getSlot(hashTag));
+		RedisClusterNode master = slots.getMasterBySlot(SlotHash.getSlot(key));
 		return (master != null) ? name(master) : StoreShards.SINGLE_SHARD;
 	}
 
@@ -132,7 +132,8 @@ final class LettuceScriptConnection implements AutoCloseable {
 	private String name(RedisClusterNode node) {
 		RedisURI uri = node.getUri();
 		String name = this.nodeNames.get(uri);
-		return (name != null) ? name : this.nodeNames.computeIfAbsent(uri, (u) -> u.getHost() + ":" + u.getPort());
+		return (name != null) ? name : this.nodeNames.computeIfAbsent(uri, (u) -> (u.getHost().indexOf(':') >= 0)
+				? "[" + u.getHost() + "]:" + u.getPort() : u.getHost() + ":" + u.getPort());
 	}
 
 	/**

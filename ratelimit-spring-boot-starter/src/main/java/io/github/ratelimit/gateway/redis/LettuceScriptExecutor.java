@@ -65,8 +65,8 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	}
 
 	@Override
-	public String shardOf(byte[] hashTag) {
-		return this.connection.shardOf(hashTag);
+	public String shardOf(byte[] key) {
+		return this.connection.shardOf(key);
 	}
 
 	@Override

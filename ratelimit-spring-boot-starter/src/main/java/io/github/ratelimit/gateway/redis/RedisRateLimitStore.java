@@ -153,12 +153,12 @@ public class RedisRateLimitStore
 
 	/**
 	 * {@inheritDoc}
-	 * <p>On a Cluster, the master serving the slot of the client's hash tag in the group (one CRC16 of the tag);
+	 * <p>On a Cluster, the master serving the slot of the client's keys in the group (one CRC16 of their hash tag);
 	 * otherwise {@link StoreShards#SINGLE_SHARD}, at no cost.
 	 */
 	@Override
 	public String shardOf(ClientKey client, PlanLimits limits) {
-		return this.executor.isSharded() ? this.executor.shardOf(this.keys.hashTag(client, limits))
+		return this.executor.isSharded() ? this.executor.shardOf(this.keys.slotKey(client, limits))
 				: StoreShards.SINGLE_SHARD;
 	}
 

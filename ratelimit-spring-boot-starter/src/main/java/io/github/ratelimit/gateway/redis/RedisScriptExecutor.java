@@ -48,12 +48,12 @@ public interface RedisScriptExecutor extends AutoCloseable {
 	}
 
 	/**
-	 * The shard serving the keys of a hash tag. The default: {@link StoreShards#SINGLE_SHARD}.
-	 * @param hashTag the content of the keys' hash tag (between the braces), encoded
-	 * @return the {@code host:port} of the Cluster master serving the tag's slot, or
+	 * The shard serving a key. The default: {@link StoreShards#SINGLE_SHARD}.
+	 * @param key the key, or its start through its hash tag's closing brace, encoded
+	 * @return the {@code host:port} of the Cluster master serving the key's slot, or
 	 * {@link StoreShards#SINGLE_SHARD} when Redis is not split or its topology is not known yet; never blocks
 	 */
-	default String shardOf(byte[] hashTag) {
+	default String shardOf(byte[] key) {
 		return StoreShards.SINGLE_SHARD;
 	}
 

@@ -65,6 +65,8 @@ class ShardCircuitBreakersTest {
 	/** Shard a is down (every call fails); shard b answers. */
 	private final AtomicInteger callsToA = new AtomicInteger();
 
+	private final AtomicInteger refundsToA = new AtomicInteger();
+
 	private final ClientRateLimiter store = new ClientRateLimiter() {
 		@Override
 		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
@@ -77,9 +79,11 @@ class ShardCircuitBreakersTest {
 
 		@Override
 		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
-			return client.id().startsWith("a")
-					? CompletableFuture.failedFuture(new IllegalStateException("shard a is down"))
-					: CompletableFuture.completedFuture(null);
+			if (client.id().startsWith("a")) {
+				ShardCircuitBreakersTest.this.refundsToA.incrementAndGet();
+				return CompletableFuture.failedFuture(new IllegalStateException("shard a is down"));
+			}
+			return CompletableFuture.completedFuture(null);
 		}
 	};
 
@@ -101,8 +105,11 @@ class ShardCircuitBreakersTest {
 		assertThat(this.callsToA.get()).isEqualTo(5);
 		assertThatThrownBy(() -> guarded.tryConsume(ON_A, LIMITS, 1).join())
 			.hasCauseInstanceOf(CallNotPermittedException.class);
-		// refunds to the failed shard are refused too; the healthy shard's go through
+		// refunds are sent whatever the breaker's state (the stub's shard a fails them), and not recorded
+		int failedBefore = this.breakers.breaker("a").getMetrics().getNumberOfFailedCalls();
 		assertThat(guarded.refund(ON_A, LIMITS, 1)).isCompletedExceptionally();
+		assertThat(this.refundsToA.get()).isEqualTo(1);
+		assertThat(this.breakers.breaker("a").getMetrics().getNumberOfFailedCalls()).isEqualTo(failedBefore);
 		assertThat(guarded.refund(ON_B, LIMITS, 1)).isCompleted();
 		assertThat(this.breakers.current()).containsOnlyKeys("a", "b");
 	}
@@ -122,6 +129,43 @@ class ShardCircuitBreakersTest {
 		}
 		finally {
 			single.close();
+		}
+	}
+
+	@Test
+	void theClosedBreakersOfDepartedMastersAreDroppedWhenANewOneAppears() {
+		Set<String> topology = new java.util.concurrent.CopyOnWriteArraySet<>(Set.of("a", "b"));
+		StoreShards moving = new StoreShards() {
+			@Override
+			public String shardOf(ClientKey client, PlanLimits limits) {
+				return client.id().substring(0, 1);
+			}
+
+			@Override
+			public Set<String> shards() {
+				return topology;
+			}
+		};
+		ShardCircuitBreakers moved = new ShardCircuitBreakers(moving, this.registry, "moving", CONFIG,
+				Duration.ofMillis(50));
+		try {
+			ShardCircuitBreakers.GuardedStore guarded = moved.guard(this.store);
+			guarded.tryConsume(ON_B, LIMITS, 1).join();
+			for (int i = 0; i < 5; i++) {
+				guarded.tryConsume(ON_A, LIMITS, 1);
+			}
+			assertThat(moved.breaker("a").getState()).isEqualTo(CircuitBreaker.State.OPEN);
+			// b and a leave the topology, c arrives: b's closed breaker goes (from the registry too), a's open one stays
+			topology.clear();
+			topology.add("c");
+			guarded.tryConsume(new ClientKey(ClientKey.Kind.IP, "c-192.0.2.3", "free"), LIMITS, 1).join();
+			assertThat(this.registry.find("moving@b")).isEmpty();
+			assertThat(this.registry.find("moving@a")).isPresent();
+			assertThat(this.registry.find("moving@c")).isPresent();
+			assertThat(moved.current()).containsOnlyKeys("c");
+		}
+		finally {
+			moved.close();
 		}
 	}
 

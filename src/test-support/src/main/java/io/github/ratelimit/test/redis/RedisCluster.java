@@ -49,7 +49,6 @@ public final class RedisCluster implements AutoCloseable {
     private static final String HOST = RedisProcess.HOST;
     private static final Duration FORM_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
-    private static final int START_ATTEMPTS = 3;
 
     private static final Set<RedisCluster> OPEN = ConcurrentHashMap.newKeySet();
 
@@ -543,9 +542,8 @@ public final class RedisCluster implements AutoCloseable {
         }
 
         static Node start(Path dir, Duration nodeTimeout, boolean requireFullCoverage) {
-            IllegalStateException failure = null;
-            for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-                // a free port can be taken by someone else before Redis binds it: retry on others
+            return RedisProcess.startOnAFreePort(() -> {
+                int[] ports;
                 try {
                     Files.createDirectories(dir);
                     try (Stream<Path> files = Files.list(dir)) {
@@ -553,26 +551,19 @@ public final class RedisCluster implements AutoCloseable {
                             Files.deleteIfExists(file);
                         }
                     }
-                    int[] ports = RedisProcess.freePorts(2);
-                    long pid = launch(dir, ports[0], ports[1], nodeTimeout, requireFullCoverage);
-                    try {
-                        return new Node(ports[0], ports[1], pid, dir, nodeTimeout, requireFullCoverage);
-                    } catch (RuntimeException e) {
-                        RedisProcess.signal(pid, "KILL");
-                        throw new IllegalStateException("Redis Cluster node on port " + ports[0]
-                                + " does not answer CLUSTER MYID", e);
-                    }
+                    ports = RedisProcess.freePorts(2);
                 } catch (IOException e) {
                     throw new UncheckedIOException("cannot prepare a Redis Cluster node in " + dir, e);
-                } catch (IllegalStateException e) {
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
                 }
-            }
-            throw failure;
+                long pid = launch(dir, ports[0], ports[1], nodeTimeout, requireFullCoverage);
+                try {
+                    return new Node(ports[0], ports[1], pid, dir, nodeTimeout, requireFullCoverage);
+                } catch (RuntimeException e) {
+                    RedisProcess.signal(pid, "KILL");
+                    throw new IllegalStateException("Redis Cluster node on port " + ports[0]
+                            + " does not answer CLUSTER MYID", e);
+                }
+            });
         }
 
         /**

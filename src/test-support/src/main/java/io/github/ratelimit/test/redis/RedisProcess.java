@@ -29,6 +29,9 @@ import org.awaitility.core.ConditionTimeoutException;
  */
 final class RedisProcess {
 
+    /** Attempts of {@link #startOnAFreePort} before giving up. */
+    static final int START_ATTEMPTS = 3;
+
     /** The address every test Redis listens on. */
     static final String HOST = "127.0.0.1";
     /** Upper bound of every wait (start, stop, kill, pause), in milliseconds. */
@@ -53,6 +56,32 @@ final class RedisProcess {
      * @throws IllegalStateException if it does not come up (the message holds the tail of its log); a process that
      *                               started but did not answer is killed
      */
+    /**
+     * Starts a server on a free port, trying again on another one when it does not come up: a free port can be taken
+     * by someone else before Redis binds it.
+     *
+     * @param attempt one start on a fresh free port; throws {@link IllegalStateException} when the server does not
+     *                come up (having cleaned up after itself)
+     * @param <T>     the server's type
+     * @return the first server that came up, of {@link #START_ATTEMPTS} attempts
+     * @throws IllegalStateException the first attempt's failure, the later ones suppressed in it
+     */
+    static <T> T startOnAFreePort(java.util.function.Supplier<T> attempt) {
+        IllegalStateException failure = null;
+        for (int i = 0; i < START_ATTEMPTS; i++) {
+            try {
+                return attempt.get();
+            } catch (IllegalStateException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        throw failure;
+    }
+
     static long launch(Path dir, int port, List<String> extraArgs) {
         return launch(dir, List.of("--port", Integer.toString(port)), port, extraArgs,
                 (timeout, args) -> Resp.command(HOST, port, timeout, args));

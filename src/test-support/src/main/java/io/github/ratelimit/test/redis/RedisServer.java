@@ -24,7 +24,6 @@ public final class RedisServer implements AutoCloseable {
     private static final String HOST = RedisProcess.HOST;
     /** Upper bound of every wait (start, stop, kill, pause), in milliseconds. */
     private static final long WAIT_MILLIS = RedisProcess.WAIT_MILLIS;
-    private static final int START_ATTEMPTS = 3;
 
     private static final Set<RedisServer> OPEN = ConcurrentHashMap.newKeySet();
 
@@ -52,31 +51,24 @@ public final class RedisServer implements AutoCloseable {
      *                               of its log)
      */
     public static RedisServer start() {
-        IllegalStateException failure = null;
-        for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-            // A free port can be taken by someone else before Redis binds it: retry on another one.
-            RedisServer server = null;
+        return RedisProcess.startOnAFreePort(() -> {
+            RedisServer server;
             try {
                 server = new RedisServer(Files.createTempDirectory("redis-server-"), RedisProcess.freePorts(1)[0]);
-                OPEN.add(server);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot prepare a Redis server directory or port", e);
+            }
+            OPEN.add(server);
+            try {
                 synchronized (server) {
                     server.launch();
                 }
                 return server;
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot prepare a Redis server directory or port", e);
             } catch (IllegalStateException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-                if (server != null) {
-                    server.close();
-                }
+                server.close();
+                throw e;
             }
-        }
-        throw failure;
+        });
     }
 
     /**

@@ -105,32 +105,26 @@ public final class SecureRedisServer implements AutoCloseable {
          * @throws IllegalStateException if {@code openssl} or {@code redis-server} fails or it does not come up
          */
         public SecureRedisServer start() {
-            IllegalStateException failure = null;
-            for (int attempt = 0; attempt < 3; attempt++) { // a free port can be taken before Redis binds it
-                SecureRedisServer server = null;
+            return RedisProcess.startOnAFreePort(() -> {
+                SecureRedisServer server;
                 try {
                     server = new SecureRedisServer(Files.createTempDirectory("redis-tls-"),
                             RedisProcess.freePorts(1)[0]);
                     OPEN.add(server);
                     server.writeAclFile(users, defaultPassword);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot prepare a Redis server directory or port", e);
+                }
+                try {
                     synchronized (server) {
                         server.launch();
                     }
                     return server;
-                } catch (IOException e) {
-                    throw new UncheckedIOException("cannot prepare a Redis server directory or port", e);
                 } catch (IllegalStateException e) {
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
-                    if (server != null) {
-                        server.close();
-                    }
+                    server.close();
+                    throw e;
                 }
-            }
-            throw failure;
+            });
         }
     }
 
