@@ -47,7 +47,7 @@ public final class RedisCluster implements AutoCloseable {
     public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofSeconds(5);
 
     private static final String HOST = RedisProcess.HOST;
-    private static final Duration FORM_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration FORM_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
 
     private static final Set<RedisCluster> OPEN = ConcurrentHashMap.newKeySet();
@@ -101,7 +101,7 @@ public final class RedisCluster implements AutoCloseable {
      * @param nodeTimeout       {@code cluster-node-timeout}: how long a master may be unreachable before its replica
      *                          is promoted; a short one (e.g. 1 s) makes failover tests fast
      * @return the running cluster; {@link #close() close} it when done
-     * @throws IllegalStateException if a node does not start or the cluster does not form in about 30 seconds (the
+     * @throws IllegalStateException if a node does not start or the cluster does not form in about 60 seconds (the
      *                               message holds the tail of the logs)
      */
     public static RedisCluster start(int masters, int replicasPerMaster, Duration nodeTimeout) {
@@ -369,8 +369,9 @@ public final class RedisCluster implements AutoCloseable {
                     .start();
             if (!process.waitFor(FORM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
+                // redis-cli's output to a file is buffered: what the nodes see tells more
                 throw new IllegalStateException("redis-cli --cluster create did not return in " + FORM_TIMEOUT
-                        + ":\n" + RedisProcess.tail(output));
+                        + ":\n" + RedisProcess.tail(output) + "\n" + describe());
             }
             if (process.exitValue() != 0) {
                 throw new IllegalStateException("redis-cli --cluster create failed (exit " + process.exitValue()
