@@ -27,6 +27,8 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * The base of every route test of the starter (as Spring Cloud Gateway's own {@code BaseWebClientTests}): a real
  * gateway on a random port ({@link GatewayTestApplication}, unless a test names another application in a
@@ -156,6 +158,29 @@ public abstract class BaseRouteIntegrationTest {
 	 */
 	protected static void letTimePass(Duration duration) {
 		Mono.delay(duration).block();
+	}
+
+	/**
+	 * A regular expression for a {@code RateLimit} field received after some requests of a test: the policies and
+	 * their remaining counts exactly, each policy's {@code t} (seconds until full) the expected value or up to 5
+	 * less, the whole seconds a loaded machine may let pass between a test's requests while its buckets refill.
+	 * @param expected the field if no time had passed, e.g. {@code "free-search";r=2;t=180}
+	 * @return the expression, for {@code matches} or {@code valueMatches}
+	 */
+	protected static String aboutRateLimit(String expected) {
+		java.util.regex.Matcher t = java.util.regex.Pattern.compile(";t=(\\d+)").matcher(expected);
+		StringBuilder regex = new StringBuilder();
+		int last = 0;
+		while (t.find()) {
+			regex.append(java.util.regex.Pattern.quote(expected.substring(last, t.start()))).append(";t=(");
+			long seconds = Long.parseLong(t.group(1));
+			for (long s = seconds; s >= Math.max(0, seconds - 5); s--) {
+				regex.append(s).append((s > Math.max(0, seconds - 5)) ? "|" : "");
+			}
+			regex.append(')');
+			last = t.end();
+		}
+		return regex.append(java.util.regex.Pattern.quote(expected.substring(last))).toString();
 	}
 
 	/**

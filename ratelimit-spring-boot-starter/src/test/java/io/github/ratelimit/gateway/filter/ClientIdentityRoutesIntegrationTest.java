@@ -27,7 +27,7 @@ class ClientIdentityRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		assertThat(upstream.received()).isEmpty();
 		// nothing was consumed: one key on one line is admitted with the whole bucket left
 		assertThat(send("GET", "/api/search/x", "X-API-Key: key-one").header("RateLimit"))
-			.isEqualTo("\"free-search\";r=4;t=60");
+			.matches(aboutRateLimit("\"free-search\";r=4;t=60"));
 	}
 
 	@Test
@@ -43,43 +43,43 @@ class ClientIdentityRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		assertThat(upstream.received()).isEmpty();
 		// spaces and tabs around the value are not part of it (RFC 9110 section 5.5): the same client
 		assertThat(send("GET", "/api/search/x", "X-API-Key: \tkey-one \t").header("RateLimit"))
-			.isEqualTo("\"free-search\";r=4;t=60");
+			.matches(aboutRateLimit("\"free-search\";r=4;t=60"));
 		assertThat(send("GET", "/api/search/x", "X-API-Key: key-one").header("RateLimit"))
-			.isEqualTo("\"free-search\";r=3;t=120");
+			.matches(aboutRateLimit("\"free-search\";r=3;t=120"));
 	}
 
 	@Test
 	void routesLimitedByAddressDoNotReadTheApiKey() {
 		RawHttp.Response response = send("GET", "/public/x", "X-API-Key: key-one", "X-API-Key: key-two");
 		assertThat(response.status()).isEqualTo(200);
-		assertThat(response.header("RateLimit")).isEqualTo("\"anonymous-public\";r=99;t=60");
+		assertThat(response.header("RateLimit")).matches(aboutRateLimit("\"anonymous-public\";r=99;t=60"));
 	}
 
 	@Test
 	void severalForwardedForLinesAreCombinedBeforeTheTrustedHopIsTaken() {
 		// the client wrote a line of its own, the proxy added one: the client is the proxy's entry, 198.51.100.7
 		assertThat(send("GET", "/public/x", "X-Forwarded-For: 6.6.6.6", "X-Forwarded-For: 198.51.100.7")
-			.header("RateLimit")).isEqualTo("\"anonymous-public\";r=99;t=60");
+			.header("RateLimit")).matches(aboutRateLimit("\"anonymous-public\";r=99;t=60"));
 		assertThat(send("GET", "/public/x", "X-Forwarded-For: 7.7.7.7, 198.51.100.7").header("RateLimit"))
-			.isEqualTo("\"anonymous-public\";r=98;t=120");
+			.matches(aboutRateLimit("\"anonymous-public\";r=98;t=120"));
 		assertThat(send("GET", "/public/x", "X-Forwarded-For: 198.51.100.7").header("RateLimit"))
-			.isEqualTo("\"anonymous-public\";r=97;t=180");
+			.matches(aboutRateLimit("\"anonymous-public\";r=97;t=180"));
 		// not the proxy's (peer's) own bucket, which all such requests shared before
-		assertThat(send("GET", "/public/x").header("RateLimit")).isEqualTo("\"anonymous-public\";r=99;t=60");
+		assertThat(send("GET", "/public/x").header("RateLimit")).matches(aboutRateLimit("\"anonymous-public\";r=99;t=60"));
 	}
 
 	@Test
 	void entriesThatAreNotIpLiteralsCountAsThePeerAndAreNeverLookedUp() {
 		// ".5:6" reached a host name lookup before; "localhost" would be resolved to 127.0.0.1
 		assertThat(RawHttp.send(this.port, "127.0.0.9", "GET", "/public/x", "X-Forwarded-For: .5:6")
-			.header("RateLimit")).isEqualTo("\"anonymous-public\";r=99;t=60");
+			.header("RateLimit")).matches(aboutRateLimit("\"anonymous-public\";r=99;t=60"));
 		assertThat(RawHttp.send(this.port, "127.0.0.9", "GET", "/public/x", "X-Forwarded-For: 10.0.0.1, localhost")
-			.header("RateLimit")).isEqualTo("\"anonymous-public\";r=98;t=120");
+			.header("RateLimit")).matches(aboutRateLimit("\"anonymous-public\";r=98;t=120"));
 		assertThat(RawHttp.send(this.port, "127.0.0.9", "GET", "/public/x").header("RateLimit"))
-			.isEqualTo("\"anonymous-public\";r=97;t=180");
+			.matches(aboutRateLimit("\"anonymous-public\";r=97;t=180"));
 		// 127.0.0.1's bucket was not touched
 		assertThat(send("GET", "/public/x", "X-Forwarded-For: 127.0.0.1").header("RateLimit"))
-			.isEqualTo("\"anonymous-public\";r=99;t=60");
+			.matches(aboutRateLimit("\"anonymous-public\";r=99;t=60"));
 	}
 
 }

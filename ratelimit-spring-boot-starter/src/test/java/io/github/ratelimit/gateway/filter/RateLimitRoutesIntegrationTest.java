@@ -38,7 +38,7 @@ class RateLimitRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		this.client.get().uri("/a/x").header("X-API-Key", "key-one").exchange()
 			.expectStatus().isOk()
 			.expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=2;w=120")
-			.expectHeader().valueEquals("RateLimit", "\"free-a\";r=1;t=60");
+			.expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-a\";r=1;t=60"));
 	}
 
 	@Test
@@ -61,7 +61,7 @@ class RateLimitRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		get("/a/2", "key-one").expectStatus().isOk();
 		get("/a/3", "key-one").expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
 			.expectHeader().valueEquals("Retry-After", "60")
-			.expectHeader().valueEquals("RateLimit", "\"free-a\";r=0;t=120")
+			.expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-a\";r=0;t=120"))
 			.expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=2;w=120")
 			.expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
 			.expectBody()
@@ -90,22 +90,22 @@ class RateLimitRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	void allLimitsMustAllowAndDenialConsumesNothing() {
 		get("/multi/1", "key-one").expectStatus().isOk()
 			.expectHeader().valueEquals("RateLimit-Policy", "\"free-multi-1m\";q=3;w=60, \"free-multi-1h\";q=2;w=3600")
-			.expectHeader().valueEquals("RateLimit", "\"free-multi-1m\";r=2;t=20, \"free-multi-1h\";r=1;t=1800");
+			.expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-multi-1m\";r=2;t=20, \"free-multi-1h\";r=1;t=1800"));
 		get("/multi/2", "key-one").expectStatus().isOk();
 		get("/multi/3", "key-one").expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
-			.expectHeader().valueEquals("RateLimit", "\"free-multi-1m\";r=1;t=40, \"free-multi-1h\";r=0;t=3600")
+			.expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-multi-1m\";r=1;t=40, \"free-multi-1h\";r=0;t=3600"))
 			.expectBody()
 			.jsonPath("$.violated-policies.length()").isEqualTo(1)
 			.jsonPath("$.violated-policies[0]").isEqualTo("free-multi-1h");
 		// the per-minute bucket was not consumed by the denial
 		get("/multi/4", "key-one").expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
-			.expectHeader().valueEquals("RateLimit", "\"free-multi-1m\";r=1;t=40, \"free-multi-1h\";r=0;t=3600");
+			.expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-multi-1m\";r=1;t=40, \"free-multi-1h\";r=0;t=3600"));
 	}
 
 	@Test
 	void costTakesSeveralTokens() {
-		get("/heavy/1", "key-one").expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-heavy\";r=6;t=240");
-		get("/heavy/2", "key-one").expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-heavy\";r=2;t=480");
+		get("/heavy/1", "key-one").expectStatus().isOk().expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-heavy\";r=6;t=240"));
+		get("/heavy/2", "key-one").expectStatus().isOk().expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-heavy\";r=2;t=480"));
 		get("/heavy/3", "key-one").expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
 			.expectHeader().valueEquals("Retry-After", "120");
 	}
