@@ -16,6 +16,11 @@ final class SoakReport {
 
 	static final String HISTOGRAM_GROWTH = "histogram-growth.md";
 
+	static final String STALLS = "stalls.md";
+
+	private static final java.util.regex.Pattern PAUSE = java.util.regex.Pattern
+		.compile("Pause (Young|Remark|Cleanup).* ([0-9.]+)ms$");
+
 	private SoakReport() {
 	}
 
@@ -125,6 +130,15 @@ final class SoakReport {
 			md.append("\n### Client-minutes over the bound\n\n");
 			violations.stream().limit(20).forEach((v) -> md.append("- ").append(v).append('\n'));
 		}
+		Path stalls = o.out().resolve(STALLS);
+		if (Files.exists(stalls)) {
+			try {
+				md.append('\n').append(Files.readString(stalls));
+			}
+			catch (IOException ex) {
+				// left out
+			}
+		}
 		Path growth = o.out().resolve(HISTOGRAM_GROWTH);
 		if (Files.exists(growth)) {
 			try {
@@ -193,6 +207,46 @@ final class SoakReport {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Where the fallbacks come from: Redis' own time per script call ({@code INFO commandstats}) against the
+	 * gateways' GC pauses (their {@code -Xlog:gc} files, forced full collections left out) and the machine's load.
+	 */
+	static String stalls(String evalsha, SoakRun.Options o) {
+		StringBuilder md = new StringBuilder("## Why checks fell back\n\n");
+		md.append("Redis' own time per script call over the run (`INFO commandstats`, `cmdstat_evalsha`): `")
+			.append(evalsha)
+			.append("`. The 100 ms Redis timeout is measured in the gateway, from the call to the answer, so it "
+					+ "includes the gateway's own stalls: its GC pauses (below, from `-Xlog:gc`, forced full "
+					+ "collections left out) and waiting for a core on a shared machine.\n\n");
+		md.append("| gateway | GC pauses | longest | over 100 ms |\n|---|---:|---:|---:|\n");
+		for (SoakSampler.GatewayProcess g : o.gateways()) {
+			Path log = o.out().resolve(g.name() + "-gc.log");
+			int count = 0;
+			int over = 0;
+			double longest = 0;
+			if (Files.exists(log)) {
+				try {
+					for (String line : Files.readAllLines(log)) {
+						java.util.regex.Matcher m = PAUSE.matcher(line);
+						if (m.find()) {
+							double ms = Double.parseDouble(m.group(2));
+							count++;
+							longest = Math.max(longest, ms);
+							if (ms > 100) {
+								over++;
+							}
+						}
+					}
+				}
+				catch (IOException | RuntimeException ex) {
+					// left out
+				}
+			}
+			md.append(String.format(Locale.ROOT, "| %s | %d | %.1f ms | %d |\n", g.name(), count, longest, over));
+		}
+		return md.toString();
 	}
 
 	/** The classes whose bytes grew most between two histograms per gateway, as a Markdown section in out. */

@@ -149,6 +149,14 @@ public final class SoakRun {
 				Thread.sleep(Math.min(10_000, Math.max(1, (drainUntil - GatewayInstance.nowMicros()) / 1000)));
 			}
 			long drained = redis.longCommand("DBSIZE");
+			String evalsha;
+			try {
+				evalsha = redis.info("commandstats", "cmdstat_evalsha");
+			}
+			catch (IllegalStateException ex) {
+				evalsha = "none";
+			}
+			Files.writeString(options.out().resolve(SoakReport.STALLS), SoakReport.stalls(evalsha, options));
 			load.close();
 			SoakAnalysis analysis = new SoakAnalysis(options, start, end, load.clients(), sampler.samples(),
 					sampler.gcSamples(), fixedKeys, drained);
