@@ -22,7 +22,8 @@ import io.github.ratelimit.accuracy.SoakSampler.Sample;
  *
  * <p>The key bound: at a sample taken between {@code t0} (before {@code DBSIZE}) and {@code t1} (after), Redis may
  * hold the fixed keys (present before any client, e.g. the instance registry) plus {@code keys per client} for every
- * client whose first request was sent by {@code t1} and whose last request was sent after {@code t0 − (TTL + slack)},
+ * client whose first request was sent by {@code t1} and whose last request was answered after {@code t0 − (TTL +
+ * slack)} (a request writes before it is answered; a client with a request never answered counts to the end),
  * the TTL being the longest a bucket's key lives after its last write ({@code capacity ÷ refill rate}: the time a
  * bucket takes to fill from empty).
  *
@@ -76,11 +77,24 @@ record SoakAnalysis(SoakRun.Options options, long startMicros, long endMicros, L
 		for (SoakClient client : this.clients) {
 			List<SoakClient.Response> responses = client.responses();
 			if (!responses.isEmpty() && responses.get(0).sentMicros() <= sample.afterMicros()
-					&& responses.get(responses.size() - 1).sentMicros() >= since) {
+					&& lastWriteBy(responses) >= since) {
 				live++;
 			}
 		}
 		return this.fixedKeys + this.options.keysPerClient() * live;
+	}
+
+	/**
+	 * The latest a client's requests can have written its keys: a request is decided before it is answered, so its
+	 * answer time; a request never answered may still be decided later (a gateway that resumes after a long pause),
+	 * so {@link Long#MAX_VALUE}: that client counts until the end.
+	 */
+	private static long lastWriteBy(List<SoakClient.Response> responses) {
+		long last = Long.MIN_VALUE;
+		for (SoakClient.Response r : responses) {
+			last = Math.max(last, (r.status() == SoakLoad.NO_ANSWER) ? Long.MAX_VALUE : r.answeredMicros());
+		}
+		return last;
 	}
 
 	/**
@@ -347,8 +361,8 @@ record SoakAnalysis(SoakRun.Options options, long startMicros, long endMicros, L
 						(worst.beforeMicros() - this.startMicros) / 6e7, keyBound(worst), this.drainedKeys,
 						this.options.drain().toSeconds(), this.fixedKeys);
 		verdicts.add(new Verdict("Redis keys bounded by the TTLs", String.format(Locale.ROOT,
-				"every sample: DBSIZE <= fixed + %d x clients whose last request was sent less than TTL %d s + slack "
-						+ "%d s before it; and back to the fixed keys %d s after the load stopped",
+				"every sample: DBSIZE <= fixed + %d x clients whose last request was answered less than TTL %d s + "
+						+ "slack %d s before it (a client with an unanswered request counts to the end); and back to the fixed keys %d s after the load stopped",
 				this.options.keysPerClient(), ttlSeconds, this.options.keySlack().toSeconds(),
 				this.options.drain().toSeconds()), keyFigure,
 				worst != null && worstOver <= 0 && this.drainedKeys <= this.fixedKeys));
@@ -359,12 +373,15 @@ record SoakAnalysis(SoakRun.Options options, long startMicros, long endMicros, L
 			StringBuilder figure = new StringBuilder();
 			for (int g = 0; g < gateways; g++) {
 				int[] r = range(g, fds);
-				ok &= r[1] - r[0] <= limit;
-				figure.append(String.format(Locale.ROOT, "%s%s: %d-%d (first %d, last %d)", (g > 0) ? "; " : "",
-						this.options.gateways().get(g).name(), r[0], r[1], r[2], r[3]));
+				ok &= r[1] - r[2] <= limit && r[3] - r[2] <= limit;
+				figure.append(String.format(Locale.ROOT, "%s%s: first %d, max %d (+%d), last %d, min %d",
+						(g > 0) ? "; " : "", this.options.gateways().get(g).name(), r[2], r[1], r[1] - r[2], r[3],
+						r[0]));
 			}
 			verdicts.add(new Verdict(fds ? "file descriptors flat" : "threads flat", String.format(Locale.ROOT,
-					"max - min <= %d over the last two thirds of the run, per gateway", limit), figure.toString(), ok));
+					"no growth over the last two thirds of the run: max - first sample <= %d, per gateway (a leak "
+							+ "grows; a fall is reported, not failed)",
+					limit), figure.toString(), ok));
 		}
 		// statuses
 		List<Minute> rows = perMinute();
@@ -374,10 +391,35 @@ record SoakAnalysis(SoakRun.Options options, long startMicros, long endMicros, L
 		long serverErrors = rows.stream().mapToLong((r) -> r.serverErrors).sum();
 		long unanswered = rows.stream().mapToLong((r) -> r.unanswered).sum();
 		long other = rows.stream().mapToLong((r) -> r.other).sum();
-		verdicts.add(new Verdict("zero 5xx", "no 5xx answer and no request left without an answer",
-				String.format(Locale.ROOT, "%,d sent: %,d admitted (2xx), %,d denied (429), %d 5xx, %d unanswered, %d other",
-						sent, admitted, denied, serverErrors, unanswered, other),
-				serverErrors == 0 && unanswered == 0 && other == 0));
+		verdicts.add(new Verdict("zero 5xx", "no 5xx answer (and no status but 2xx and 429)",
+				String.format(Locale.ROOT, "%,d sent: %,d admitted (2xx), %,d denied (429), %d 5xx, %d other",
+						sent, admitted, denied, serverErrors, other),
+				serverErrors == 0 && other == 0));
+		String unansweredWhen = "";
+		if (unanswered > 0) {
+			long first = Long.MAX_VALUE;
+			long last = Long.MIN_VALUE;
+			int[] byGateway = new int[gateways];
+			for (SoakClient client : this.clients) {
+				for (SoakClient.Response r : client.responses()) {
+					if (r.status() == SoakLoad.NO_ANSWER) {
+						first = Math.min(first, r.sentMicros());
+						last = Math.max(last, r.sentMicros());
+						byGateway[r.instance()]++;
+					}
+				}
+			}
+			StringBuilder split = new StringBuilder();
+			for (int g = 0; g < gateways; g++) {
+				split.append((g > 0) ? ", " : "").append(byGateway[g]).append(" to ")
+					.append(this.options.gateways().get(g).name());
+			}
+			unansweredWhen = String.format(Locale.ROOT, ", all sent between minute %.2f and %.2f (%s)",
+					(first - this.startMicros) / 6e7, (last - this.startMicros) / 6e7, split);
+		}
+		verdicts.add(new Verdict("every request answered",
+				String.format(Locale.ROOT, "no request without an answer within %d s", this.options.requestTimeout().toSeconds()),
+				String.format(Locale.ROOT, "%d unanswered%s", unanswered, unansweredWhen), unanswered == 0));
 		long clientMinutes = rows.stream().mapToLong((r) -> r.clientMinutes).sum();
 		long violations = rows.stream().mapToLong((r) -> r.violations).sum();
 		double worstExcess = rows.stream().mapToDouble((r) -> r.worstExcess).max().orElse(0);

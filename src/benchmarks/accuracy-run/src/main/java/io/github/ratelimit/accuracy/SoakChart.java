@@ -125,9 +125,10 @@ final class SoakChart {
 			g.fillRect(x0, yAdmitted, Math.max(1, x1 - x0), perMinute.y(0) - yAdmitted);
 			g.setColor(new Color(0xc7c7c7));
 			g.fillRect(x0, yDenied, Math.max(1, x1 - x0), yAdmitted - yDenied);
-			if (m.serverErrors + m.unanswered > 0) {
+			if (m.serverErrors > 0 || m.unanswered > 0) {
 				g.setColor(COLORS[3]);
-				g.drawString("5xx " + (m.serverErrors + m.unanswered), x0, yDenied - 4);
+				g.drawString(((m.serverErrors > 0) ? "5xx " + m.serverErrors + " " : "")
+						+ ((m.unanswered > 0) ? "no answer " + m.unanswered : ""), x0, yDenied - 4);
 			}
 		}
 		perMinute.legend(0, "admitted (2xx)", COLORS[0]);

@@ -29,9 +29,6 @@ import reactor.netty.resources.ConnectionProvider;
  */
 final class SoakLoad {
 
-	/** Longest wait for one answer (connection included) before it counts as unanswered. */
-	static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
-
 	/** Connections per gateway. */
 	static final int MAX_CONNECTIONS = 64;
 
@@ -57,11 +54,9 @@ final class SoakLoad {
 
 	private final List<SoakClient> clients = Collections.synchronizedList(new ArrayList<>());
 
-	private final ConnectionProvider connections = ConnectionProvider.builder("soak")
-		.maxConnections(MAX_CONNECTIONS)
-		.pendingAcquireMaxCount(-1)
-		.pendingAcquireTimeout(REQUEST_TIMEOUT)
-		.build();
+	private final Duration requestTimeout;
+
+	private final ConnectionProvider connections;
 
 	private final HttpClient http;
 
@@ -78,9 +73,16 @@ final class SoakLoad {
 	 * @param minLifetime shortest life of a client
 	 * @param maxLifetime longest life of a client
 	 * @param seed seed of the lifetimes and phases
+	 * @param requestTimeout longest wait for one answer (connection included) before it counts as unanswered
 	 */
 	SoakLoad(List<URI> gateways, String path, int activeClients, long intervalMicros, Duration minLifetime,
-			Duration maxLifetime, long seed) {
+			Duration maxLifetime, long seed, Duration requestTimeout) {
+		this.requestTimeout = requestTimeout;
+		this.connections = ConnectionProvider.builder("soak")
+			.maxConnections(MAX_CONNECTIONS)
+			.pendingAcquireMaxCount(-1)
+			.pendingAcquireTimeout(requestTimeout)
+			.build();
 		this.gateways = List.copyOf(gateways);
 		this.path = path;
 		this.activeClients = activeClients;
@@ -88,7 +90,7 @@ final class SoakLoad {
 		this.minLifetimeMicros = minLifetime.toNanos() / 1000;
 		this.maxLifetimeMicros = maxLifetime.toNanos() / 1000;
 		this.random = new Random(seed);
-		this.http = HttpClient.create(this.connections).responseTimeout(REQUEST_TIMEOUT);
+		this.http = HttpClient.create(this.connections).responseTimeout(requestTimeout);
 	}
 
 	/**
@@ -127,7 +129,7 @@ final class SoakLoad {
 		}
 		this.inFlight.arriveAndDeregister();
 		try {
-			this.inFlight.awaitAdvanceInterruptibly(0, REQUEST_TIMEOUT.toSeconds() + 5, TimeUnit.SECONDS);
+			this.inFlight.awaitAdvanceInterruptibly(0, this.requestTimeout.toSeconds() + 5, TimeUnit.SECONDS);
 		}
 		catch (Exception ex) {
 			// answers still missing are recorded as NO_ANSWER by the analysis (never answered)
@@ -176,7 +178,7 @@ final class SoakLoad {
 				.defaultIfEmpty(new byte[0])
 				.map((bytes) -> new SoakClient.Response(sent, GatewayInstance.nowMicros(), response.status().code(),
 						instance, response.responseHeaders().contains(RATE_LIMIT_HEADER))))
-			.timeout(REQUEST_TIMEOUT.plusSeconds(5))
+			.timeout(this.requestTimeout.plusSeconds(5))
 			.onErrorResume((error) -> Mono
 				.just(new SoakClient.Response(sent, GatewayInstance.nowMicros(), NO_ANSWER, instance, false)))
 			.subscribe((response) -> {

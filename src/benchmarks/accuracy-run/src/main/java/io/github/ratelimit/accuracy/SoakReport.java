@@ -18,6 +18,8 @@ final class SoakReport {
 
 	static final String STALLS = "stalls.md";
 
+	static final String RUN = "soak-run.properties";
+
 	private static final java.util.regex.Pattern PAUSE = java.util.regex.Pattern
 		.compile("Pause (Young|Remark|Cleanup).* ([0-9.]+)ms$");
 
@@ -151,7 +153,8 @@ final class SoakReport {
 		md.append("\n## Reading it\n\n");
 		md.append("- **Keys**: `DBSIZE` counts every key Redis holds, including expired keys its expiry cycle has not "
 				+ "removed yet; the bound at a sample counts, for every client whose first request was sent before "
-				+ "the sample and whose last request was sent less than TTL + slack before it, its keys, plus the fixed "
+				+ "the sample and whose last request was answered less than TTL + slack before it (a request writes "
+				+ "before it is answered; a client with a request never answered counts to the end), its keys, plus the fixed "
 				+ "keys (the instance registry `rl:instances`) present before the first client. With a steady number "
 				+ "of active clients, a key count that grows with the number of clients ever seen (a key without a "
 				+ "TTL) would cross it within a TTL. Dips below the bound are expected: while the breaker is open "
@@ -178,22 +181,22 @@ final class SoakReport {
 	static void writeSamples(SoakAnalysis a, Path out) throws IOException {
 		try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out.resolve("soak-samples.tsv")))) {
 			w.println("seconds\tdbsize\tused_memory\tload1\tkey_bound\tgateway\tthreads\tfds\tcpu_ticks\theap_used\t"
-					+ "checks_by_source\tredis_errors");
+					+ "checks_by_source\tredis_errors\tafter_seconds");
 			for (SoakSampler.Sample s : a.samples()) {
 				long bound = a.keyBound(s);
 				for (int g = 0; g < s.gateways().size(); g++) {
 					SoakSampler.GatewaySample gs = s.gateways().get(g);
-					w.printf(Locale.ROOT, "%.1f\t%d\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%.0f\t%s\t%.0f%n",
+					w.printf(Locale.ROOT, "%.6f\t%d\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%.0f\t%s\t%.0f\t%.6f%n",
 							(s.beforeMicros() - a.startMicros()) / 1e6, s.dbsize(), s.usedMemory(), s.load1(), bound, g,
 							gs.threads(), gs.fds(), gs.cpuTicks(), gs.heapUsedBytes(), gs.checksBySource(),
-							gs.redisErrors());
+							gs.redisErrors(), (s.afterMicros() - a.startMicros()) / 1e6);
 				}
 			}
 		}
 		try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(out.resolve("soak-heap.tsv")))) {
 			w.println("seconds\tgateway\tlive_bytes");
 			for (SoakSampler.GcSample gc : a.gcSamples()) {
-				w.printf(Locale.ROOT, "%.1f\t%d\t%.0f%n", (gc.micros() - a.startMicros()) / 1e6, gc.gateway(),
+				w.printf(Locale.ROOT, "%.6f\t%d\t%.0f%n", (gc.micros() - a.startMicros()) / 1e6, gc.gateway(),
 						gc.liveBytes());
 			}
 		}
@@ -247,6 +250,79 @@ final class SoakReport {
 			md.append(String.format(Locale.ROOT, "| %s | %d | %.1f ms | %d |\n", g.name(), count, longest, over));
 		}
 		return md.toString();
+	}
+
+	/**
+	 * A finished run read back from its output directory ({@code --reanalyze}): {@value #RUN} (start, end, fixed and
+	 * drained keys), {@code soak-requests.tsv}, {@code soak-samples.tsv}, {@code soak-heap.tsv}. A client stops one
+	 * interval after its last request. Samples written before {@code after_seconds} existed are taken as instant.
+	 */
+	static SoakAnalysis readRun(SoakRun.Options o) throws IOException {
+		Path dir = o.reanalyze();
+		java.util.Properties run = new java.util.Properties();
+		try (var in = Files.newBufferedReader(dir.resolve(RUN))) {
+			run.load(in);
+		}
+		long start = Long.parseLong(run.getProperty("start_us"));
+		long end = Long.parseLong(run.getProperty("end_us"));
+		long interval = (long) (o.refillPeriod().toNanos() / 1000.0 / o.refillTokens() / o.overload());
+		java.util.TreeMap<Integer, List<SoakClient.Response>> byClient = new java.util.TreeMap<>();
+		Map<Integer, String> addresses = new java.util.HashMap<>();
+		List<String> lines = Files.readAllLines(dir.resolve("soak-requests.tsv"));
+		for (String line : lines.subList(1, lines.size())) {
+			String[] f = line.split("\t");
+			int id = Integer.parseInt(f[0]);
+			addresses.put(id, f[1]);
+			byClient.computeIfAbsent(id, (k) -> new ArrayList<>())
+				.add(new SoakClient.Response(start + Long.parseLong(f[2]), start + Long.parseLong(f[3]),
+						Integer.parseInt(f[4]), Integer.parseInt(f[5]), f.length > 6 && f[6].equals("1")));
+		}
+		List<SoakClient> clients = new ArrayList<>();
+		for (Map.Entry<Integer, List<SoakClient.Response>> e : byClient.entrySet()) {
+			long first = e.getValue().stream().mapToLong(SoakClient.Response::sentMicros).min().orElse(start);
+			long last = e.getValue().stream().mapToLong(SoakClient.Response::sentMicros).max().orElse(start);
+			long stop = Math.min(end, last + interval);
+			SoakClient client = new SoakClient(e.getKey(), addresses.get(e.getKey()), first, stop, stop >= end);
+			e.getValue().forEach(client::record);
+			clients.add(client);
+		}
+		List<String> sampleLines = Files.readAllLines(dir.resolve("soak-samples.tsv"));
+		List<String[]> ordered = new ArrayList<>();
+		for (String line : sampleLines.subList(1, sampleLines.size())) {
+			ordered.add(line.split("\t"));
+		}
+		List<SoakSampler.Sample> samples = new ArrayList<>();
+		int gateways = o.gateways().size();
+		for (int i = 0; i + gateways <= ordered.size(); i += gateways) {
+			String[] head = ordered.get(i);
+			List<SoakSampler.GatewaySample> states = new ArrayList<>();
+			for (int g = 0; g < gateways; g++) {
+				String[] f = ordered.get(i + g);
+				Map<String, Double> checks = new java.util.TreeMap<>();
+				String map = f[10].replaceAll("[{}]", "").trim();
+				if (!map.isEmpty()) {
+					for (String entry : map.split(", ")) {
+						String[] kv = entry.split("=");
+						checks.put(kv[0], Double.parseDouble(kv[1]));
+					}
+				}
+				states.add(new SoakSampler.GatewaySample(Integer.parseInt(f[6]), Integer.parseInt(f[7]),
+						Long.parseLong(f[8]), Double.parseDouble(f[9]), checks, Double.parseDouble(f[11])));
+			}
+			long before = start + (long) (Double.parseDouble(head[0]) * 1e6);
+			long after = (head.length > 12) ? start + (long) (Double.parseDouble(head[12]) * 1e6) : before;
+			samples.add(new SoakSampler.Sample(before, after, states, Long.parseLong(head[1]), Long.parseLong(head[2]),
+					Double.parseDouble(head[3])));
+		}
+		List<SoakSampler.GcSample> gc = new ArrayList<>();
+		List<String> heapLines = Files.readAllLines(dir.resolve("soak-heap.tsv"));
+		for (String line : heapLines.subList(1, heapLines.size())) {
+			String[] f = line.split("\t");
+			gc.add(new SoakSampler.GcSample(start + (long) (Double.parseDouble(f[0]) * 1e6), Integer.parseInt(f[1]),
+					Double.parseDouble(f[2])));
+		}
+		return new SoakAnalysis(o, start, end, clients, samples, gc, Long.parseLong(run.getProperty("fixed_keys")),
+				Long.parseLong(run.getProperty("drained_keys")));
 	}
 
 	/** The classes whose bytes grew most between two histograms per gateway, as a Markdown section in out. */

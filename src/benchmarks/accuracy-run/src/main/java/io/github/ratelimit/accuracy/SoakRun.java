@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * ({@code --path} /public/soak, limited by client IP): {@code --capacity} (60), {@code --refill-tokens} (60),
  * {@code --refill-period} (60s), {@code --keys-per-client} (1), as the sample's {@code anonymous} plan; the verdicts'
  * limits: {@code --heap-slope} (MB/h, 5), {@code --thread-range} (10), {@code --fd-range} (32), {@code --key-slack}
- * (2s).
+ * (2s), {@code --request-timeout} (120s); {@code --reanalyze DIR} analyses a finished run's raw samples again (with
+ * the same options as the run) and writes its report, without load.
  */
 public final class SoakRun {
 
@@ -57,7 +58,7 @@ public final class SoakRun {
 	public static void main(String[] args) throws Exception {
 		Options options = Options.parse(args);
 		Files.createDirectories(options.out());
-		SoakAnalysis analysis = run(options);
+		SoakAnalysis analysis = (options.reanalyze() != null) ? SoakReport.readRun(options) : run(options);
 		List<SoakAnalysis.Verdict> verdicts = analysis.verdicts();
 		Path report = options.report();
 		Path chart = chartPath(report);
@@ -97,7 +98,7 @@ public final class SoakRun {
 			long intervalMicros = (long) (options.refillPeriod().toNanos() / 1000.0 / options.refillTokens()
 					/ options.overload());
 			SoakLoad load = new SoakLoad(apis, options.path(), options.clients(), intervalMicros,
-					options.minLifetime(), options.maxLifetime(), options.seed());
+					options.minLifetime(), options.maxLifetime(), options.seed(), options.requestTimeout());
 			long start = GatewayInstance.nowMicros() + 1_000_000;
 			long end = start + options.minutes() * 60_000_000L;
 			ScheduledExecutorService schedule = Executors.newSingleThreadScheduledExecutor((r) -> {
@@ -161,6 +162,8 @@ public final class SoakRun {
 			SoakAnalysis analysis = new SoakAnalysis(options, start, end, load.clients(), sampler.samples(),
 					sampler.gcSamples(), fixedKeys, drained);
 			SoakReport.writeSamples(analysis, options.out());
+			Files.writeString(options.out().resolve(SoakReport.RUN),
+					"start_us=" + start + "\nend_us=" + end + "\nfixed_keys=" + fixedKeys + "\ndrained_keys=" + drained + "\ncommand=" + options.command() + "\n");
 			if (histograms.size() == 2) {
 				SoakReport.writeHistogramGrowth(histograms.get(0), histograms.get(1), options);
 			}
@@ -230,12 +233,14 @@ public final class SoakRun {
 	 * @param threadRange limit of max - min threads
 	 * @param fdRange limit of max - min file descriptors
 	 * @param keySlack allowance for Redis' expiry cycle and sampling beyond a key's TTL
+	 * @param requestTimeout longest wait for an answer
+	 * @param reanalyze a finished run's output directory to analyse again (no load), or null
 	 */
 	record Options(int minutes, int clients, double overload, Duration minLifetime, Duration maxLifetime, String path,
 			long capacity, long refillTokens, Duration refillPeriod, int keysPerClient, Duration sampleEvery,
 			Duration gcEvery, Duration drain, int redisPort, List<GatewayProcess> gateways, Path out, Path report,
 			Path facts, String command, long seed, double heapSlopeMbPerHour, int threadRange, int fdRange,
-			Duration keySlack) {
+			Duration keySlack, Duration requestTimeout, Path reanalyze) {
 
 		static Options parse(String[] args) {
 			int minutes = 30;
@@ -262,6 +267,8 @@ public final class SoakRun {
 			int threadRange = 10;
 			int fdRange = 32;
 			Duration keySlack = Duration.ofSeconds(2);
+			Duration requestTimeout = Duration.ofSeconds(120);
+			Path reanalyze = null;
 			for (int i = 0; i < args.length; i += 2) {
 				if (i + 1 >= args.length) {
 					throw new IllegalArgumentException("option " + args[i] + " takes a value");
@@ -292,6 +299,8 @@ public final class SoakRun {
 					case "--thread-range" -> threadRange = Integer.parseInt(v);
 					case "--fd-range" -> fdRange = Integer.parseInt(v);
 					case "--key-slack" -> keySlack = duration(v);
+					case "--request-timeout" -> requestTimeout = duration(v);
+					case "--reanalyze" -> reanalyze = Path.of(v);
 					default -> throw new IllegalArgumentException("unknown option " + args[i]);
 				}
 			}
@@ -300,7 +309,7 @@ public final class SoakRun {
 			}
 			return new Options(minutes, clients, overload, minLifetime, maxLifetime, path, capacity, refillTokens,
 					refillPeriod, keysPerClient, sampleEvery, gcEvery, drain, redisPort, List.copyOf(gateways), out,
-					report, facts, command, seed, heapSlope, threadRange, fdRange, keySlack);
+					report, facts, command, seed, heapSlope, threadRange, fdRange, keySlack, requestTimeout, reanalyze);
 		}
 
 		/** {@code 90s}, {@code 5m}, {@code 500ms} or an ISO-8601 duration. */

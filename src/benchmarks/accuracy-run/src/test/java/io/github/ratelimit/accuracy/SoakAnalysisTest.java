@@ -89,6 +89,30 @@ class SoakAnalysisTest {
 	}
 
 	@Test
+	void aClientWithAnUnansweredRequestCountsToTheEnd() {
+		SoakClient client = client(0, 0, 10, 200, true);
+		client.record(new SoakClient.Response(START + 10 * SECOND, START + 70 * SECOND, SoakLoad.NO_ANSWER, 0, false));
+		SoakAnalysis a = analysis(List.of(client), List.of(), List.of());
+		assertThat(a.keyBound(sample(100, 0))).isEqualTo(2);
+		assertThat(verdict(a, "every request answered").holds()).isFalse();
+		assertThat(verdict(a, "zero 5xx").holds()).isTrue();
+	}
+
+	@Test
+	void fallingFileDescriptorsAreNotALeakGrowingOnesAre() {
+		List<Sample> falling = new java.util.ArrayList<>();
+		List<Sample> growing = new java.util.ArrayList<>();
+		for (int i = 0; i < 12; i++) {
+			falling.add(new Sample(START + i * 10 * SECOND, START + i * 10 * SECOND, List.of(new GatewaySample(40,
+					(i == 8) ? 50 : 200, 0, 0, Map.of(), 0)), 1, 0, 0));
+			growing.add(new Sample(START + i * 10 * SECOND, START + i * 10 * SECOND,
+					List.of(new GatewaySample(40, 200 + 10 * i, 0, 0, Map.of(), 0)), 1, 0, 0));
+		}
+		assertThat(verdict(analysis(List.of(), falling, List.of()), "file descriptors").holds()).isTrue();
+		assertThat(verdict(analysis(List.of(), growing, List.of()), "file descriptors").holds()).isFalse();
+	}
+
+	@Test
 	void aKeyCountAboveTheBoundFailsTheKeyVerdict() {
 		List<SoakClient> clients = List.of(client(0, 0, 100, 200, true));
 		SoakAnalysis within = analysis(clients, List.of(sample(30, 2)), List.of());
