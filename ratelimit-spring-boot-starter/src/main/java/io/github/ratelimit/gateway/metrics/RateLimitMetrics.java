@@ -77,6 +77,9 @@ public interface RateLimitMetrics extends CheckListener {
 		}
 		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
 			String name = cause.getClass().getName();
+			if (name.endsWith("CommandTimeoutException") || name.endsWith("QueryTimeoutException")) {
+				return "timeout"; // Lettuce's (or Spring Data's) own command timeout
+			}
 			if (name.endsWith("ConnectionException") || name.endsWith("ConnectionFailureException")
 					|| cause instanceof java.net.ConnectException || cause instanceof java.io.IOException) {
 				return "connection";

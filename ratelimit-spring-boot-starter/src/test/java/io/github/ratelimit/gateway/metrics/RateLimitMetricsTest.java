@@ -51,6 +51,8 @@ class RateLimitMetricsTest {
 		assertThat(RateLimitMetrics.errorKind(new RedisSystemException("Redis exception",
 				new RedisCommandExecutionException("ERR Error running script")))).isEqualTo("script");
 		assertThat(RateLimitMetrics.errorKind(new IOException("reset"))).isEqualTo("connection");
+		assertThat(RateLimitMetrics.errorKind(new io.lettuce.core.RedisCommandTimeoutException("Command timed out")))
+			.isEqualTo("timeout"); // Lettuce's own command timeout, a RedisException
 		assertThat(RateLimitMetrics.errorKind(new IllegalStateException("?"))).isEqualTo("other");
 	}
 
