@@ -37,8 +37,8 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = ClusterGatewayTestApplication.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @ActiveProfiles("cluster-it")
-@TestPropertySource(properties = { "ratelimit.redis-timeout=500ms",
-		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "management.endpoints.web.exposure.include=health" })
+@TestPropertySource(properties = { "ratelimit.circuit-breaker.wait-duration-in-open-state=1s",
+		"management.endpoints.web.exposure.include=health" })
 @DirtiesContext
 class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 

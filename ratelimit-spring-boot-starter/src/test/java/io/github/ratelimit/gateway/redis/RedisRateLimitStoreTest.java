@@ -111,7 +111,9 @@ class RedisRateLimitStoreTest {
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-search-1m");
 		assertThat(denied.retryAfterMillis()).isBetween(59_000L, 60_000L);
-		assertThat(denied.statuses()).extracting(LimitStatus::remaining).containsExactly(7L, 0L, 97L, 997L);
+		// the 10 per second bucket refills while a loaded machine runs the four calls: 7 left, or a few more
+		assertThat(denied.statuses().get(0).remaining()).isBetween(7L, 10L);
+		assertThat(denied.statuses().subList(1, 4)).extracting(LimitStatus::remaining).containsExactly(0L, 97L, 997L);
 		assertThat(testRedis.command("HGET", "rl:{search|k:hashed-client}:3:fw", "c")).isEqualTo("3");
 	}
 
