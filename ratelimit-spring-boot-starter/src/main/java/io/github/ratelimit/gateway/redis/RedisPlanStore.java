@@ -50,8 +50,13 @@ public class RedisPlanStore implements PlanStore {
 			return get;
 		}
 		// As in SpringDataScriptExecutor: until a first call succeeds, opening the shared connection happens
-		// synchronously on the subscribing thread; keep it off the event loop so the caller's timeout bounds it.
-		return get.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((plan) -> this.connected = true);
+		// synchronously on the subscribing thread; keep it off the event loop so the caller's timeout bounds it. The
+		// caller's timeout does not cancel (interrupt) that connect: an interrupted connect fails after its
+		// subscriber is gone, and Reactor would log that dropped error with a stack trace on every such look-up
+		// (a wrong password under load did); the future just keeps it.
+		return Mono
+			.defer(() -> Mono.fromFuture(get.subscribeOn(Schedulers.boundedElastic()).toFuture(), true))
+			.doOnSuccess((plan) -> this.connected = true);
 	}
 
 	/**
