@@ -168,8 +168,9 @@ final class RedisProcess {
             }
             throw failure(dir, port, "redis-server did not answer PING within " + WAIT_MILLIS + " ms");
         }
-        // The PONG must come from our process, not from another server that grabbed the port.
-        String info = client.command(Resp.DEFAULT_TIMEOUT, "INFO", "server");
+        // The PONG must come from our process, not from another server that grabbed the port. A server that has just
+        // answered PING may still be slow to answer on a machine loaded by other jobs: wait as long as for the start.
+        String info = client.command(java.time.Duration.ofMillis(WAIT_MILLIS), "INFO", "server");
         if (!info.contains("process_id:" + pid + "\r")) {
             signal(pid, "KILL");
             throw failure(dir, port, "port " + port + " is answered by another Redis process");
