@@ -87,10 +87,17 @@ class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationT
 		}
 		assertThat(onDead).as("clients on the master to kill").isNotEmpty();
 		assertThat(onLive).as("clients on the other masters").hasSizeGreaterThan(onDead.size());
-		// the limiter's connection knows the topology before the kill
-		for (String ip : List.of(onDead.get(0), onLive.get(0))) {
+		// the limiter's connection knows the topology and has a connection to every master before the kill, as a
+		// gateway in service has (Lettuce opens a master's connection on its first command)
+		for (RedisCluster.Node master : cluster.masters()) {
+			String ip = java.util.stream.Stream.concat(onDead.stream(), onLive.stream())
+				.filter((client) -> master.equals(cluster.masterOf(bucket(client, "ip"))))
+				.findFirst()
+				.orElseThrow();
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> request("/ip/warm", ip).getResponseHeaders().getFirst("RateLimit") != null);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> request("/auth/login", ip).getResponseHeaders().getFirst("RateLimit") != null);
 		}
 		List<Long> beforeMillis = new ArrayList<>();
 		for (String ip : onLive) {
