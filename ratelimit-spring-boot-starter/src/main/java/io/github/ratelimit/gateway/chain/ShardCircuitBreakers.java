@@ -42,7 +42,12 @@ import io.netty.util.TimerTask;
  * the store is back. Here a closed breaker never opens on a success: a success that would open it resets it first
  * (the failures before it are of an outage that has ended), so closed breakers open only on failures. (Half-open, the
  * trial calls decide together, as Resilience4j has it.) The outcomes of one breaker are recorded under its lock while
- * it has failures on record, so a reset never undoes an opening made meanwhile.
+ * it has failures on record, so a reset never undoes an opening made meanwhile. And a half-open breaker does not
+ * take as its trial a call the store's client refused unsent while it reconnects to the shard
+ * ({@link StoreShards#refusedWhileReconnecting}): such a call fails (the failure policy decides it) and the breaker
+ * stays half-open, so the first call sent once the connection is back is the trial, and recovery does not wait for
+ * another {@code wait-duration-in-open-state} because a trial came a moment before the reconnect. (Closed, such
+ * calls count as failures, as any.)
  *
  * <p>Breakers are found in or added to a Resilience4j registry on first use, named {@code ratelimit-redis} for the
  * single shard and {@code ratelimit-redis@host:port} per Cluster master (the auto-configuration uses the application's
@@ -311,7 +316,15 @@ public class ShardCircuitBreakers implements AutoCloseable {
 				}
 				long elapsed = System.nanoTime() - this.start;
 				if (error != null) {
-					this.shard.onError(elapsed, Futures.unwrap(error));
+					Throwable cause = Futures.unwrap(error);
+					if (ShardCircuitBreakers.this.shards.refusedWhileReconnecting(cause)
+							&& this.shard.breaker.getState() == CircuitBreaker.State.HALF_OPEN) {
+						// not a trial: the trial is the first call sent once the connection is back
+						this.shard.breaker.releasePermission();
+					}
+					else {
+						this.shard.onError(elapsed, cause);
+					}
 				}
 				else {
 					this.shard.onSuccess(elapsed);

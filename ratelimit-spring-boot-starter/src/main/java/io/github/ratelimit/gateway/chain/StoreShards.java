@@ -32,4 +32,16 @@ public interface StoreShards {
 	 */
 	Set<String> shards();
 
+	/**
+	 * Whether a call failed without reaching its shard, because the store's client refused it while the connection
+	 * to that shard is down and being re-established (Lettuce with {@code REJECT_COMMANDS}). A half-open breaker does
+	 * not take such a call as its trial: the trial is the first call sent once the connection is back. Must be cheap
+	 * and never block. The default: no call is known to be refused so.
+	 * @param error the call's failure, unwrapped from {@code CompletionException}
+	 * @return {@code true} only when the call is known not to have been sent
+	 */
+	default boolean refusedWhileReconnecting(Throwable error) {
+		return false;
+	}
+
 }

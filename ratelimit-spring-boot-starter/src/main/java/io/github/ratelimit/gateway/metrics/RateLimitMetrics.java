@@ -4,12 +4,14 @@ import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.gateway.chain.CheckListener;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 
 /**
  * Observes the limiter: the decisions as enforced, and (as the failure policy's {@link CheckListener}) the
- * duration of every check and every failed store call. The default implementation publishes Micrometer meters when a {@code MeterRegistry} exists
- * ({@link MicrometerRateLimitMetrics}, names and tags documented there); otherwise nothing is recorded.
+ * duration of every check and every failed store call. The default implementation publishes Micrometer meters when
+ * a {@code MeterRegistry} exists ({@link MicrometerRateLimitMetrics}, names and tags documented there); otherwise
+ * nothing is recorded.
  */
 public interface RateLimitMetrics extends CheckListener {
 
@@ -84,9 +86,8 @@ public interface RateLimitMetrics extends CheckListener {
 					|| cause instanceof java.net.ConnectException || cause instanceof java.io.IOException) {
 				return "connection";
 			}
-			if (name.equals("io.lettuce.core.RedisException") && cause.getMessage() != null
-					&& cause.getMessage().contains("not connected")) {
-				return "connection"; // commands rejected while Lettuce reconnects
+			if (RedisScriptExecutor.refusedWhileReconnecting(cause)) {
+				return "connection";
 			}
 			if (isScriptError(cause.getClass())) {
 				return "script";

@@ -167,6 +167,12 @@ public class RedisRateLimitStore
 		return this.executor.shards();
 	}
 
+	/** {@inheritDoc} <p>See {@link RedisScriptExecutor#refusedWhileReconnecting}. */
+	@Override
+	public boolean refusedWhileReconnecting(Throwable error) {
+		return RedisScriptExecutor.refusedWhileReconnecting(error);
+	}
+
 	/**
 	 * Reset a client's buckets in an endpoint group to full: one {@code DEL} of every limit's key (all of one
 	 * client's keys in a group share a hash tag, so this works on a Redis Cluster too).

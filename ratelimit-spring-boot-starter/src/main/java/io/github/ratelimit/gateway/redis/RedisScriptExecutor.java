@@ -66,6 +66,24 @@ public interface RedisScriptExecutor extends AutoCloseable {
 	}
 
 	/**
+	 * Whether a call failed because the client library refused it, unsent, while its connection to Redis is down and
+	 * being re-established: Lettuce's {@code RedisException} "Currently not connected. Commands are rejected." under
+	 * {@code DisconnectedBehavior.REJECT_COMMANDS}, which the starter sets. Recognised by class name and message, so
+	 * that no Lettuce class is needed to ask.
+	 * @param error the failure, or one that wraps it (causes are followed)
+	 * @return {@code true} when the call was refused so
+	 */
+	static boolean refusedWhileReconnecting(Throwable error) {
+		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+			if (cause.getClass().getName().equals("io.lettuce.core.RedisException") && cause.getMessage() != null
+					&& cause.getMessage().contains("not connected")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Release what the executor opened (its own connection); later calls fail. The default does nothing.
 	 */
 	@Override

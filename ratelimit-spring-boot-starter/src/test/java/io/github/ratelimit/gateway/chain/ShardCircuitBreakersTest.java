@@ -233,4 +233,70 @@ class ShardCircuitBreakersTest {
 			.hasCauseInstanceOf(CallNotPermittedException.class);
 	}
 
+	/**
+	 * Recovery after a long outage: half-open, calls the store's client refuses unsent while it reconnects are not
+	 * the trial (the breaker stays half-open and lets later calls through); the first calls sent once the connection
+	 * is back decide. Closed, such refusals count as failures like any other.
+	 */
+	@Test
+	void aHalfOpenBreakerDoesNotTakeACallRefusedWhileReconnectingAsItsTrial() {
+		class NotConnected extends IllegalStateException {
+			NotConnected() {
+				super("Currently not connected. Commands are rejected.");
+			}
+		}
+		StoreShards reconnecting = new StoreShards() {
+			@Override
+			public String shardOf(ClientKey client, PlanLimits limits) {
+				return client.id().substring(0, 1);
+			}
+
+			@Override
+			public Set<String> shards() {
+				return Set.of("a", "b");
+			}
+
+			@Override
+			public boolean refusedWhileReconnecting(Throwable error) {
+				return error instanceof NotConnected;
+			}
+		};
+		java.util.concurrent.atomic.AtomicBoolean connected = new java.util.concurrent.atomic.AtomicBoolean();
+		AtomicInteger sent = new AtomicInteger();
+		ClientRateLimiter store = (client, limits, cost) -> {
+			sent.incrementAndGet();
+			return connected.get() ? CompletableFuture.completedFuture(ALLOWED)
+					: CompletableFuture.failedFuture(new CompletionException(new NotConnected()));
+		};
+		ShardCircuitBreakers reconnectingBreakers = new ShardCircuitBreakers(reconnecting, this.registry,
+				"reconnecting", CONFIG, Duration.ofSeconds(5));
+		try {
+			ShardCircuitBreakers.GuardedStore guarded = reconnectingBreakers.guard(store);
+			CircuitBreaker breaker = reconnectingBreakers.breaker("b");
+			// closed: refusals count, and open the breaker after the minimum number of calls
+			for (int i = 0; i < 5; i++) {
+				assertThat(guarded.tryConsume(ON_B, LIMITS, 1)).isCompletedExceptionally();
+			}
+			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+			breaker.transitionToHalfOpenState(); // the wait in the open state has passed
+			sent.set(0);
+			for (int i = 0; i < 10; i++) {
+				assertThatThrownBy(() -> guarded.tryConsume(ON_B, LIMITS, 1).join())
+					.hasCauseInstanceOf(NotConnected.class);
+			}
+			// all 10 reached the store's client (3 permits, each given back), none counted
+			assertThat(sent.get()).isEqualTo(10);
+			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
+			assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isZero();
+			connected.set(true);
+			for (int i = 0; i < 3; i++) {
+				assertThat(guarded.tryConsume(ON_B, LIMITS, 1).join()).isEqualTo(ALLOWED);
+			}
+			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		}
+		finally {
+			reconnectingBreakers.close();
+		}
+	}
+
 }
