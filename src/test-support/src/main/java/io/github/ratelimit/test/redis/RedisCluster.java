@@ -48,7 +48,11 @@ public final class RedisCluster implements AutoCloseable {
 
     private static final String HOST = RedisProcess.HOST;
     private static final Duration FORM_TIMEOUT = Duration.ofSeconds(60);
-    private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
+    /**
+     * Longest wait for a node's reply to one command sent by the test support. Generous: under {@code stress-ng} a
+     * node can go unscheduled for seconds, and a {@code FLUSHALL} between tests had no reply within 5 s once.
+     */
+    private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(15);
 
     private static final Set<RedisCluster> OPEN = ConcurrentHashMap.newKeySet();
 
