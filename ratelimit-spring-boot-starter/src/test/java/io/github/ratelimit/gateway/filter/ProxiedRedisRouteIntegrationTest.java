@@ -29,9 +29,6 @@ import static org.awaitility.Awaitility.await;
  */
 abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest {
 
-	/** The breaker's wait in open state, as both subclasses configure it. */
-	protected static final Duration WAIT = Duration.ofSeconds(1);
-
 	/** The gateway's Redis, one process for the test JVM (both subclasses), stopped by its shutdown hook. */
 	protected static final RedisServer redis = RedisServer.start();
 
@@ -42,6 +39,9 @@ abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest
 
 	/** Transitions of the breaker, with the time they happened ({@link System#nanoTime()}). */
 	protected static final List<long[]> opened = new CopyOnWriteArrayList<>();
+
+	/** Every transition of the breaker, as "nanoTime FROM->TO", for the messages of failed assertions. */
+	protected static final List<String> transitions = new CopyOnWriteArrayList<>();
 
 	private static CircuitBreaker watched;
 
@@ -74,6 +74,7 @@ abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest
 		if (watched != breaker) {
 			watched = breaker;
 			breaker.getEventPublisher().onStateTransition((event) -> {
+				transitions.add(System.nanoTime() + " " + event.getStateTransition());
 				if (event.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
 					opened.add(new long[] { System.nanoTime() });
 				}
@@ -81,17 +82,32 @@ abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest
 		}
 		breaker.reset(); // a fresh window, as after start-up or any close
 		opened.clear();
+		transitions.clear();
 	}
 
 	/**
 	 * Check that the breaker never opened sooner than its wait after its previous opening.
+	 * @param wait the breaker's wait in the open state, as the subclass configures it
 	 */
-	protected static void assertOpenedAtMostOncePerWait() {
+	protected static void assertOpenedAtMostOncePerWait(Duration wait) {
 		for (int i = 1; i < opened.size(); i++) {
 			long apart = opened.get(i)[0] - opened.get(i - 1)[0];
 			assertThat(apart).as("opened %d ms after the previous opening", apart / 1_000_000)
-				.isGreaterThanOrEqualTo(WAIT.toNanos() - 10_000_000);
+				.isGreaterThanOrEqualTo(wait.toNanos() - 10_000_000);
 		}
+	}
+
+	/**
+	 * The breaker's transitions since the test began, in ms relative to a moment.
+	 * @param since the moment ({@link System#nanoTime()})
+	 * @return e.g. {@code [-2100 ms CLOSED_TO_OPEN, -1090 ms OPEN_TO_HALF_OPEN]}
+	 */
+	protected static List<String> transitionsSince(long since) {
+		return transitions.stream().map((line) -> {
+			int space = line.indexOf(' ');
+			long at = Long.parseLong(line.substring(0, space));
+			return (at - since) / 1_000_000 + " ms " + line.substring(space + 1);
+		}).toList();
 	}
 
 	protected CircuitBreaker breaker() {

@@ -22,6 +22,9 @@ import static org.awaitility.Awaitility.await;
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
 class SlowRedisRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTest {
 
+	/** The breaker's wait in the open state, as configured above. */
+	private static final Duration WAIT = Duration.ofSeconds(1);
+
 	@Test
 	void aSlowRedisIsUsedBelowTheTimeoutAndLeftAboveItOpeningAtMostOncePerWait() {
 		StringBuilder figures = new StringBuilder("Slow Redis, redis-timeout 30 ms, breaker wait 1 s:");
@@ -31,7 +34,7 @@ class SlowRedisRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTest {
 			Traffic traffic = Traffic.during(this, Duration.ofSeconds(3));
 			figures.append(String.format("%n  reply delay %2d ms: %s", delay, traffic));
 			assertThat(traffic.serverErrorsOnNormalRoutes).as("5xx at %d ms", delay).isZero();
-			assertOpenedAtMostOncePerWait();
+			assertOpenedAtMostOncePerWait(WAIT);
 			if (delay == 40) {
 				assertThat(traffic.fromRedis).as("decisions from Redis at 40 ms, over the timeout").isZero();
 			}
