@@ -134,7 +134,7 @@ public final class RedisCluster implements AutoCloseable {
         RedisCluster cluster;
         try {
             cluster = new RedisCluster(masters, replicasPerMaster, nodeTimeout, requireFullCoverage,
-                    Files.createTempDirectory("redis-cluster-"));
+                    nodesDirectory());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a directory for the Redis Cluster", e);
         }
@@ -146,6 +146,19 @@ public final class RedisCluster implements AutoCloseable {
             cluster.close();
             throw e;
         }
+    }
+
+    /**
+     * A new directory for the nodes' files: in {@code /dev/shm} (memory) where it exists, else the temporary
+     * directory. A node writes and fsyncs its {@code nodes.conf} on every change of the cluster's configuration, in
+     * its main thread; on a disk that a build keeps busy one fsync can stall every node for seconds.
+     */
+    private static Path nodesDirectory() throws IOException {
+        Path memory = Path.of("/dev/shm");
+        if (Files.isDirectory(memory) && Files.isWritable(memory)) {
+            return Files.createTempDirectory(memory, "redis-cluster-");
+        }
+        return Files.createTempDirectory("redis-cluster-");
     }
 
     /**
@@ -371,7 +384,7 @@ public final class RedisCluster implements AutoCloseable {
         try {
             Process process = new ProcessBuilder(create).redirectErrorStream(true).redirectOutput(output.toFile())
                     .start();
-            if (!process.waitFor(FORM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!awaitCreate(process)) {
                 process.destroyForcibly();
                 // redis-cli's output to a file is buffered: what the nodes see tells more
                 throw new IllegalStateException("redis-cli --cluster create did not return in " + FORM_TIMEOUT
@@ -456,6 +469,48 @@ public final class RedisCluster implements AutoCloseable {
             promoted.slotsAtStart = clusterNodes(promoted).get(promoted.id()).slots();
         }
         return Optional.ofNullable(promoted);
+    }
+
+    /**
+     * Waits for {@code redis-cli --cluster create}, re-introducing nodes that do not know each other meanwhile.
+     * redis-cli sends one {@code CLUSTER MEET} per node and then waits for the nodes to join by gossip; a node
+     * forgets a handshake that does not complete within the node timeout, which a loaded machine can make happen
+     * (a node then knew the others, which never learned of it, and redis-cli waited forever). So from 5 s on, every
+     * 2 s, each node is sent a {@code CLUSTER MEET} for every node missing from its view (idempotent).
+     *
+     * @return whether redis-cli returned within {@link #FORM_TIMEOUT}
+     */
+    private boolean awaitCreate(Process process) throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + FORM_TIMEOUT.toNanos();
+        while (!process.waitFor(2, TimeUnit.SECONDS)) {
+            long now = System.nanoTime();
+            if (now - deadline > 0) {
+                return false;
+            }
+            if (now - start > TimeUnit.SECONDS.toNanos(5)) {
+                meetMissingNodes();
+            }
+        }
+        return true;
+    }
+
+    private void meetMissingNodes() {
+        for (Node node : nodes) {
+            try {
+                Map<String, NodeInfo> view = clusterNodes(node);
+                for (Node other : nodes) {
+                    NodeInfo known = view.get(other.id());
+                    if (other != node && (known == null || known.flags().contains("handshake")
+                            || known.flags().contains("noaddr"))) {
+                        node.command("CLUSTER", "MEET", HOST, Integer.toString(other.port),
+                                Integer.toString(other.busPort));
+                    }
+                }
+            } catch (RuntimeException e) {
+                // a node too busy to answer now: the next round tries again
+            }
+        }
     }
 
     private Optional<Node> ownerOf(int slot, Map<String, NodeInfo> view) {
