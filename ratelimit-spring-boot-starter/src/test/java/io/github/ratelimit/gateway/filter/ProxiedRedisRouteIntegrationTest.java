@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
 import io.github.ratelimit.gateway.chain.StoreShards;
+import io.github.ratelimit.test.MachineStalls;
 import io.github.ratelimit.test.redis.RedisServer;
 import io.github.ratelimit.test.redis.TcpProxy;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -34,6 +35,9 @@ abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest
 
 	/** The network between the gateway and {@link #redis} (daemon threads, for the test JVM). */
 	protected static final TcpProxy network = TcpProxy.start(redis.host(), redis.port());
+
+	/** The time the test JVM stood still, measured from the class's start (bounds on elapsed time leave it out). */
+	protected static final MachineStalls stalls = MachineStalls.meter();
 
 	private static final AtomicInteger loginClients = new AtomicInteger();
 

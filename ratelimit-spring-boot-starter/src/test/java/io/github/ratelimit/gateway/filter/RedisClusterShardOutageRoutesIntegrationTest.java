@@ -123,8 +123,10 @@ class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationT
 				EntityExchangeResult<byte[]> result = request("/ip/" + n, ip);
 				liveMillis.add((System.nanoTime() - start) / 1_000_000);
 				assertThat(result.getStatus().value()).as("request %d of %s", n, ip).isEqualTo((n <= 2) ? 200 : 429);
+				// remaining exact; t may be a few seconds lower when the loaded machine left seconds between requests
 				assertThat(result.getResponseHeaders().getFirst("RateLimit")).as("request %d of %s", n, ip)
-					.isEqualTo("\"anonymous-ip\";r=" + Math.max(0, 2 - n) + ";t=" + ((n == 1) ? 60 : 120));
+					.matches(aboutRateLimit(
+							"\"anonymous-ip\";r=" + Math.max(0, 2 - n) + ";t=" + ((n == 1) ? 60 : 120)));
 			}
 		}
 		for (String ip : onDead) {
