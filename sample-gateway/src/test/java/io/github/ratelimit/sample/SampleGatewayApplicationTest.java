@@ -4,8 +4,15 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import com.jayway.jsonpath.JsonPath;
 import io.github.ratelimit.test.redis.RedisExtension;
@@ -109,6 +116,39 @@ class SampleGatewayApplicationTest {
 	}
 
 	@Test
+	void prometheusScrapeHasTheCircuitBreakerMeters() {
+		Gateways.get(this.client, "/api/orders", "demo-free-key"); // one check through the breaker
+		String scrape = scrape();
+		// resilience4j-micrometer is on the sample's class path: the starter binds its breaker's meters
+		assertThat(scrape).contains("resilience4j_circuitbreaker_state{name=\"ratelimit-redis\",state=\"closed\"} 1.0",
+				"resilience4j_circuitbreaker_state{name=\"ratelimit-redis\",state=\"open\"} 0.0",
+				"resilience4j_circuitbreaker_state{name=\"ratelimit-redis\",state=\"half_open\"} 0.0");
+		assertThat(value(scrape,
+				"resilience4j_circuitbreaker_calls_seconds_count{kind=\"successful\",name=\"ratelimit-redis\"}"))
+			.isGreaterThanOrEqualTo(1);
+	}
+
+	@Test
+	void prometheusScrapeHasEveryMetricTheGrafanaDashboardQueries() throws IOException {
+		Gateways.get(this.client, "/api/orders", "demo-free-key");
+		Set<String> scraped = scrape().lines()
+			.filter((line) -> !line.startsWith("#") && !line.isBlank())
+			.map((line) -> line.split("[{ ]")[0])
+			.collect(Collectors.toSet());
+		List<String> queries = JsonPath.read(Files.readString(dashboard()), "$.panels[*].targets[*].expr");
+		Set<String> queried = new TreeSet<>();
+		Matcher metric = Pattern.compile("\\b(ratelimit_[a-z_]+|resilience4j_circuitbreaker_[a-z_]+)")
+			.matcher(String.join("\n", queries));
+		while (metric.find()) {
+			queried.add(metric.group(1));
+		}
+		assertThat(queried).contains("resilience4j_circuitbreaker_state");
+		// a counter shows up once it has moved: Redis errors cannot be provoked with Redis up
+		scraped.add("ratelimit_redis_errors_total");
+		assertThat(scraped).containsAll(queried);
+	}
+
+	@Test
 	void demoUpstreamAnswersThroughTheGatewayWithTheRateLimitFields() {
 		EntityExchangeResult<String> result = Gateways.get(this.client, "/api/orders", "demo-free-key");
 
@@ -194,6 +234,34 @@ class SampleGatewayApplicationTest {
 	@Test
 	void startupCheckReachesRedis() {
 		assertThat(this.redisStartupCheck.check().block(Duration.ofSeconds(10))).isTrue();
+	}
+
+	private String scrape() {
+		return this.management.get().uri("/actuator/prometheus").exchange()
+			.expectStatus().isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+	}
+
+	/** The value of the scrape's line for one series, e.g. {@code name{tag="x"}}; fails if there is none. */
+	private static double value(String scrape, String series) {
+		return scrape.lines()
+			.filter((line) -> line.startsWith(series + " "))
+			.map((line) -> Double.parseDouble(line.substring(series.length() + 1).trim()))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no " + series + " in the scrape:\n" + scrape));
+	}
+
+	/** The Grafana dashboard of the repository ({@code src/grafana}), found from the module's directory up. */
+	private static Path dashboard() {
+		Path path = Path.of("src/grafana/ratelimit-dashboard.json");
+		for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+			if (Files.exists(dir.resolve(path))) {
+				return dir.resolve(path);
+			}
+		}
+		throw new IllegalStateException("dashboard not found: " + path);
 	}
 
 	private static void connect(String address, int port) throws IOException {
