@@ -22,19 +22,19 @@ public class RateLimitsEndpointProperties {
 	public static final String PREFIX = "management.endpoint.ratelimits";
 
 	/**
-	 * Who may look up and reset one client's buckets ({@code GET} and {@code DELETE /actuator/ratelimits/{group}}):
-	 * {@code never}, {@code when-authorized} (an authenticated caller holding one of {@code roles}; without Spring
-	 * Security or another source of an authenticated principal, nobody) or {@code always} (anyone who can reach the
-	 * endpoint: only where the management port is reachable by operators alone).
+	 * Who may look up and reset one client's buckets (GET and DELETE /actuator/ratelimits/{group}): never,
+	 * when-authorized (an authenticated caller holding one of the roles; without Spring Security or another source
+	 * of an authenticated principal, nobody) or always (anyone who can reach the endpoint: only where the
+	 * management port is reachable by operators alone).
 	 */
 	private Show showClients = Show.WHEN_AUTHORIZED;
 
 	/**
-	 * Roles of the callers who may look up clients when {@code show-clients} is {@code when-authorized}, as in
-	 * {@code management.endpoint.health.roles}: a caller holding any of them may (with Spring Security, role
-	 * {@code OPERATOR} is the authority {@code ROLE_OPERATOR}; an authority given by its full name matches too). Empty:
-	 * any caller with a principal, which includes Spring Security's anonymous principal where that is switched on
-	 * ({@code ServerHttpSecurity.anonymous()}, off by default): name a role then.
+	 * Roles of the callers who may look up clients when show-clients is when-authorized, as in
+	 * management.endpoint.health.roles: a caller holding any of them may (with Spring Security, role OPERATOR is the
+	 * authority ROLE_OPERATOR; an authority given by its full name matches too). Empty: any caller with a principal,
+	 * which includes Spring Security's anonymous principal where that is switched on (ServerHttpSecurity.anonymous(),
+	 * off by default): name a role then.
 	 */
 	private Set<String> roles = new LinkedHashSet<>();
 

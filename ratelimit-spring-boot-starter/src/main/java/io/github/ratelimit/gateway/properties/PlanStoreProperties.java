@@ -18,21 +18,20 @@ public class PlanStoreProperties {
 	public static final String PREFIX = "ratelimit.plan-store";
 
 	/**
-	 * Where plans are looked up: {@code static} (only {@code ratelimit.api-keys}) or {@code redis} (keys
-	 * {@code <key-prefix><sha256 of the API key>} holding the plan name, cached locally; {@code ratelimit.api-keys}
-	 * entries still apply first).
+	 * Where plans are looked up: static (only ratelimit.api-keys) or redis (keys made of the key prefix and the
+	 * SHA-256 of the API key, holding the plan name, cached locally; ratelimit.api-keys entries still apply first).
 	 */
 	private Type type = Type.STATIC;
 
 	/**
 	 * Prefix of the Redis keys holding plans; a key is this prefix followed by the unpadded base64url SHA-256 of the
-	 * API key. Default: {@code <ratelimit.key-prefix>:plan:}, i.e. {@code rl:plan:}.
+	 * API key. Default: ratelimit.key-prefix followed by ":plan:", i.e. "rl:plan:".
 	 */
 	private String keyPrefix;
 
 	/**
 	 * Longest wait for one plan look-up in Redis; past it the request is limited by IP under the anonymous plan
-	 * (nothing is cached). Default: {@code ratelimit.redis-timeout}.
+	 * (nothing is cached). Default: ratelimit.redis-timeout.
 	 */
 	private Duration timeout;
 
@@ -154,13 +153,13 @@ public class PlanStoreProperties {
 		private Duration ttl = Duration.ofMinutes(5);
 
 		/**
-		 * How long a key the store does not know stays cached as unknown (0 = not cached). Shorter than
-		 * {@code ttl}, so a newly provisioned key starts working soon.
+		 * How long a key the store does not know stays cached as unknown (0 = not cached). Shorter than ttl, so a
+		 * newly provisioned key starts working soon.
 		 */
 		private Duration negativeTtl = Duration.ofSeconds(30);
 
 		/**
-		 * How long past {@code ttl} a cached plan is still used while it cannot be looked up again (Redis
+		 * How long past ttl a cached plan is still used while it cannot be looked up again (Redis
 		 * unavailable), so paying clients keep their plan through an outage instead of dropping to the anonymous
 		 * plan.
 		 */

@@ -45,7 +45,7 @@ public class RateLimitProperties {
 	/** Plan applied to clients limited by IP address (no, empty or unknown API key). Must name a plan. */
 	private String anonymousPlan = "anonymous";
 
-	/** Plans by name. Each plan has a non-empty {@code default} list of limits and optional per-group lists. */
+	/** Plans by name. Each plan has a non-empty default list of limits and optional per-group lists. */
 	private Map<String, Plan> plans = new LinkedHashMap<>();
 
 	/** Endpoint groups by name, with settings shared by every route of the group. */
@@ -77,7 +77,7 @@ public class RateLimitProperties {
 	/** Local memory of denials, so clients far over their limit cost no Redis call per request. */
 	private final OverLimitCache overLimitCache = new OverLimitCache();
 
-	/** Token leases of limits that take them ({@code lease: 2%} on a token-bucket limit). */
+	/** Token leases of limits that take them (a lease budget such as 2% on a token-bucket limit). */
 	private final Leases leases = new Leases();
 
 	/**
@@ -92,7 +92,7 @@ public class RateLimitProperties {
 
 	/**
 	 * Level of the denial log (off, error, warn, info, debug, trace): the full line of a client's first denial in
-	 * an endpoint group per {@link #getDenialLogInterval() interval}, and the summary line of its further denials.
+	 * an endpoint group per denial-log-interval, and the summary line of its further denials.
 	 */
 	private DenialLogLevel denialLogLevel = DenialLogLevel.INFO;
 
@@ -108,10 +108,10 @@ public class RateLimitProperties {
 
 	/**
 	 * What the gateway does with a request whose path is not in canonical form (empty or dot segments, encoded
-	 * '/', '\', '.', '%' or ';', see {@link RequestPathCheck}), checked before route matching so that no spelling of
-	 * a path escapes its endpoint group: {@code reject} answers 400 Bad Request with a problem body,
-	 * {@code normalize} routes and forwards the canonical path (RFC 3986 section 6.2.2; what has no canonical form is
-	 * still refused), {@code allow} routes every path as written (a path may then reach another group's limits).
+	 * '/', '\', '.', '%' or ';'), checked before route matching so that no spelling of a path escapes its endpoint
+	 * group: reject answers 400 Bad Request with a problem body, normalize routes and forwards the canonical path
+	 * (RFC 3986 section 6.2.2; what has no canonical form is still refused), allow routes every path as written (a
+	 * path may then reach another group's limits).
 	 */
 	private RequestPathCheck.Policy nonCanonicalPaths = RequestPathCheck.Policy.REJECT;
 
@@ -254,10 +254,10 @@ public class RateLimitProperties {
 	/** A plan (tier) such as free or pro: the limits its clients get. */
 	public static class Plan {
 
-		/** Limits applied to every endpoint group the plan does not list under {@code groups}. Not empty. */
+		/** Limits applied to every endpoint group the plan does not list under groups. Not empty. */
 		private List<Limit> defaultLimits = new ArrayList<>();
 
-		/** Limits per endpoint group, replacing the {@code default} list for that group. */
+		/** Limits per endpoint group, replacing the default list for that group. */
 		private Map<String, List<Limit>> groups = new LinkedHashMap<>();
 
 		/**
@@ -315,18 +315,18 @@ public class RateLimitProperties {
 		private String name;
 
 		/**
-		 * How the limit is enforced: {@code token-bucket} (continuous refill, bursts up to capacity),
-		 * {@code sliding-window-log} (at most capacity tokens in any refill-period long window, exact; one Redis
-		 * entry per admitted token, so capacity is at most 1,000,000), {@code sliding-window-counter} (the same,
-		 * approximated from two counters) or {@code fixed-window} (at most capacity tokens per refill-period window
-		 * aligned to the epoch; up to twice that across a window edge). Window algorithms take capacity tokens per
+		 * How the limit is enforced: token-bucket (continuous refill, bursts up to capacity), sliding-window-log (at
+		 * most capacity tokens in any refill-period long window, exact; one Redis entry per admitted token, so
+		 * capacity is at most 1,000,000), sliding-window-counter (the same, approximated from two counters) or
+		 * fixed-window (at most capacity tokens per refill-period window aligned to the epoch; up to twice that
+		 * across a window edge). Window algorithms take capacity tokens per
 		 * refill-period: leave refill-tokens out or set it equal to capacity.
 		 */
 		private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
 
 		/**
-		 * Who shares the limit: {@code client} (the default: one bucket per client) or {@code global} (one bucket
-		 * shared by every client of the endpoint group, whatever their plan, to protect the backend). A request must
+		 * Who shares the limit: client (the default: one bucket per client) or global (one bucket shared by every
+		 * client of the endpoint group, whatever their plan, to protect the backend). A request must
 		 * pass every limit of both scopes and a denied one takes from none; a client denied by its own limits never
 		 * takes from the global ones. Plans that give a group global limits must give it the same ones (they are one
 		 * shared bucket). Costs a second Redis call per request in groups that have global limits.
@@ -334,11 +334,11 @@ public class RateLimitProperties {
 		private LimitScope scope = LimitScope.CLIENT;
 
 		/**
-		 * Token leases, token buckets only: {@code off} (the default: every request asks Redis) or a precision budget
-		 * in percent of the capacity, e.g. {@code 2%} (above 0, at most 50%): an instance that sees a client often
-		 * takes up to that many tokens ahead in one Redis call and spends them locally for at most
-		 * {@code ratelimit.leases.duration}. Never admits more than the limit; costs at most about the budget in
-		 * under-admission per instance while a lease is out. See {@code io.github.ratelimit.gateway.chain.LeasingRateLimiter}.
+		 * Token leases, token buckets only: off (the default: every request asks Redis) or a precision budget in
+		 * percent of the capacity, e.g. 2% (above 0, at most 50%): an instance that sees a client often takes up to
+		 * that many tokens ahead in one Redis call and spends them locally for at most ratelimit.leases.duration.
+		 * Never admits more than the limit; costs at most about the budget in under-admission per instance while a
+		 * lease is out (see the LeasingRateLimiter class).
 		 */
 		private String lease;
 
@@ -497,7 +497,7 @@ public class RateLimitProperties {
 	/** Behaviour of non-critical routes while Redis is unavailable (error, timeout, breaker open). */
 	public static class Fallback {
 
-		/** Whether requests are limited locally ({@code local}) or simply let through ({@code allow}). */
+		/** Whether requests are limited locally (local) or simply let through (allow). */
 		private FallbackMode mode = FallbackMode.LOCAL;
 
 		/**
