@@ -45,7 +45,9 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * </ul>
  * Like every actuator endpoint it is exposed over HTTP only when listed in
  * {@code management.endpoints.web.exposure.include}; its default access is read-only. Answers name a client by its
- * hashed id ({@code k:<hash>} or {@code ip:<address>}), never by the raw API key.
+ * hashed id ({@code k:<hash>} or {@code ip:<address>}), never by the raw API key. Clients of {@code key-by: principal}
+ * and {@code key-by: header} routes ({@code p:<hash>}, {@code h:<hash>}) cannot be looked up here: their plan comes
+ * with the request.
  * <p>The per-client operations answer only operators ({@link RateLimitsEndpointProperties}; by default an
  * authenticated caller holding one of {@code management.endpoint.ratelimits.roles}, or any authenticated caller when
  * no role is configured). Everyone else gets the same {@code 403} for every lookup,
@@ -121,6 +123,8 @@ public class RateLimitsEndpoint {
 				Map.of("critical", group.isCritical(), "shadow", this.limits.isShadowGroup(name))));
 		Map<String, Object> result = new LinkedHashMap<>();
 		result.put("anonymousPlan", effective.getAnonymousPlan());
+		result.put("principalPlan", this.limits.principalPlan());
+		result.put("headerPlan", this.limits.headerPlan());
 		result.put("apiKeyHeader", this.properties.getApiKeyHeader());
 		result.put("trustedProxies", this.properties.getTrustedProxies());
 		result.put("headerStyle", this.properties.getHeaderStyle());
@@ -129,8 +133,25 @@ public class RateLimitsEndpoint {
 		result.put("staticApiKeys", this.properties.getApiKeys().size());
 		result.put("plans", plans);
 		result.put("groups", groups);
-		result.put("routes", this.filters.routeSettings());
+		Map<String, Object> routes = new LinkedHashMap<>();
+		this.filters.routeSettings().forEach((id, route) -> routes.put(id, describe(route)));
+		result.put("routes", routes);
 		return result;
+	}
+
+	/** A route's settings, with {@code header} only on {@code key-by: header} routes. */
+	private static Map<String, Object> describe(RateLimitGatewayFilterFactory.RouteLimitSettings route) {
+		Map<String, Object> entry = new LinkedHashMap<>();
+		entry.put("routeId", route.routeId());
+		entry.put("group", route.group());
+		entry.put("keyBy", route.keyBy());
+		if (route.header() != null) {
+			entry.put("header", route.header());
+		}
+		entry.put("cost", route.cost());
+		entry.put("critical", route.critical());
+		entry.put("shadow", route.shadow());
+		return entry;
 	}
 
 	/**

@@ -22,6 +22,7 @@ import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.plan.PlanStore;
+import io.github.ratelimit.gateway.plan.PrincipalPlanResolver;
 import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.properties.LimitReloader;
 import io.github.ratelimit.gateway.properties.LimitResolver;
@@ -128,13 +129,24 @@ public final class RateLimitAutoConfiguration {
 		return new CanonicalPathWebFilter(properties.getNonCanonicalPaths());
 	}
 
+	/**
+	 * Principals name no plan without Spring Security; with it, {@link RateLimitSecurityAutoConfiguration}'s
+	 * resolver reads claims and authorities.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	PrincipalPlanResolver rateLimitPrincipalPlanResolver() {
+		return PrincipalPlanResolver.NAME_ONLY;
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	ClientKeyResolver rateLimitClientKeyResolver(RateLimitProperties properties, LimitResolver limitResolver,
-			PlanResolver planResolver, ClientAddressResolver addressResolver) {
+			PlanResolver planResolver, PrincipalPlanResolver principalPlanResolver,
+			ClientAddressResolver addressResolver) {
 		// the plan is decided here, once, against the limits in force
 		return new DefaultClientKeyResolver(properties.getApiKeyHeader(), limitResolver, planResolver,
-				addressResolver);
+				principalPlanResolver, addressResolver);
 	}
 
 	@Bean

@@ -1,12 +1,14 @@
 package io.github.ratelimit.gateway.client;
 
 /**
- * Who is limited: an API key (only ever held hashed) or a client IP address, with the plan that applies; or, for
- * limits with {@code scope: global}, {@linkplain #everyone(String) every client of an endpoint group} together.
+ * Who is limited: an API key, an authenticated principal or a request header's value (each only ever held hashed),
+ * or a client IP address, with the plan that applies; or, for limits with {@code scope: global},
+ * {@linkplain #everyone(String) every client of an endpoint group} together.
  *
- * @param kind whether the client is identified by API key or by IP address
- * @param id for {@link Kind#API_KEY} the key's hash ({@link ApiKeyHasher}), never the raw key; for {@link Kind#IP}
- * the canonical textual IP address; for {@link Kind#GROUP} {@value #EVERYONE}
+ * @param kind how the client is identified
+ * @param id for {@link Kind#API_KEY}, {@link Kind#PRINCIPAL} and {@link Kind#HEADER} the hash ({@link ApiKeyHasher})
+ * of the key, the principal's name or the header's value, never the raw value (see {@link Kind#isHashed()}); for
+ * {@link Kind#IP} the canonical textual IP address; for {@link Kind#GROUP} {@value #EVERYONE}
  * @param plan the plan name
  */
 public record ClientKey(Kind kind, String id, String plan) {
@@ -35,7 +37,13 @@ public record ClientKey(Kind kind, String id, String plan) {
 		IP("ip"),
 
 		/** Every client of an endpoint group together (limits with {@code scope: global}). */
-		GROUP("g");
+		GROUP("g"),
+
+		/** By the hashed name of an authenticated principal ({@code key-by: principal}). */
+		PRINCIPAL("p"),
+
+		/** By the hashed value of a request header a route names ({@code key-by: header}). */
+		HEADER("h");
 
 		private final String tag;
 
@@ -44,11 +52,20 @@ public record ClientKey(Kind kind, String id, String plan) {
 		}
 
 		/**
-		 * Short tag used in Redis key names ({@code k}, {@code ip} or {@code g}).
+		 * Short tag used in Redis key names ({@code k}, {@code ip}, {@code g}, {@code p} or {@code h}).
 		 * @return the tag
 		 */
 		public String tag() {
 			return this.tag;
+		}
+
+		/**
+		 * Whether ids of this kind are hashes of a credential or an identity ({@link ApiKeyHasher}), which may be
+		 * shown as they are; IP addresses and the group-wide id are not hashed.
+		 * @return {@code true} for {@link #API_KEY}, {@link #PRINCIPAL} and {@link #HEADER}
+		 */
+		public boolean isHashed() {
+			return this == API_KEY || this == PRINCIPAL || this == HEADER;
 		}
 
 	}

@@ -1,12 +1,13 @@
 package io.github.ratelimit.gateway.client;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Decides who a request is limited as. Replace the default ({@link DefaultClientKeyResolver}) with a bean of this
- * type to identify clients differently (e.g. by an authenticated principal).
+ * type to identify clients differently.
  */
 @FunctionalInterface
 public interface ClientKeyResolver {
@@ -20,5 +21,18 @@ public interface ClientKeyResolver {
 	 * {@link AmbiguousClientException} error when the request names more than one client (400 Bad Request too)
 	 */
 	Mono<ClientKey> resolve(ServerWebExchange exchange, KeyBy keyBy);
+
+	/**
+	 * Resolve the client key of a request on a route that may name a header ({@code key-by: header}). The filter
+	 * calls this method; the default ignores the header and calls {@link #resolve(ServerWebExchange, KeyBy)}, so a
+	 * resolver written before {@link KeyBy#HEADER} existed keeps working for the other kinds.
+	 * @param exchange the current exchange
+	 * @param keyBy what the route limits by
+	 * @param header the header the route names with {@link KeyBy#HEADER}; {@code null} for the other kinds
+	 * @return as {@link #resolve(ServerWebExchange, KeyBy)}
+	 */
+	default Mono<ClientKey> resolve(ServerWebExchange exchange, KeyBy keyBy, @Nullable String header) {
+		return resolve(exchange, keyBy);
+	}
 
 }

@@ -1,10 +1,17 @@
 package io.github.ratelimit.gateway.client;
 
+import java.security.Principal;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.plan.KnownPlans;
 import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.plan.PrincipalPlanResolver;
+import io.github.ratelimit.gateway.support.ThrottledLog;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -13,22 +20,35 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * Default {@link ClientKeyResolver}: on {@link KeyBy#API_KEY} routes, a non-blank API key header whose plan the
- * {@link PlanResolver} knows identifies the client (hashed); otherwise, and on {@link KeyBy#IP} routes, the client
- * IP address from {@link ClientAddressResolver}, under the anonymous plan. The plan is decided here, once: a key
- * whose plan the limits in force do not define gets the anonymous plan.
+ * Default {@link ClientKeyResolver}. The plan is decided here, once, against the plans the limits in force define.
+ * <ul>
+ * <li>{@link KeyBy#API_KEY}: a non-blank API key header whose plan the {@link PlanResolver} knows identifies the
+ * client (hashed); a key whose plan the limits do not define gets the anonymous plan.</li>
+ * <li>{@link KeyBy#PRINCIPAL}: the exchange's authenticated principal ({@link ServerWebExchange#getPrincipal()},
+ * as the {@link PrincipalPlanResolver} tells it from anonymous stand-ins) identifies the client by the hash of its
+ * name, under the plan its credentials name; no plan, or one the limits do not define (logged at WARN with the
+ * principal's hash, at most once per 10 s), gives {@link KnownPlans#principalPlan()}.</li>
+ * <li>{@link KeyBy#HEADER}: the non-blank value of the header the route names identifies the client (hashed), under
+ * {@link KnownPlans#headerPlan()}.</li>
+ * <li>Otherwise (no or an unknown key, no authenticated principal, no header value), and on {@link KeyBy#IP}
+ * routes: the client IP address from {@link ClientAddressResolver}, under the anonymous plan.</li>
+ * </ul>
  *
- * <p>One identity per request: on {@link KeyBy#API_KEY} routes a request with several API key header lines, or with a
- * comma in the key (how HTTP joins repeated field lines, RFC 9110 section 5.3), is refused with an
- * {@link AmbiguousClientException}: the limiter would take one key while an upstream may authenticate another. So is
- * a request with a look-alike of the header whose {@code -} are written {@code _} ({@code X_API_KEY}: CGI and WSGI
- * upstreams read both as {@code HTTP_X_API_KEY}), and a key with characters other than visible ASCII once the
- * optional whitespace around a field value (space and tab, RFC 9110 section 5.5) is removed: {@code U+00A0} or
- * {@code U+0085} at its end would be trimmed away by many upstreams' string functions but not by Java's.
+ * <p>One identity per request: on {@link KeyBy#API_KEY} and {@link KeyBy#HEADER} routes a request with several
+ * lines of the identity header, or with a comma in its value (how HTTP joins repeated field lines, RFC 9110 section
+ * 5.3), is refused with an {@link AmbiguousClientException}: the limiter would take one value while an upstream may
+ * read another. So is a request with a look-alike of the header whose {@code -} are written {@code _} or the other
+ * way round ({@code X_API_KEY}: CGI and WSGI upstreams read both as {@code HTTP_X_API_KEY}), and a value with
+ * characters other than visible ASCII once the optional whitespace around a field value (space and tab, RFC 9110
+ * section 5.5) is removed: {@code U+00A0} or {@code U+0085} at its end would be trimmed away by many upstreams'
+ * string functions but not by Java's.
  */
 public class DefaultClientKeyResolver implements ClientKeyResolver {
 
 	private static final Logger logger = LoggerFactory.getLogger(DefaultClientKeyResolver.class);
+
+	/** Longest plan name shown in the WARN about a plan a principal's credentials name. */
+	private static final int MAX_LOGGED_PLAN_LENGTH = 64;
 
 	private final String apiKeyHeader;
 
@@ -36,10 +56,18 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 
 	private final PlanResolver planResolver;
 
+	private final PrincipalPlanResolver principalPlans;
+
 	private final ClientAddressResolver addressResolver;
 
-	/** The header's name with some or all of its '-' written '_' (at most 15 look-alikes). */
+	/** The API key header's name with some or all of its '-' and '_' swapped (at most 15 look-alikes). */
 	private final List<String> lookAlikeHeaders;
+
+	/** The look-alikes of the headers {@code key-by: header} routes name, by name: bounded by the routes. */
+	private final Map<String, List<String>> routeHeaderLookAlikes = new ConcurrentHashMap<>();
+
+	/** The WARN about principals whose credentials name a plan the limits do not define. */
+	private final ThrottledLog unknownPrincipalPlan = new ThrottledLog(Duration.ofSeconds(10));
 
 	/**
 	 * Create a resolver.
@@ -55,7 +83,8 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 
 	/**
 	 * Create a resolver that decides the plan once: an API key whose plan the limits in force do not define is
-	 * limited under the anonymous plan (logged at WARN with the key's hash).
+	 * limited under the anonymous plan (logged at WARN with the key's hash). Principals get no plan from their
+	 * credentials ({@link PrincipalPlanResolver#NAME_ONLY}).
 	 * @param apiKeyHeader name of the header carrying the API key
 	 * @param plans the plans the limits in force define, and the anonymous plan
 	 * @param planResolver finds the plan of an API key
@@ -63,26 +92,42 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	 */
 	public DefaultClientKeyResolver(String apiKeyHeader, KnownPlans plans, PlanResolver planResolver,
 			ClientAddressResolver addressResolver) {
+		this(apiKeyHeader, plans, planResolver, PrincipalPlanResolver.NAME_ONLY, addressResolver);
+	}
+
+	/**
+	 * Create a resolver that decides the plan once, against the plans the limits in force define.
+	 * @param apiKeyHeader name of the header carrying the API key
+	 * @param plans the plans the limits in force define, and the anonymous, principal and header plans
+	 * @param planResolver finds the plan of an API key
+	 * @param principalPlans finds the plan of an authenticated principal and tells it from anonymous stand-ins
+	 * @param addressResolver finds the client IP address
+	 */
+	public DefaultClientKeyResolver(String apiKeyHeader, KnownPlans plans, PlanResolver planResolver,
+			PrincipalPlanResolver principalPlans, ClientAddressResolver addressResolver) {
 		this.apiKeyHeader = apiKeyHeader;
 		this.plans = plans;
 		this.planResolver = planResolver;
+		this.principalPlans = principalPlans;
 		this.addressResolver = addressResolver;
 		this.lookAlikeHeaders = lookAlikes(apiKeyHeader);
 	}
 
+	/** The header's name with some or all of its first four '-' or '_' swapped for the other. */
 	private static List<String> lookAlikes(String header) {
-		List<Integer> dashes = new ArrayList<>();
-		for (int i = 0; i < header.length() && dashes.size() < 4; i++) {
-			if (header.charAt(i) == '-') {
-				dashes.add(i);
+		List<Integer> separators = new ArrayList<>();
+		for (int i = 0; i < header.length() && separators.size() < 4; i++) {
+			if (header.charAt(i) == '-' || header.charAt(i) == '_') {
+				separators.add(i);
 			}
 		}
 		List<String> names = new ArrayList<>();
-		for (int mask = 1; mask < (1 << dashes.size()); mask++) {
+		for (int mask = 1; mask < (1 << separators.size()); mask++) {
 			char[] name = header.toCharArray();
-			for (int bit = 0; bit < dashes.size(); bit++) {
+			for (int bit = 0; bit < separators.size(); bit++) {
 				if ((mask & (1 << bit)) != 0) {
-					name[dashes.get(bit)] = '_';
+					int at = separators.get(bit);
+					name[at] = (name[at] == '-') ? '_' : '-';
 				}
 			}
 			names.add(new String(name));
@@ -90,44 +135,55 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		return List.copyOf(names);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * @throws IllegalArgumentException for {@link KeyBy#HEADER}, which needs the header's name (see
+	 * {@link #resolve(ServerWebExchange, KeyBy, String)})
+	 */
 	@Override
 	public Mono<ClientKey> resolve(ServerWebExchange exchange, KeyBy keyBy) {
+		return resolve(exchange, keyBy, null);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * @throws IllegalArgumentException for {@link KeyBy#HEADER} without a header name
+	 */
+	@Override
+	public Mono<ClientKey> resolve(ServerWebExchange exchange, KeyBy keyBy, @Nullable String header) {
 		Mono<ClientKey> byAddress = Mono.defer(() -> Mono.justOrEmpty(this.addressResolver.resolve(exchange)
 			.map((ip) -> new ClientKey(ClientKey.Kind.IP, ip, this.plans.anonymousPlan()))));
-		if (keyBy == KeyBy.IP) {
-			return byAddress;
-		}
-		HttpHeaders headers = exchange.getRequest().getHeaders();
-		for (String lookAlike : this.lookAlikeHeaders) {
-			if (headers.containsHeader(lookAlike)) {
-				return Mono.error(new AmbiguousClientException("The request carries a header named like "
-						+ this.apiKeyHeader + " with '_' for '-' (" + lookAlike + "), which upstreams may read as "
-						+ this.apiKeyHeader + "; send only " + this.apiKeyHeader + "."));
+		return switch (keyBy) {
+			case IP -> byAddress;
+			case API_KEY -> byApiKey(exchange, byAddress);
+			case PRINCIPAL -> byPrincipal(exchange, byAddress);
+			case HEADER -> {
+				if (header == null || header.isBlank()) {
+					throw new IllegalArgumentException("key-by: header needs the name of the header (the route's "
+							+ "header argument)");
+				}
+				yield byHeader(exchange, header, byAddress);
 			}
+		};
+	}
+
+	private Mono<ClientKey> byApiKey(ServerWebExchange exchange, Mono<ClientKey> byAddress) {
+		String apiKey;
+		try {
+			apiKey = singleValue(exchange.getRequest().getHeaders(), this.apiKeyHeader, this.lookAlikeHeaders,
+					"API key", "key");
 		}
-		List<String> apiKeys = headers.get(this.apiKeyHeader);
-		if (apiKeys == null || apiKeys.isEmpty()) {
+		catch (AmbiguousClientException ex) {
+			return Mono.error(ex);
+		}
+		if (apiKey == null) {
 			return byAddress;
 		}
-		String apiKey = apiKeys.get(0);
-		if (apiKeys.size() > 1 || apiKey.indexOf(',') >= 0) {
-			return Mono.error(new AmbiguousClientException("The request carries more than one " + this.apiKeyHeader
-					+ " value (several header lines, or a comma-separated list); send exactly one API key."));
-		}
-		String trimmed = withoutOptionalWhitespace(apiKey);
-		if (trimmed.isEmpty()) {
-			return byAddress;
-		}
-		if (!isVisibleAscii(trimmed)) {
-			return Mono.error(new AmbiguousClientException("The " + this.apiKeyHeader
-					+ " value contains characters other than visible ASCII (e.g. a no-break space or a control"
-					+ " character), which upstreams may strip or read differently; send the key alone."));
-		}
-		return this.planResolver.resolvePlan(trimmed)
-			.map((plan) -> apiKeyClient(ApiKeyHasher.hash(trimmed), plan))
+		return this.planResolver.resolvePlan(apiKey)
+			.map((plan) -> apiKeyClient(ApiKeyHasher.hash(apiKey), plan))
 			.onErrorResume((ex) -> {
 				logger.warn("Plan lookup failed for API key {}; limiting the request by IP address: {}",
-						ApiKeyHasher.hash(trimmed), ex.toString());
+						ApiKeyHasher.hash(apiKey), ex.toString());
 				return Mono.empty();
 			})
 			.switchIfEmpty(byAddress);
@@ -140,6 +196,95 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		String anonymous = this.plans.anonymousPlan();
 		logger.warn("Client {} has plan '{}', which is not configured; applying plan '{}'", hash, plan, anonymous);
 		return new ClientKey(ClientKey.Kind.API_KEY, hash, anonymous);
+	}
+
+	private Mono<ClientKey> byPrincipal(ServerWebExchange exchange, Mono<ClientKey> byAddress) {
+		return exchange.<Principal>getPrincipal()
+			.filter((principal) -> this.principalPlans.isAuthenticated(principal) && principal.getName() != null
+					&& !principal.getName().isBlank())
+			.flatMap(this::principalClient)
+			.switchIfEmpty(byAddress);
+	}
+
+	private Mono<ClientKey> principalClient(Principal principal) {
+		String hash = ApiKeyHasher.hash(principal.getName());
+		return Mono.defer(() -> this.principalPlans.resolvePlan(principal))
+			.onErrorResume((ex) -> {
+				logger.warn("Plan lookup failed for principal p:{}; applying plan '{}': {}", hash,
+						this.plans.principalPlan(), ex.toString());
+				return Mono.empty();
+			})
+			.map((plan) -> principalClient(hash, plan))
+			.switchIfEmpty(Mono.fromSupplier(
+					() -> new ClientKey(ClientKey.Kind.PRINCIPAL, hash, this.plans.principalPlan())));
+	}
+
+	private ClientKey principalClient(String hash, String plan) {
+		if (this.plans.isKnown(plan)) {
+			return new ClientKey(ClientKey.Kind.PRINCIPAL, hash, plan);
+		}
+		String fallback = this.plans.principalPlan();
+		this.unknownPrincipalPlan.log((skipped) -> logger.warn(
+				"Principal p:{} has plan '{}', which is not configured; applying plan '{}'{}", hash, printable(plan),
+				fallback, ThrottledLog.notLogged(skipped)));
+		return new ClientKey(ClientKey.Kind.PRINCIPAL, hash, fallback);
+	}
+
+	private Mono<ClientKey> byHeader(ServerWebExchange exchange, String header, Mono<ClientKey> byAddress) {
+		List<String> lookAlikes = this.routeHeaderLookAlikes.computeIfAbsent(header,
+				DefaultClientKeyResolver::lookAlikes);
+		String value;
+		try {
+			value = singleValue(exchange.getRequest().getHeaders(), header, lookAlikes, "value", "value");
+		}
+		catch (AmbiguousClientException ex) {
+			return Mono.error(ex);
+		}
+		if (value == null) {
+			return byAddress;
+		}
+		return Mono.just(new ClientKey(ClientKey.Kind.HEADER, ApiKeyHasher.hash(value), this.plans.headerPlan()));
+	}
+
+	/**
+	 * The one value of an identity header, without the optional whitespace around it.
+	 * @param headers the request's headers
+	 * @param header the header's name
+	 * @param lookAlikes names upstreams may read as the header
+	 * @param what what one value is, for messages ({@code API key})
+	 * @param alone the short form, for messages ({@code key})
+	 * @return the value, or {@code null} when the header is missing or empty
+	 * @throws AmbiguousClientException when the request carries a look-alike header, several values or a value
+	 * that is not visible ASCII; the message names the header, never a value
+	 */
+	private static @Nullable String singleValue(HttpHeaders headers, String header, List<String> lookAlikes,
+			String what, String alone) {
+		for (String lookAlike : lookAlikes) {
+			if (headers.containsHeader(lookAlike)) {
+				throw new AmbiguousClientException("The request carries a header named like " + header
+						+ " with '_' for '-'" + ((header.indexOf('_') >= 0) ? " or '-' for '_'" : "") + " (" + lookAlike
+						+ "), which upstreams may read as " + header + "; send only " + header + ".");
+			}
+		}
+		List<String> values = headers.get(header);
+		if (values == null || values.isEmpty()) {
+			return null;
+		}
+		String value = values.get(0);
+		if (values.size() > 1 || value.indexOf(',') >= 0) {
+			throw new AmbiguousClientException("The request carries more than one " + header
+					+ " value (several header lines, or a comma-separated list); send exactly one " + what + ".");
+		}
+		String trimmed = withoutOptionalWhitespace(value);
+		if (trimmed.isEmpty()) {
+			return null;
+		}
+		if (!isVisibleAscii(trimmed)) {
+			throw new AmbiguousClientException("The " + header
+					+ " value contains characters other than visible ASCII (e.g. a no-break space or a control"
+					+ " character), which upstreams may strip or read differently; send the " + alone + " alone.");
+		}
+		return trimmed;
 	}
 
 	/** The value without leading and trailing spaces and tabs (RFC 9110 section 5.5: OWS). */
@@ -163,6 +308,16 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 			}
 		}
 		return true;
+	}
+
+	/** A plan name from a token, safe for one log line: visible ASCII only (others as '?'), at most 64 characters. */
+	private static String printable(String plan) {
+		StringBuilder shown = new StringBuilder(Math.min(plan.length(), MAX_LOGGED_PLAN_LENGTH));
+		for (int i = 0; i < plan.length() && i < MAX_LOGGED_PLAN_LENGTH; i++) {
+			char c = plan.charAt(i);
+			shown.append((c >= 0x20 && c <= 0x7e) ? c : '?');
+		}
+		return (plan.length() > MAX_LOGGED_PLAN_LENGTH) ? shown + "..." : shown.toString();
 	}
 
 }

@@ -21,6 +21,7 @@ import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;
@@ -28,6 +29,7 @@ import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.cloud.gateway.support.GatewayToStringStyler;
 import org.springframework.cloud.gateway.support.HasRouteId;
+import org.springframework.core.style.ToStringCreator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -40,6 +42,8 @@ import org.springframework.web.server.ServerWebExchange;
  * filters:
  *   - name: RateLimit
  *     args: { group: login, key-by: ip, cost: 1, critical: true }
+ *   - name: RateLimit
+ *     args: { group: tenants, key-by: header, header: X-Tenant-Id }   # also key-by: principal
  * </pre>
  *
  * Allowed requests go upstream with the rate limit header fields; denied ones get 429 with {@code Retry-After}
@@ -114,7 +118,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * Build the filter of one route.
 	 * @param config the route's arguments
 	 * @return the filter
-	 * @throws RateLimitConfigurationException if the group is unknown or the cost exceeds a capacity
+	 * @throws RateLimitConfigurationException if the group is unknown, the cost exceeds a capacity, or the
+	 * {@code header} argument is missing with {@code key-by: header}, given with another {@code key-by} or no header
+	 * name
 	 */
 	@Override
 	public GatewayFilter apply(Config config) {
@@ -122,7 +128,8 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		long cost = (config.getCost() != null) ? config.getCost() : 1L;
 		// against the limits in force (validated), not the live properties, which a refresh may have made invalid
 		List<ConfigurationViolation> violations = RateLimitRouteValidator.validateFilter(
-				this.limitResolver.effectiveProperties(), config.getRouteId(), config.getGroup(), keyBy, cost);
+				this.limitResolver.effectiveProperties(), config.getRouteId(), config.getGroup(), keyBy,
+				config.getHeader(), cost);
 		if (!violations.isEmpty()) {
 			throw new RateLimitConfigurationException(violations);
 		}
@@ -132,7 +139,8 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 				: this.limitResolver.isCriticalGroup(group);
 		boolean shadow = (config.getShadow() != null) ? config.getShadow() : this.limitResolver.isShadowGroup(group);
 		String routeId = (config.getRouteId() != null) ? config.getRouteId() : group;
-		RouteLimitSettings settings = new RouteLimitSettings(routeId, group, keyBy, cost, critical, shadow);
+		String header = (keyBy == KeyBy.HEADER) ? config.getHeader().strip() : null;
+		RouteLimitSettings settings = new RouteLimitSettings(routeId, group, keyBy, header, cost, critical, shadow);
 		this.routes.put(routeId, settings);
 		return new RateLimitFilter(settings);
 	}
@@ -142,7 +150,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * decision -> metrics and denial log -> HTTP.
 	 */
 	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route) {
-		return this.clientKeyResolver.resolve(exchange, route.keyBy())
+		return this.clientKeyResolver.resolve(exchange, route.keyBy(), route.header())
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((client) -> client.isPresent() ? check(exchange, chain, route, client.get())
@@ -195,12 +203,13 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * @param routeId the route id
 	 * @param group the endpoint group (the route id when the route names none)
 	 * @param keyBy what identifies the client
+	 * @param header the request header identifying the client with {@link KeyBy#HEADER}, else {@code null}
 	 * @param cost tokens per request
 	 * @param critical whether the route fails closed when the limiter is unavailable
 	 * @param shadow whether decisions are only observed, never enforced
 	 */
-	public record RouteLimitSettings(String routeId, String group, KeyBy keyBy, long cost, boolean critical,
-			boolean shadow) {
+	public record RouteLimitSettings(String routeId, String group, KeyBy keyBy, @Nullable String header, long cost,
+			boolean critical, boolean shadow) {
 
 		/**
 		 * Whether the route's requests are refused while the limiter is unavailable: critical routes that enforce
@@ -229,10 +238,13 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 		@Override
 		public String toString() {
-			return GatewayToStringStyler.filterToStringCreator(RateLimitGatewayFilterFactory.this)
+			ToStringCreator creator = GatewayToStringStyler.filterToStringCreator(RateLimitGatewayFilterFactory.this)
 				.append("group", this.settings.group())
-				.append("keyBy", this.settings.keyBy())
-				.append("cost", this.settings.cost())
+				.append("keyBy", this.settings.keyBy());
+			if (this.settings.header() != null) {
+				creator.append("header", this.settings.header());
+			}
+			return creator.append("cost", this.settings.cost())
 				.append("critical", this.settings.critical())
 				.append("shadow", this.settings.shadow())
 				.toString();
@@ -246,6 +258,8 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		private String group;
 
 		private KeyBy keyBy;
+
+		private String header;
 
 		private Long cost;
 
@@ -283,11 +297,30 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 		/**
 		 * Set what identifies the client.
-		 * @param keyBy api-key or ip
+		 * @param keyBy api-key, ip, principal or header
 		 * @return this config
 		 */
 		public Config setKeyBy(KeyBy keyBy) {
 			this.keyBy = keyBy;
+			return this;
+		}
+
+		/**
+		 * The request header whose value identifies the client; required with {@link KeyBy#HEADER}, refused
+		 * otherwise.
+		 * @return the header's name or {@code null}
+		 */
+		public String getHeader() {
+			return this.header;
+		}
+
+		/**
+		 * Set the request header whose value identifies the client ({@code key-by: header}).
+		 * @param header a header field name, e.g. {@code X-Tenant-Id}
+		 * @return this config
+		 */
+		public Config setHeader(String header) {
+			this.header = header;
 			return this;
 		}
 

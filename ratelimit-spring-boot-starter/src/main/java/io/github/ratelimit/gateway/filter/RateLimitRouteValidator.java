@@ -20,9 +20,11 @@ import org.springframework.cloud.gateway.support.NameUtils;
 
 /**
  * The rules of the {@code RateLimit} filter's arguments, checked against the {@code ratelimit.*} properties: only
- * known argument names; {@code key-by} {@code api-key} or {@code ip}; {@code cost} a whole number of at least 1 that
- * fits every limit that can apply; {@code critical}/{@code shadow} {@code true} or {@code false}; a named group
- * that the properties know. All problems are collected, each naming the route's filter property and its fix.
+ * known argument names; {@code key-by} {@code api-key}, {@code ip}, {@code principal} or {@code header};
+ * {@code header} a header field name, given with {@code key-by: header} and only then; {@code cost} a whole number
+ * of at least 1 that fits every limit that can apply; {@code critical}/{@code shadow} {@code true} or
+ * {@code false}; a named group that the properties know. All problems are collected, each naming the route's
+ * filter property and its fix.
  *
  * <p>Two moments: at start-up and on every reload, over the raw filter definitions of the configured routes and
  * default filters ({@link #validateRoutes}, run by the properties' start-up check and reloader through
@@ -87,6 +89,7 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 			Map<String, String> args, List<ConfigurationViolation> v) {
 		String group = null;
 		String keyBy = null;
+		String header = null;
 		String cost = null;
 		String critical = null;
 		String shadow = null;
@@ -97,6 +100,9 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 			}
 			else if (name.equals("keyby")) {
 				keyBy = arg.getValue();
+			}
+			else if (name.equals("header")) {
+				header = arg.getValue();
 			}
 			else if (name.equals("cost")) {
 				cost = arg.getValue();
@@ -109,17 +115,21 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 			}
 			else {
 				v.add(new ConfigurationViolation(property + ".args." + arg.getKey(), "is not an argument of RateLimit.",
-						"use group, key-by, cost, critical or shadow."));
+						"use group, key-by, header, cost, critical or shadow."));
 			}
 		}
 		KeyBy parsedKeyBy = KeyBy.API_KEY;
 		if (keyBy != null) {
 			parsedKeyBy = KeyBy.parse(keyBy);
 			if (parsedKeyBy == null) {
-				v.add(new ConfigurationViolation(property + ".args.key-by", "must be api-key or ip, was '" + keyBy + "'.",
-						"use key-by: api-key (the default) or key-by: ip."));
-				parsedKeyBy = KeyBy.API_KEY;
+				v.add(new ConfigurationViolation(property + ".args.key-by",
+						"must be api-key, ip, principal or header, was '" + keyBy + "'.",
+						"use key-by: api-key (the default), ip, principal, or header with header: <name>."));
+				parsedKeyBy = null;
 			}
+		}
+		if (parsedKeyBy != null) {
+			v.addAll(validateHeader(property, routeId, parsedKeyBy, header));
 		}
 		Long parsedCost = 1L;
 		if (cost != null) {
@@ -139,13 +149,64 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 			v.add(new ConfigurationViolation(property + ".args.shadow", "must be true or false, was '" + shadow + "'.",
 					"use shadow: true to observe the route's limits without enforcing them."));
 		}
-		v.addAll(validateRoute(p, property, group, routeId, parsedKeyBy, parsedCost));
+		KeyBy routeKeyBy = (parsedKeyBy != null) ? parsedKeyBy : KeyBy.API_KEY;
+		v.addAll(validateRoute(p, property, group, routeId, routeKeyBy, parsedCost));
 	}
 
 	/**
-	 * Check the arguments of one route's filter as the factory builds it ({@link RateLimitGatewayFilterFactory#apply}):
-	 * the route has a group (its own or its id), the cost is at least 1 and fits every limit that can apply, and a
-	 * named group is known.
+	 * The {@code header} argument: required with {@code key-by: header} and refused with any other, a header field
+	 * name (RFC 9110 section 5.1: a token).
+	 * @param property the filter's property, to name the argument after
+	 * @param routeId the route, named in the problem
+	 * @param keyBy what the route limits by
+	 * @param header the argument's value, {@code null} when not given
+	 * @return the problems found, at most one
+	 */
+	private static List<ConfigurationViolation> validateHeader(String property, String routeId, KeyBy keyBy,
+			String header) {
+		String route = "route '" + routeId + "'";
+		if (keyBy == KeyBy.HEADER) {
+			if (header == null || header.isBlank()) {
+				return List.of(new ConfigurationViolation(property + ".args.header",
+						"is missing: " + route + " limits by header (key-by: header) but names no header.",
+						"name the request header whose value identifies the client, e.g. header: X-Tenant-Id."));
+			}
+			if (!isToken(header.strip())) {
+				return List.of(new ConfigurationViolation(property + ".args.header",
+						"of " + route + " must be a header field name (letters, digits and !#$%&'*+-.^_`|~), was '"
+								+ header + "'.",
+						"name the request header whose value identifies the client, e.g. header: X-Tenant-Id."));
+			}
+			return List.of();
+		}
+		if (header != null) {
+			return List.of(new ConfigurationViolation(property + ".args.header",
+					"applies only with key-by: header, but " + route + " limits by "
+							+ keyBy.name().toLowerCase(Locale.ROOT).replace('_', '-') + ".",
+					"remove header, or set key-by: header to limit by that header's value."));
+		}
+		return List.of();
+	}
+
+	/** Whether a value is an HTTP token (RFC 9110 section 5.6.2), as a field name must be. */
+	private static boolean isToken(String value) {
+		if (value.isEmpty()) {
+			return false;
+		}
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			boolean alphaNumeric = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+			if (!alphaNumeric && "!#$%&'*+-.^_`|~".indexOf(c) < 0) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Check the arguments of one route's filter as the factory builds it ({@link RateLimitGatewayFilterFactory#apply}),
+	 * for a route that names no header: see
+	 * {@link #validateFilter(RateLimitProperties, String, String, KeyBy, String, long)}.
 	 * @param limits the rate limit properties in force (validated)
 	 * @param routeId the route id, or {@code null}
 	 * @param explicitGroup the group the route names, or {@code null} (or blank) when it uses its route id
@@ -155,9 +216,31 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 	 */
 	public static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, String routeId, String explicitGroup,
 			KeyBy keyBy, long cost) {
+		return validateFilter(limits, routeId, explicitGroup, keyBy, null, cost);
+	}
+
+	/**
+	 * Check the arguments of one route's filter as the factory builds it ({@link RateLimitGatewayFilterFactory#apply}):
+	 * the route has a group (its own or its id), the cost is at least 1 and fits every limit that can apply, a named
+	 * group is known, and a header is named with {@code key-by: header} and only then.
+	 * @param limits the rate limit properties in force (validated)
+	 * @param routeId the route id, or {@code null}
+	 * @param explicitGroup the group the route names, or {@code null} (or blank) when it uses its route id
+	 * @param keyBy what the route limits by
+	 * @param header the header the route names, or {@code null}
+	 * @param cost tokens per request
+	 * @return the problems found, named after {@code route '<id>' RateLimit}; empty when valid
+	 */
+	public static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, String routeId,
+			String explicitGroup, KeyBy keyBy, String header, long cost) {
 		if ((explicitGroup == null || explicitGroup.isBlank()) && routeId == null) {
 			return List.of(new ConfigurationViolation("RateLimit.group", "the route has neither a group nor a route id.",
 					"give the filter a group."));
+		}
+		List<ConfigurationViolation> headerViolations = validateHeader("route '" + routeId + "' RateLimit", routeId,
+				keyBy, header);
+		if (!headerViolations.isEmpty()) {
+			return headerViolations;
 		}
 		if (cost < 1) {
 			return List.of(new ConfigurationViolation("route '" + routeId + "' RateLimit.cost",
@@ -168,7 +251,8 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 
 	/**
 	 * Check one route's rate limit settings against the plans: an explicitly named group must be known, and the
-	 * cost must fit in every limit that can apply (all plans on api-key routes; the anonymous plan on ip routes).
+	 * cost must fit in every limit that can apply (all plans on api-key and principal routes; the anonymous plan on
+	 * ip routes; the anonymous and header plans on header routes).
 	 * @param p the (valid) rate limit properties
 	 * @param property the name to report problems under
 	 * @param explicitGroup the group the route names, or {@code null} when it uses its route id
@@ -192,6 +276,10 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 			String group = (explicitGroup != null) ? explicitGroup : routeId;
 			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
 				if (keyBy == KeyBy.IP && !plan.getKey().equals(p.getAnonymousPlan())) {
+					continue;
+				}
+				if (keyBy == KeyBy.HEADER && !plan.getKey().equals(p.getAnonymousPlan())
+						&& !plan.getKey().equals(p.getHeaderPlan())) {
 					continue;
 				}
 				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group)

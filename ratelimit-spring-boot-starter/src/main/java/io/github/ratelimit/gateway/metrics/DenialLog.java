@@ -26,12 +26,12 @@ import org.slf4j.spi.LoggingEventBuilder;
  *
  * <p><b>Full line.</b> The first denial of a client in an endpoint group per interval
  * ({@code ratelimit.denial-log-interval}) is written in full, with key-value pairs that Spring Boot's structured
- * logging renders as fields: {@code client} (hashed: an API key's hash, or the SHA-256 prefix of the IP address,
- * never the raw value; an IP address's hash is a pseudonym, not anonymous: the address space can be searched),
- * {@code route}, {@code group}, {@code plan}, {@code policies} (the violated ones),
- * {@code outcome} ({@code denied}, {@code fallback-denied}, {@code failed-closed} or {@code shadow-denied}),
- * {@code retryAfterMs}. The first denial of each outcome is written in full: a client denied by Redis and then
- * refused because the limiter failed closed gets both lines.
+ * logging renders as fields: {@code client} (hashed: the hash of an API key, a principal's name or a header's value,
+ * as in Redis key names, or the SHA-256 prefix of the IP address, never the raw value; an IP address's hash is a
+ * pseudonym, not anonymous: the address space can be searched), {@code route}, {@code group}, {@code plan},
+ * {@code policies} (the violated ones), {@code outcome} ({@code denied}, {@code fallback-denied},
+ * {@code failed-closed} or {@code shadow-denied}), {@code retryAfterMs}. The first denial of each outcome is
+ * written in full: a client denied by Redis and then refused because the limiter failed closed gets both lines.
  *
  * <p><b>Summary line.</b> Further denials of that client in that group are only counted. When its interval ends
  * (the interval starts at the client's first full line), one line at the same level says how many:
@@ -158,7 +158,7 @@ public final class DenialLog {
 			return;
 		}
 		String id = client.kind().tag() + ":"
-				+ ((client.kind() == ClientKey.Kind.API_KEY) ? client.id() : ApiKeyHasher.hash(client.id()));
+				+ (client.kind().isHashed() ? client.id() : ApiKeyHasher.hash(client.id()));
 		String outcome = RateLimitMetrics.outcome(decision, shadow);
 		ClientGroup key = new ClientGroup(id, group);
 		while (true) {

@@ -21,6 +21,23 @@ public interface KnownPlans {
 	String anonymousPlan();
 
 	/**
+	 * The plan of authenticated principals whose credentials name no configured plan
+	 * ({@code ratelimit.principal.default-plan}).
+	 * @return a configured plan name; by default the {@linkplain #anonymousPlan() anonymous plan}
+	 */
+	default String principalPlan() {
+		return anonymousPlan();
+	}
+
+	/**
+	 * The plan of clients identified by a request header ({@code key-by: header}; {@code ratelimit.header-plan}).
+	 * @return a configured plan name; by default the {@linkplain #anonymousPlan() anonymous plan}
+	 */
+	default String headerPlan() {
+		return anonymousPlan();
+	}
+
+	/**
 	 * Plans that accept every name, with a fixed anonymous plan (for resolvers used without the limits in force).
 	 * @param anonymousPlan the anonymous plan's name
 	 * @return the plans

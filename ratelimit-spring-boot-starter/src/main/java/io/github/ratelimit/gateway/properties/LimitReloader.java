@@ -29,8 +29,8 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
  * new rate; a remembered denial (over-limit cache) or local fallback bucket made for the old limits no longer
  * applies. A group's {@code critical}/{@code shadow} settings are read when a route's filter is built, so they follow
  * when Gateway rebuilds its routes (as {@code /actuator/refresh} does). Settings read once at start-up (API-key
- * header, anonymous plan, trusted proxies, timeouts, breaker, header style, key prefix, static API keys) still need
- * a restart.
+ * header, anonymous plan, trusted proxies, timeouts, breaker, header style, key prefix, static API keys, the
+ * principals' plan claim and authority prefix) still need a restart.
  */
 public class LimitReloader implements BeanPostProcessor, SmartInitializingSingleton {
 

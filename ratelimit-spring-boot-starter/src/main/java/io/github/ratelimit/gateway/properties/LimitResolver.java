@@ -78,8 +78,8 @@ public class LimitResolver implements KnownPlans {
 	}
 
 	/**
-	 * The configuration the limits in force come from: a copy of plans, groups, anonymous plan and shadow mode as
-	 * last validated (start-up or {@link #reload()}). Do not modify it.
+	 * The configuration the limits in force come from: a copy of plans, groups, the anonymous, principal default and
+	 * header plans and shadow mode as last validated (start-up or {@link #reload()}). Do not modify it.
 	 * @return the properties in force
 	 */
 	public RateLimitProperties effectiveProperties() {
@@ -107,6 +107,29 @@ public class LimitResolver implements KnownPlans {
 	@Override
 	public String anonymousPlan() {
 		return this.snapshot.properties.getAnonymousPlan();
+	}
+
+	/**
+	 * The plan of principals whose credentials name no configured plan, in the limits in force
+	 * ({@code ratelimit.principal.default-plan}, else the anonymous plan).
+	 * @return the plan name
+	 */
+	@Override
+	public String principalPlan() {
+		RateLimitProperties current = this.snapshot.properties;
+		String plan = current.getPrincipal().getDefaultPlan();
+		return (plan != null) ? plan : current.getAnonymousPlan();
+	}
+
+	/**
+	 * The plan of clients identified by a request header, in the limits in force ({@code ratelimit.header-plan},
+	 * else the anonymous plan).
+	 * @return the plan name
+	 */
+	@Override
+	public String headerPlan() {
+		RateLimitProperties current = this.snapshot.properties;
+		return (current.getHeaderPlan() != null) ? current.getHeaderPlan() : current.getAnonymousPlan();
 	}
 
 	/**
@@ -153,6 +176,8 @@ public class LimitResolver implements KnownPlans {
 	private static RateLimitProperties copyOf(RateLimitProperties source) {
 		RateLimitProperties copy = new RateLimitProperties();
 		copy.setAnonymousPlan(source.getAnonymousPlan());
+		copy.getPrincipal().setDefaultPlan(source.getPrincipal().getDefaultPlan());
+		copy.setHeaderPlan(source.getHeaderPlan());
 		copy.setShadowMode(source.isShadowMode());
 		Map<String, RateLimitProperties.Plan> plans = new LinkedHashMap<>();
 		source.getPlans().forEach((name, plan) -> {

@@ -45,6 +45,15 @@ public class RateLimitProperties {
 	/** Plan applied to clients limited by IP address (no, empty or unknown API key). Must name a plan. */
 	private String anonymousPlan = "anonymous";
 
+	/**
+	 * Plan of clients identified by a request header on key-by: header routes (a tenant or client id set by an
+	 * upstream authenticator). Must name a plan; unset, the anonymous plan.
+	 */
+	private String headerPlan;
+
+	/** Clients identified by their authenticated principal (key-by: principal routes). */
+	private final Principal principal = new Principal();
+
 	/** Plans by name. Each plan has a non-empty default list of limits and optional per-group lists. */
 	private Map<String, Plan> plans = new LinkedHashMap<>();
 
@@ -137,6 +146,26 @@ public class RateLimitProperties {
 
 	public void setAnonymousPlan(String anonymousPlan) {
 		this.anonymousPlan = anonymousPlan;
+	}
+
+	/**
+	 * The plan of clients identified by a request header, as configured.
+	 * @return the plan name, or {@code null} when unset (then the anonymous plan applies)
+	 */
+	public String getHeaderPlan() {
+		return this.headerPlan;
+	}
+
+	/**
+	 * Set the plan of clients identified by a request header.
+	 * @param headerPlan a plan name, or {@code null} for the anonymous plan
+	 */
+	public void setHeaderPlan(String headerPlan) {
+		this.headerPlan = headerPlan;
+	}
+
+	public Principal getPrincipal() {
+		return this.principal;
 	}
 
 	public Map<String, Plan> getPlans() {
@@ -396,6 +425,67 @@ public class RateLimitProperties {
 
 		public void setLease(String lease) {
 			this.lease = lease;
+		}
+
+	}
+
+	/**
+	 * Clients identified by their authenticated principal ({@code key-by: principal}): the principal's name (e.g. a
+	 * JWT's {@code sub}) is hashed into the client id; its plan comes from a claim or a granted authority (with
+	 * Spring Security on the class path), else {@code default-plan}.
+	 */
+	public static class Principal {
+
+		/**
+		 * Name of the token claim (or OAuth2 principal attribute) whose string value names the principal's plan.
+		 * Empty to read no claim. Read at start-up.
+		 */
+		private String planClaim = "plan";
+
+		/**
+		 * Prefix of the granted authority naming the principal's plan: with PLAN_, authority PLAN_pro names plan pro
+		 * (the first such authority counts; the claim wins over authorities). With Spring Security's JWT defaults,
+		 * scopes are authorities SCOPE_ followed by the scope: SCOPE_plan: reads a scope plan:pro. Empty to read no
+		 * authority. Read at start-up.
+		 */
+		private String planAuthorityPrefix = "PLAN_";
+
+		/**
+		 * Plan of authenticated principals whose credentials name no plan, or a plan the limits do not define. Must
+		 * name a plan; unset, the anonymous plan.
+		 */
+		private String defaultPlan;
+
+		public String getPlanClaim() {
+			return this.planClaim;
+		}
+
+		public void setPlanClaim(String planClaim) {
+			this.planClaim = planClaim;
+		}
+
+		public String getPlanAuthorityPrefix() {
+			return this.planAuthorityPrefix;
+		}
+
+		public void setPlanAuthorityPrefix(String planAuthorityPrefix) {
+			this.planAuthorityPrefix = planAuthorityPrefix;
+		}
+
+		/**
+		 * The plan of principals whose credentials name no configured plan, as configured.
+		 * @return the plan name, or {@code null} when unset (then the anonymous plan applies)
+		 */
+		public String getDefaultPlan() {
+			return this.defaultPlan;
+		}
+
+		/**
+		 * Set the plan of principals whose credentials name no configured plan.
+		 * @param defaultPlan a plan name, or {@code null} for the anonymous plan
+		 */
+		public void setDefaultPlan(String defaultPlan) {
+			this.defaultPlan = defaultPlan;
 		}
 
 	}

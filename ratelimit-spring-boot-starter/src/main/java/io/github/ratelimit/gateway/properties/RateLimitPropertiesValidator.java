@@ -16,7 +16,8 @@ import io.github.ratelimit.gateway.limits.LimitScope;
 
 /**
  * The rules of the {@code ratelimit.*} properties: each value in its range, plans and their limits, the plans that
- * API keys and anonymous clients map to, and global limits that every plan giving them to an endpoint group agrees
+ * API keys, anonymous clients, principals ({@code principal.default-plan}) and header clients ({@code header-plan})
+ * map to, and global limits that every plan giving them to an endpoint group agrees
  * on. All problems are collected, so that one failed start-up (or refused reload) reports them together, each
  * naming the property and its fix.
  *
@@ -147,6 +148,10 @@ public final class RateLimitPropertiesValidator {
 					"names plan '" + anonymous + "', which is not defined under ratelimit.plans.",
 					"define ratelimit.plans." + anonymous + " or set anonymous-plan to one of " + planNames + "."));
 		}
+		validateOptionalPlan(p, prefix + "principal.default-plan", p.getPrincipal().getDefaultPlan(),
+				"authenticated principals whose credentials name no configured plan", planNames, v);
+		validateOptionalPlan(p, prefix + "header-plan", p.getHeaderPlan(),
+				"clients identified by a request header (key-by: header)", planNames, v);
 		for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
 			String planProperty = prefix + "plans." + plan.getKey();
 			RateLimitProperties.Plan settings = plan.getValue();
@@ -182,6 +187,25 @@ public final class RateLimitPropertiesValidator {
 			}
 		}
 		return v;
+	}
+
+	/** A plan property that may be left out (then the anonymous plan applies), but if set must name a plan. */
+	private static void validateOptionalPlan(RateLimitProperties p, String property, String plan, String whose,
+			Set<String> planNames, List<ConfigurationViolation> v) {
+		if (plan == null) {
+			return;
+		}
+		if (plan.isBlank()) {
+			v.add(new ConfigurationViolation(property, "must not be empty.",
+					"name the plan of " + whose + ", one of " + planNames + ", or leave it out (the anonymous plan)."));
+		}
+		else if (!p.getPlans().isEmpty() && !p.getPlans().containsKey(plan)) {
+			v.add(new ConfigurationViolation(property,
+					"names plan '" + plan + "', which is not defined under ratelimit.plans.",
+					"define ratelimit.plans." + plan + " or set "
+							+ property.substring(RateLimitProperties.PREFIX.length() + 1) + " to one of " + planNames
+							+ "."));
+		}
 	}
 
 	private static void validateLimits(String property, List<RateLimitProperties.Limit> limits,

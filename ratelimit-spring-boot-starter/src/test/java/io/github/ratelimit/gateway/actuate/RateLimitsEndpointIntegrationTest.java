@@ -28,10 +28,15 @@ class RateLimitsEndpointIntegrationTest extends BaseRouteIntegrationTest {
 			.jsonPath("$.plans.free.groups.leased[0].lease").isEqualTo("20%")
 			.jsonPath("$.plans.free.groups.a[0].lease").doesNotExist()
 			.jsonPath("$.routes.a.group").isEqualTo("a")
+			// only key-by: header routes name a header
+			.jsonPath("$.routes.a.header").doesNotExist()
+			.jsonPath("$.principalPlan").isEqualTo("anonymous")
+			.jsonPath("$.headerPlan").isEqualTo("anonymous")
 			.jsonPath("$.routes.shadowed.shadow").isEqualTo(true)
 			.jsonPath("$.groups.login.critical").isEqualTo(true)
 			.jsonPath("$.staticApiKeys").isEqualTo(2)
-			.consumeWith((result) -> assertThat(new String(result.getResponseBodyContent())).doesNotContain("key-one"));
+			.consumeWith((result) -> assertThat(new String(result.getResponseBodyContent())).doesNotContain("key-one")
+				.doesNotContain("\"header\""));
 	}
 
 	@Test

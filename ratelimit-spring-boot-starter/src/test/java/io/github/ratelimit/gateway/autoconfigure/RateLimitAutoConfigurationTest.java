@@ -20,6 +20,8 @@ import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
+import io.github.ratelimit.gateway.plan.PrincipalPlanResolver;
+import io.github.ratelimit.gateway.plan.SecurityPrincipalPlanResolver;
 import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -31,6 +33,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -61,7 +64,8 @@ class RateLimitAutoConfigurationTest {
 				RateLimitPlanStoreAutoConfiguration.class.getName(),
 				RateLimitClientAddressAutoConfiguration.class.getName(),
 				RateLimitLettuceAutoConfiguration.class.getName(),
-				RateLimitRedisClusterAutoConfiguration.class.getName());
+				RateLimitRedisClusterAutoConfiguration.class.getName(),
+				RateLimitSecurityAutoConfiguration.class.getName());
 		for (String name : names) {
 			assertThat(Class.forName(name)).hasAnnotation(AutoConfiguration.class);
 		}
@@ -86,6 +90,28 @@ class RateLimitAutoConfigurationTest {
 			assertThat(context).getBean(PlanResolver.class).isInstanceOf(StaticPlanResolver.class);
 			assertThat(context).hasSingleBean(ClientKeyResolver.class);
 		});
+	}
+
+	@Test
+	void withSpringSecurityPrincipalPlansComeFromClaimsAndAuthorities() {
+		this.runner.withConfiguration(AutoConfigurations.of(RateLimitSecurityAutoConfiguration.class))
+			.withPropertyValues("ratelimit.principal.plan-claim=tier", "ratelimit.principal.plan-authority-prefix=TIER_")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).getBean(PrincipalPlanResolver.class)
+					.isInstanceOf(SecurityPrincipalPlanResolver.class)
+					.hasToString("SecurityPrincipalPlanResolver[claim=tier, authorityPrefix=TIER_]");
+			});
+	}
+
+	@Test
+	void withoutSpringSecurityTheStarterStartsAndPrincipalsNameNoPlan() {
+		this.runner.withConfiguration(AutoConfigurations.of(RateLimitSecurityAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader("org.springframework.security."))
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(ClientKeyResolver.class);
+				assertThat(context).getBean(PrincipalPlanResolver.class).isSameAs(PrincipalPlanResolver.NAME_ONLY);
+			});
 	}
 
 	@Test

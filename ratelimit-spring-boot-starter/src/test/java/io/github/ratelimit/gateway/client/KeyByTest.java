@@ -13,6 +13,9 @@ class KeyByTest {
 		}
 		assertThat(KeyBy.parse("ip")).isEqualTo(KeyBy.IP);
 		assertThat(KeyBy.parse("IP")).isEqualTo(KeyBy.IP);
+		assertThat(KeyBy.parse("principal")).isEqualTo(KeyBy.PRINCIPAL);
+		assertThat(KeyBy.parse(" Principal ")).isEqualTo(KeyBy.PRINCIPAL);
+		assertThat(KeyBy.parse("header")).isEqualTo(KeyBy.HEADER);
 		assertThat(KeyBy.parse("cookie")).isNull();
 		assertThat(KeyBy.parse("")).isNull();
 	}

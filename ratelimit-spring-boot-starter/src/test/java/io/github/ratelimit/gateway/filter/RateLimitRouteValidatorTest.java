@@ -52,7 +52,59 @@ class RateLimitRouteValidatorTest {
 	@Test
 	void badKeyByIsRefused() {
 		this.runner.withPropertyValues(FILTER_1 + "name=RateLimit", FILTER_1 + "args.key-by=cookie")
-			.run((context) -> assertThat(failure(context)).contains("args.key-by: must be api-key or ip, was 'cookie'."));
+			.run((context) -> assertThat(failure(context))
+				.contains("args.key-by: must be api-key, ip, principal or header, was 'cookie'."));
+	}
+
+	@Test
+	void keyByHeaderNeedsAHeaderNamingTheRouteAndArgument() {
+		this.runner.withPropertyValues(filter("key-by=header"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1 + "args.header: is missing: route 'search' "
+					+ "limits by header (key-by: header) but names no header."));
+		this.runner.withPropertyValues(filter("key-by=header", "header=X Tenant"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1 + "args.header: of route 'search' must be "
+					+ "a header field name (letters, digits and !#$%&'*+-.^_`|~), was 'X Tenant'."));
+	}
+
+	@Test
+	void aHeaderWithAnotherKeyByIsRefused() {
+		this.runner.withPropertyValues(filter("key-by=principal", "header=X-Tenant-Id"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.header: applies only with key-by: header, but route 'search' limits by principal."));
+		this.runner.withPropertyValues(filter("header=X-Tenant-Id"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.header: applies only with key-by: header, but route 'search' limits by api-key."));
+	}
+
+	@Test
+	void keyByHeaderAndPrincipalWithTheirArgumentsStart() {
+		this.runner.withPropertyValues(filter("key-by=header", "header=X-Tenant-Id"))
+			.run((context) -> assertThat(context).hasNotFailed());
+		this.runner.withPropertyValues(filter("key-by=principal")).run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void theCostOfAHeaderRouteMustFitTheHeaderAndAnonymousPlansOnly() {
+		// group search: plan free 5 tokens, the anonymous plan 60 (its default); under the anonymous plan 6 fit
+		this.runner.withPropertyValues(filter("key-by=header", "header=X-Tenant-Id", "cost=6"))
+			.run((context) -> assertThat(context).hasNotFailed());
+		this.runner.withPropertyValues(filter("key-by=header", "header=X-Tenant-Id", "cost=6"))
+			.withPropertyValues("ratelimit.header-plan=free")
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.cost: is 6 tokens, more than the capacity 5 of a limit of plan 'free'"));
+		this.runner.withPropertyValues(filter("key-by=principal", "cost=6"))
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.cost: is 6 tokens, more than the capacity 5 of a limit of plan 'free'"));
+	}
+
+	/** A second RateLimit filter on route search, with these arguments ({@code name=value}). */
+	private static String[] filter(String... args) {
+		String[] properties = new String[args.length + 1];
+		properties[0] = FILTER_1 + "name=RateLimit";
+		for (int i = 0; i < args.length; i++) {
+			properties[i + 1] = FILTER_1 + "args." + args[i];
+		}
+		return properties;
 	}
 
 	@Test
@@ -82,6 +134,13 @@ class RateLimitRouteValidatorTest {
 		assertThat(RateLimitRouteValidator.validateFilter(limits, null, " ", KeyBy.API_KEY, 1))
 			.extracting(ConfigurationViolation::property)
 			.containsExactly("RateLimit.group");
+		assertThat(RateLimitRouteValidator.validateFilter(limits, "r", null, KeyBy.HEADER, "X-Tenant-Id", 1)).isEmpty();
+		assertThat(RateLimitRouteValidator.validateFilter(limits, "r", null, KeyBy.HEADER, null, 1))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("route 'r' RateLimit.args.header");
+		assertThat(RateLimitRouteValidator.validateFilter(limits, "r", null, KeyBy.IP, "X-Tenant-Id", 1))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("route 'r' RateLimit.args.header");
 	}
 
 }

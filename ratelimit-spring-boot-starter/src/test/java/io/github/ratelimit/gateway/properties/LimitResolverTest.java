@@ -32,6 +32,31 @@ class LimitResolverTest {
 	}
 
 	@Test
+	void principalAndHeaderPlansAreTheAnonymousPlanUnlessSetAndFollowAValidReload() {
+		RateLimitProperties properties = new RateLimitProperties();
+		for (String name : List.of("anonymous", "free", "partner")) {
+			RateLimitProperties.Plan plan = new RateLimitProperties.Plan();
+			plan.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
+			properties.getPlans().put(name, plan);
+		}
+		LimitResolver resolver = new LimitResolver(properties);
+		assertThat(resolver.principalPlan()).isEqualTo("anonymous");
+		assertThat(resolver.headerPlan()).isEqualTo("anonymous");
+		properties.getPrincipal().setDefaultPlan("free");
+		properties.setHeaderPlan("partner");
+		assertThat(resolver.principalPlan()).as("not before a reload").isEqualTo("anonymous");
+		assertThat(resolver.reload()).isEmpty();
+		assertThat(resolver.principalPlan()).isEqualTo("free");
+		assertThat(resolver.headerPlan()).isEqualTo("partner");
+		// a reload that drops the principals' plan is refused: the plans in force stay
+		properties.getPlans().remove("free");
+		assertThat(resolver.reload()).extracting(ConfigurationViolation::property)
+			.containsExactly("ratelimit.principal.default-plan");
+		assertThat(resolver.principalPlan()).isEqualTo("free");
+		assertThat(resolver.isKnown("free")).isTrue();
+	}
+
+	@Test
 	void liveChangesApplyOnlyAfterAValidReload() {
 		RateLimitProperties properties = new RateLimitProperties();
 		RateLimitProperties.Plan anonymous = new RateLimitProperties.Plan();

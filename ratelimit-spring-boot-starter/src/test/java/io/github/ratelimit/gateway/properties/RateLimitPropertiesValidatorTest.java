@@ -68,6 +68,21 @@ class RateLimitPropertiesValidatorTest {
 	}
 
 	@Test
+	void principalAndHeaderPlansMustBeDefined() {
+		this.runner.withPropertyValues("ratelimit.principal.default-plan=gold", "ratelimit.header-plan=partner")
+			.run((context) -> assertThat(failure(context))
+				.contains("ratelimit.principal.default-plan: names plan 'gold', which is not defined under "
+						+ "ratelimit.plans.")
+				.contains("define ratelimit.plans.gold or set principal.default-plan to one of [anonymous, free].")
+				.contains("ratelimit.header-plan: names plan 'partner', which is not defined under ratelimit.plans."));
+		this.runner.withPropertyValues("ratelimit.principal.default-plan= ")
+			.run((context) -> assertThat(failure(context))
+				.contains("ratelimit.principal.default-plan: must not be empty."));
+		this.runner.withPropertyValues("ratelimit.principal.default-plan=free", "ratelimit.header-plan=free")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void planWithoutDefaultLimitsIsRefused() {
 		this.runner.withPropertyValues("ratelimit.plans.pro.groups.search[0].capacity=5",
 				"ratelimit.plans.pro.groups.search[0].refill-tokens=5", "ratelimit.plans.pro.groups.search[0].refill-period=1s")

@@ -1,0 +1,56 @@
+package io.github.ratelimit.gateway.plan;
+
+import java.security.Principal;
+
+import reactor.core.publisher.Mono;
+
+/**
+ * Finds the plan of an authenticated principal, for routes with {@code key-by: principal}, and tells real clients
+ * from stand-ins for nobody (such as Spring Security's anonymous authentication). With Spring Security on the class
+ * path the default is {@link SecurityPrincipalPlanResolver} (a JWT claim or a granted authority names the plan);
+ * without it, {@link #NAME_ONLY}. Replace it with a bean of this type to look plans up elsewhere.
+ *
+ * <p>The plan a resolver names is checked by the caller: a plan the limits in force do not define gives the
+ * principal {@code ratelimit.principal.default-plan}, as does an empty answer or an error.
+ */
+@FunctionalInterface
+public interface PrincipalPlanResolver {
+
+	/**
+	 * Names no plan (every principal gets {@code ratelimit.principal.default-plan}); every principal with a name
+	 * counts as authenticated. The default without Spring Security.
+	 */
+	PrincipalPlanResolver NAME_ONLY = new PrincipalPlanResolver() {
+
+		@Override
+		public Mono<String> resolvePlan(Principal principal) {
+			return Mono.empty();
+		}
+
+		@Override
+		public String toString() {
+			return "PrincipalPlanResolver.NAME_ONLY";
+		}
+
+	};
+
+	/**
+	 * Resolve the plan a principal's credentials name.
+	 * @param principal an authenticated principal (see {@link #isAuthenticated}) with a non-blank name
+	 * @return the plan name, or an empty {@code Mono} when the credentials name none
+	 */
+	Mono<String> resolvePlan(Principal principal);
+
+	/**
+	 * Whether a principal is an authenticated client, to be limited by its name; otherwise the request is limited by
+	 * IP address under the anonymous plan, as if it had no principal. The default accepts every principal with a
+	 * non-blank name.
+	 * @param principal the exchange's principal
+	 * @return whether it identifies a client
+	 */
+	default boolean isAuthenticated(Principal principal) {
+		String name = principal.getName();
+		return name != null && !name.isBlank();
+	}
+
+}

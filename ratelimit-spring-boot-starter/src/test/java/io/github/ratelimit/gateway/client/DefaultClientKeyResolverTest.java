@@ -1,0 +1,198 @@
+package io.github.ratelimit.gateway.client;
+
+import java.net.InetSocketAddress;
+import java.security.Principal;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+import io.github.ratelimit.gateway.plan.KnownPlans;
+import io.github.ratelimit.gateway.plan.PrincipalPlanResolver;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link DefaultClientKeyResolver} for principals ({@code key-by: principal}) and request headers
+ * ({@code key-by: header}), on exchanges built in memory: who the client is, under which plan, and when the client
+ * IP address is used instead. API keys are covered through real HTTP by the route tests.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class DefaultClientKeyResolverTest {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+	private static final ClientKey PEER = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "anonymous");
+
+	/** Plans anonymous, free, pro, partner; principals default to free, header clients get partner. */
+	private static final KnownPlans PLANS = new KnownPlans() {
+
+		@Override
+		public boolean isKnown(String plan) {
+			return Set.of("anonymous", "free", "pro", "partner").contains(plan);
+		}
+
+		@Override
+		public String anonymousPlan() {
+			return "anonymous";
+		}
+
+		@Override
+		public String principalPlan() {
+			return "free";
+		}
+
+		@Override
+		public String headerPlan() {
+			return "partner";
+		}
+
+	};
+
+	/** Plans by principal name: alice is pro, mallory's token names a plan no limit defines, bob names none. */
+	private static final Map<String, String> TOKEN_PLANS = Map.of("alice", "pro", "mallory", "platinum\nforged");
+
+	private final DefaultClientKeyResolver resolver = resolver((principal) -> Mono
+		.justOrEmpty(TOKEN_PLANS.get(principal.getName())));
+
+	@Test
+	void aPrincipalIsItsHashedNameUnderThePlanItsCredentialsName() {
+		assertThat(principal("alice"))
+			.isEqualTo(new ClientKey(ClientKey.Kind.PRINCIPAL, ApiKeyHasher.hash("alice"), "pro"));
+		assertThat(principal("bob")).isEqualTo(new ClientKey(ClientKey.Kind.PRINCIPAL, ApiKeyHasher.hash("bob"), "free"));
+	}
+
+	@Test
+	void aPlanTheLimitsDoNotDefineGivesTheDefaultPlanWithAWarnShowingOnlyTheHash(CapturedOutput output) {
+		assertThat(principal("mallory"))
+			.isEqualTo(new ClientKey(ClientKey.Kind.PRINCIPAL, ApiKeyHasher.hash("mallory"), "free"));
+		assertThat(output.getOut())
+			.contains("Principal p:" + ApiKeyHasher.hash("mallory")
+					+ " has plan 'platinum?forged', which is not configured; applying plan 'free'")
+			.doesNotContain("mallory");
+	}
+
+	@Test
+	void aFailedPlanLookupGivesTheDefaultPlan(CapturedOutput output) {
+		DefaultClientKeyResolver failing = resolver((principal) -> Mono.error(new IllegalStateException("store down")));
+		assertThat(resolve(failing, exchange((request) -> {
+		}, () -> "alice"), KeyBy.PRINCIPAL, null))
+			.isEqualTo(new ClientKey(ClientKey.Kind.PRINCIPAL, ApiKeyHasher.hash("alice"), "free"));
+		assertThat(output.getOut()).contains("Plan lookup failed for principal p:" + ApiKeyHasher.hash("alice"))
+			.doesNotContain("alice");
+	}
+
+	@Test
+	void withoutAnAuthenticatedNamedPrincipalTheClientIsItsAddress() {
+		assertThat(resolve(this.resolver, exchange((request) -> {
+		}, null), KeyBy.PRINCIPAL, null)).isEqualTo(PEER);
+		assertThat(principal(" ")).isEqualTo(PEER);
+		DefaultClientKeyResolver nobody = resolver(new PrincipalPlanResolver() {
+
+			@Override
+			public Mono<String> resolvePlan(Principal principal) {
+				return Mono.just("pro");
+			}
+
+			@Override
+			public boolean isAuthenticated(Principal principal) {
+				return false;
+			}
+
+		});
+		assertThat(resolve(nobody, exchange((request) -> {
+		}, () -> "anonymousUser"), KeyBy.PRINCIPAL, null)).isEqualTo(PEER);
+	}
+
+	@Test
+	void aHeaderValueIsHashedUnderTheHeaderPlan() {
+		assertThat(header("X-Tenant-Id: tenant-1")).isEqualTo(
+				new ClientKey(ClientKey.Kind.HEADER, ApiKeyHasher.hash("tenant-1"), "partner"));
+		// the optional whitespace around a field value is not part of it
+		assertThat(header("x-tenant-id: \ttenant-1 ")).isEqualTo(header("X-Tenant-Id: tenant-1"));
+	}
+
+	@Test
+	void withoutTheHeaderOrWithAnEmptyValueTheClientIsItsAddress() {
+		assertThat(header()).isEqualTo(PEER);
+		assertThat(header("X-Tenant-Id: ")).isEqualTo(PEER);
+		// the API key header does not count on a header route
+		assertThat(header("X-API-Key: key-one")).isEqualTo(PEER);
+	}
+
+	@Test
+	void severalValuesLookAlikesAndInvisibleCharactersAreAmbiguous() {
+		for (String[] lines : new String[][] { { "X-Tenant-Id: tenant-a", "X-Tenant-Id: tenant-b" },
+				{ "X-Tenant-Id: tenant-a, tenant-b" }, { "X-Tenant-Id: tenant-a," }, { "X_Tenant_Id: tenant-a" },
+				{ "X-Tenant_Id: tenant-a" }, { "X-Tenant-Id: tenant-a\u00a0" }, { "X-Tenant-Id: tenant a" } }) {
+			assertThatThrownBy(() -> header(lines)).as(String.join(" | ", lines))
+				.isInstanceOf(AmbiguousClientException.class)
+				.hasMessageContaining("X-Tenant-Id")
+				.hasMessageNotContainingAny("tenant-a", "tenant-b", "tenant a");
+		}
+	}
+
+	@Test
+	void aHeaderWithUnderscoresHasLookAlikesWithDashes() {
+		MockServerWebExchange exchange = exchange((request) -> request.header("X-Tenant-Id", "a"), null);
+		assertThatThrownBy(() -> resolve(this.resolver, exchange, KeyBy.HEADER, "X_Tenant_Id"))
+			.isInstanceOf(AmbiguousClientException.class)
+			.hasMessageContaining("with '_' for '-' or '-' for '_' (X-Tenant-Id)");
+	}
+
+	@Test
+	void keyByHeaderNeedsTheHeadersName() {
+		MockServerWebExchange exchange = exchange((request) -> {
+		}, null);
+		assertThatIllegalArgumentException().isThrownBy(() -> this.resolver.resolve(exchange, KeyBy.HEADER));
+		assertThatIllegalArgumentException().isThrownBy(() -> this.resolver.resolve(exchange, KeyBy.HEADER, " "));
+	}
+
+	private ClientKey principal(String name) {
+		return resolve(this.resolver, exchange((request) -> {
+		}, () -> name), KeyBy.PRINCIPAL, null);
+	}
+
+	private ClientKey header(String... lines) {
+		MockServerWebExchange exchange = exchange((request) -> {
+			for (String line : lines) {
+				int colon = line.indexOf(':');
+				request.header(line.substring(0, colon), line.substring(colon + 1).replaceFirst("^ ", ""));
+			}
+		}, null);
+		return resolve(this.resolver, exchange, KeyBy.HEADER, "X-Tenant-Id");
+	}
+
+	private static ClientKey resolve(DefaultClientKeyResolver resolver, MockServerWebExchange exchange, KeyBy keyBy,
+			String header) {
+		return resolver.resolve(exchange, keyBy, header).block(TIMEOUT);
+	}
+
+	private static MockServerWebExchange exchange(Consumer<MockServerHttpRequest.BaseBuilder<?>> headers,
+			Principal principal) {
+		MockServerHttpRequest.BaseBuilder<?> request = MockServerHttpRequest.get("/x")
+			.remoteAddress(new InetSocketAddress("192.0.2.1", 40000));
+		headers.accept(request);
+		MockServerWebExchange.Builder exchange = MockServerWebExchange.builder(request.build());
+		if (principal != null) {
+			exchange.principal(principal);
+		}
+		return exchange.build();
+	}
+
+	private static DefaultClientKeyResolver resolver(PrincipalPlanResolver principalPlans) {
+		return new DefaultClientKeyResolver("X-API-Key", PLANS, (apiKey) -> Mono.just("free"), principalPlans,
+				new ClientAddressResolver(0));
+	}
+
+}
