@@ -18,8 +18,9 @@ import java.util.function.LongSupplier;
  *
  * <p>The first occurrence is written; later ones are written once {@code interval} has passed since the last
  * written one, each with the number suppressed since then. Thread-safe and lock-free: of concurrent occurrences
- * at most one is written per interval, the others are counted. Time comes from {@link System#nanoTime()} unless a
- * clock is given.
+ * at most one is written per interval, the others are counted, each once (an occurrence concurrent with a written
+ * one may be counted in that line or in the next). Time comes from {@link System#nanoTime()} unless a clock is
+ * given.
  */
 public final class ThrottledLog {
 

@@ -34,11 +34,15 @@ class ThrottledLogTest {
 	@Test
 	void ofConcurrentOccurrencesOneIsWrittenAndTheOthersCounted() throws InterruptedException {
 		AtomicLong writes = new AtomicLong();
+		AtomicLong countedInTheFirst = new AtomicLong();
 		List<Thread> threads = new ArrayList<>();
 		for (int t = 0; t < 8; t++) {
 			Thread thread = new Thread(() -> {
 				for (int i = 0; i < 1000; i++) {
-					this.log.log((skipped) -> writes.incrementAndGet());
+					this.log.log((skipped) -> {
+						writes.incrementAndGet();
+						countedInTheFirst.set(skipped);
+					});
 				}
 			});
 			thread.start();
@@ -50,7 +54,10 @@ class ThrottledLogTest {
 		assertThat(writes).hasValue(1);
 		this.now.addAndGet(Duration.ofSeconds(10).toNanos());
 		assertThat(this.log.log(this.written::add)).isTrue();
-		assertThat(this.written).containsExactly(7999L);
+		// every other occurrence is counted once: in the next line, or (those concurrent with the first write, between
+		// its winning the interval and taking the count) in the first
+		assertThat(this.written).hasSize(1);
+		assertThat(countedInTheFirst.get() + this.written.get(0)).isEqualTo(7999L);
 	}
 
 	@Test
