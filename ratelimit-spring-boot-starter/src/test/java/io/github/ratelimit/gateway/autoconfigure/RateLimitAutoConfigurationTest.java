@@ -61,7 +61,8 @@ class RateLimitAutoConfigurationTest {
 				RateLimitPlanStoreAutoConfiguration.class.getName(),
 				RateLimitClientAddressAutoConfiguration.class.getName(),
 				RateLimitLettuceAutoConfiguration.class.getName(),
-				RateLimitRedisClusterAutoConfiguration.class.getName());
+				RateLimitRedisClusterAutoConfiguration.class.getName(),
+				RateLimitRedisConnectionAutoConfiguration.class.getName());
 		for (String name : names) {
 			assertThat(Class.forName(name)).hasAnnotation(AutoConfiguration.class);
 		}
