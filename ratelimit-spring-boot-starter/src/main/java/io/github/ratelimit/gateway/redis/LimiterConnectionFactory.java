@@ -51,9 +51,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * </ul>
  * Its {@link ClientResources} are the application's, {@link ClientResources#mutate() mutated} with the limiter's
  * reconnect delay: they share the application's I/O event loops, computation executor, timer, event bus, command
- * latency recorder and tracing, so the copy starts no threads, and closing it shuts none of them down (they stay the
- * application's to shut down). An application factory without client resources of its own gets resources created
- * for the copy, shut down with it. Not copied: connection pooling (the limiter only uses one shared connection, its
+ * latency recorder and tracing, so the copy starts no threads, and closing it (which shuts its resources down) shuts
+ * none of them down (they stay the application's to shut down). An application factory without client resources of
+ * its own gets resources created for the copy, threads included, shut down with it. Not copied: connection pooling (the limiter only uses one shared connection, its
  * commands never block a connection) and the factory's own options (executor, pipelining).
  *
  * <p>{@link #sharing(ReactiveRedisConnectionFactory) Sharing} the application's factory instead (nothing of its own,
@@ -77,7 +77,10 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	/** The limiter's own factory, null when sharing the application's. */
 	private final @Nullable LettuceConnectionFactory own;
 
-	/** Client resources created for {@link #own}, shut down with it; null when they are the application's. */
+	/**
+	 * Client resources created for {@link #own}, shut down with it (when mutated from the application's, that stops
+	 * nothing of the application's, see {@link #clientResources}); null when sharing.
+	 */
 	private final @Nullable ClientResources ownResources;
 
 	private final String description;
@@ -135,8 +138,7 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		own.setPhase(application.getPhase());
 		String kind = (cluster) ? "Cluster" : (configuration instanceof RedisSentinelConfiguration) ? "Sentinel"
 				: (configuration instanceof RedisSocketConfiguration) ? "socket" : "standalone";
-		return new LimiterConnectionFactory(own, own, (applicationResources != null) ? null : resources,
-				"its own Lettuce client (" + kind + ")");
+		return new LimiterConnectionFactory(own, own, resources, "its own Lettuce client (" + kind + ")");
 	}
 
 	/**
@@ -295,8 +297,8 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	}
 
 	/**
-	 * Destroys the limiter's own factory (its client and connections) and the client resources created for it, if
-	 * any; what it shares with the application (event loops, executor, timer) stays running. Nothing when shared.
+	 * Destroys the limiter's own factory (its client and connections) and shuts down the client resources created for
+	 * it; what they share with the application (event loops, executor, timer) stays running. Nothing when shared.
 	 */
 	@Override
 	public void destroy() {
