@@ -23,8 +23,9 @@ import org.springframework.stereotype.Component;
 
 /**
  * Once the application is ready, sends one {@code PING} to Redis (off the start-up and request threads) and logs a
- * clear warning when Redis does not answer, saying what the limiter does until Redis is back. The shared Lettuce
- * connection it opens also spares the first limited request the cost of connecting.
+ * clear warning when Redis does not answer, saying what the limiter does until Redis is back. It pings through the
+ * application's connection factory, which reaches the same Redis as the limiter's own Lettuce client (a copy of it,
+ * whose script connection opens by itself in the background at start-up).
  */
 @Component
 class RedisStartupCheck {

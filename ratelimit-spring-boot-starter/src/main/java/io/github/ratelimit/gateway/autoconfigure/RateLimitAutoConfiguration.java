@@ -31,6 +31,7 @@ import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.ratelimit.gateway.redis.LettuceScriptExecutor;
+import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.gateway.redis.RedisAccessProbe;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
@@ -159,11 +160,13 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean(ClientRateLimiter.class)
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
 	RedisRateLimitStore rateLimitClientRateLimiter(ReactiveRedisConnectionFactory connectionFactory,
-			RedisScript<List<Long>> rateLimitScript, RateLimitProperties properties) {
+			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RedisScript<List<Long>> rateLimitScript,
+			RateLimitProperties properties) {
+		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
 		// on Lettuce, a connection of its own straight on Lettuce (pre-encoded arguments, one future per check);
 		// on any other reactive factory, Spring Data Redis' reactive template
-		RedisScriptExecutor executor = (connectionFactory instanceof LettuceConnectionFactory lettuce)
-				? new LettuceScriptExecutor(lettuce) : new SpringDataScriptExecutor(connectionFactory);
+		RedisScriptExecutor executor = (redis instanceof LettuceConnectionFactory lettuce)
+				? new LettuceScriptExecutor(lettuce) : new SpringDataScriptExecutor(redis);
 		return new RedisRateLimitStore(executor, rateLimitScript, new BucketKeys(properties.getKeyPrefix()));
 	}
 
@@ -171,10 +174,24 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
 	InstanceCounter rateLimitInstanceCounter(ReactiveRedisConnectionFactory connectionFactory,
-			RateLimitProperties properties) {
+			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RateLimitProperties properties) {
 		RateLimitProperties.Fallback fallback = properties.getFallback();
-		return new InstanceCounter(new ReactiveStringRedisTemplate(connectionFactory), properties.getKeyPrefix(),
+		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
+		return new InstanceCounter(new ReactiveStringRedisTemplate(redis), properties.getKeyPrefix(),
 				fallback.getInstances(), fallback.isLearnInstances(), fallback.getHeartbeatInterval());
+	}
+
+	/**
+	 * The factory the limiter's Redis users go through: the limiter's own ({@link LimiterConnectionFactory}, from
+	 * {@link RateLimitRedisConnectionAutoConfiguration}), else the application's.
+	 * @param limiter the limiter's connection factory, if defined
+	 * @param application the application's connection factory
+	 * @return the factory to use
+	 */
+	static ReactiveRedisConnectionFactory limiterRedis(ObjectProvider<LimiterConnectionFactory> limiter,
+			ReactiveRedisConnectionFactory application) {
+		LimiterConnectionFactory own = limiter.getIfAvailable();
+		return (own != null) ? own.getConnectionFactory() : application;
 	}
 
 	/**

@@ -1,22 +1,25 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.lettuce.core.ClientOptions;
-import io.lettuce.core.resource.Delay;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Lettuce options the rate limiter needs with every Redis setup (standalone, Sentinel or Cluster), so that checks
- * go back to Redis soon after it is reachable again and never run late:
+ * Only with {@code ratelimit.redis.configure-application-client=true}: the Lettuce options the rate limiter needs,
+ * applied to the application's own client too (Spring Session, caches, the application's templates and Gateway's
+ * {@code RedisRateLimiter} included), as before the limiter had a client of its own. The limiter then shares the
+ * application's client. With every Redis setup (standalone, Sentinel or Cluster):
  * <ul>
  * <li>commands are rejected while a connection is down instead of queued: a queued check would run after
  * reconnecting and consume tokens for a request the fallback already decided;</li>
@@ -27,13 +30,19 @@ import org.springframework.context.annotation.Bean;
  * </ul>
  * Both are customizers applied by Spring Boot's Lettuce connection configuration; each can be replaced by declaring
  * a bean of the same name.
+ *
+ * <p>By default (the property false or absent) none of this touches the application's client: the limiter's own
+ * Lettuce client gets these settings ({@link LimiterConnectionFactory}, see
+ * {@link RateLimitRedisConnectionAutoConfiguration}).
  */
 @AutoConfiguration(beforeName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnClass({ GatewayFilterFactory.class, ClientOptions.class, LettuceClientOptionsBuilderCustomizer.class })
+@ConditionalOnProperty(prefix = RateLimitProperties.Redis.PREFIX, name = "configure-application-client",
+		havingValue = "true")
 public final class RateLimitLettuceAutoConfiguration {
 
 	/** Longest wait between two reconnect attempts to a Redis node. */
-	static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
+	static final Duration MAX_RECONNECT_DELAY = LimiterConnectionFactory.MAX_RECONNECT_DELAY;
 
 	/**
 	 * Lettuce rejects commands while disconnected instead of queueing them: a queued rate limit check would run
@@ -53,8 +62,7 @@ public final class RateLimitLettuceAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimitReconnectDelay")
 	ClientResourcesBuilderCustomizer rateLimitReconnectDelay() {
-		return (resources) -> resources
-			.reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS));
+		return (resources) -> resources.reconnectDelay(LimiterConnectionFactory.reconnectDelay());
 	}
 
 }

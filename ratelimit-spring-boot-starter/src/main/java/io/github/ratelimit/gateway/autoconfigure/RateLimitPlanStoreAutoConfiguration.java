@@ -13,8 +13,10 @@ import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.properties.PlanStoreProperties;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -76,11 +78,15 @@ public final class RateLimitPlanStoreAutoConfiguration {
 		@ConditionalOnMissingBean({ PlanStore.class, PlanResolver.class })
 		@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
 		PlanStore rateLimitRedisPlanStore(ReactiveRedisConnectionFactory connectionFactory,
+				ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory,
 				PlanStoreProperties planStoreProperties, RateLimitProperties properties) {
 			validate(planStoreProperties);
 			String prefix = (planStoreProperties.getKeyPrefix() != null) ? planStoreProperties.getKeyPrefix()
 					: properties.getKeyPrefix() + ":plan:";
-			return new RedisPlanStore(new ReactiveStringRedisTemplate(connectionFactory), prefix);
+			// the limiter's own client (commands rejected while Redis is down), else the application's
+			ReactiveRedisConnectionFactory redis = RateLimitAutoConfiguration.limiterRedis(limiterConnectionFactory,
+					connectionFactory);
+			return new RedisPlanStore(new ReactiveStringRedisTemplate(redis), prefix);
 		}
 
 	}

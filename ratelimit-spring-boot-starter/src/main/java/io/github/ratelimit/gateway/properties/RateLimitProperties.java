@@ -89,6 +89,9 @@ public class RateLimitProperties {
 	/** Token leases of limits that take them (a lease budget such as 2% on a token-bucket limit). */
 	private final Leases leases = new Leases();
 
+	/** The limiter's Redis client. */
+	private final Redis redis = new Redis();
+
 	/**
 	 * Whether every route runs in shadow mode: decisions are computed, counted and logged but never enforced (a
 	 * request over its limit goes through), to measure new limits before switching them on. Groups and routes can
@@ -262,6 +265,10 @@ public class RateLimitProperties {
 
 	public Leases getLeases() {
 		return this.leases;
+	}
+
+	public Redis getRedis() {
+		return this.redis;
 	}
 
 	public String getKeyPrefix() {
@@ -734,6 +741,36 @@ public class RateLimitProperties {
 
 		public void setMaxEntries(long maxEntries) {
 			this.maxEntries = maxEntries;
+		}
+
+	}
+
+	/**
+	 * The limiter's Redis client. By default the limiter reaches Redis through a Lettuce client of its own, copied
+	 * from the application's connection factory (same Redis, credentials, TLS, timeouts) with the settings the
+	 * limiter needs: commands rejected while disconnected, reconnect attempts at most 1 s apart and, on a Cluster,
+	 * topology refresh; the application's own client keeps Spring Boot's settings.
+	 */
+	public static class Redis {
+
+		/** Prefix of these properties. */
+		public static final String PREFIX = RateLimitProperties.PREFIX + ".redis";
+
+		/**
+		 * Whether the limiter's Lettuce settings (commands rejected while disconnected, reconnect attempts at most
+		 * 1 s apart, Cluster topology refresh) are applied to the application's own Redis client too, which the
+		 * limiter then shares instead of having one of its own. Off by default: Spring Session, caches, the
+		 * application's templates and Gateway's RedisRateLimiter keep Spring Boot's Lettuce settings (commands
+		 * queued while disconnected, Lettuce's reconnect delay). Read at start-up.
+		 */
+		private boolean configureApplicationClient;
+
+		public boolean isConfigureApplicationClient() {
+			return this.configureApplicationClient;
+		}
+
+		public void setConfigureApplicationClient(boolean configureApplicationClient) {
+			this.configureApplicationClient = configureApplicationClient;
 		}
 
 	}

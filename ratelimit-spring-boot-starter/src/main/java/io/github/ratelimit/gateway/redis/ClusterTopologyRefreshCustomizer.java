@@ -6,8 +6,11 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 
+import org.springframework.boot.context.properties.bind.BindResult;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
 
 /**
  * Turns on Lettuce's Redis Cluster topology refresh where the application left it off, so that failover,
@@ -16,10 +19,14 @@ import org.springframework.core.Ordered;
  * client keeps sending a failed master's slots to the dead node, and every check of those clients falls back until
  * the gateway restarts.
  *
- * <p>Only touches cluster clients ({@link ClusterClientOptions.Builder}); settings the application made explicitly
- * are kept: a configured period is used as is, and an explicit {@code adaptive} (true or false) wins. It runs
- * first among the customizers, so an application's own {@link LettuceClientOptionsBuilderCustomizer} that sets
- * topology refresh options has the last word.
+ * <p>Applied to the limiter's own Cluster client ({@link LimiterConnectionFactory}); only with
+ * {@code ratelimit.redis.configure-application-client=true} is it also a bean customising the application's client,
+ * as a {@link LettuceClientOptionsBuilderCustomizer}. Only touches cluster clients
+ * ({@link ClusterClientOptions.Builder}); settings the application made explicitly under
+ * {@code spring.data.redis.lettuce.cluster.refresh.*} are kept ({@link #fromBootProperties(Environment)}): a
+ * configured period is used as is, and an explicit {@code adaptive} (true or false) wins. As a bean it runs first
+ * among the customizers, so an application's own {@link LettuceClientOptionsBuilderCustomizer} that sets topology
+ * refresh options has the last word on the application's client.
  */
 public class ClusterTopologyRefreshCustomizer implements LettuceClientOptionsBuilderCustomizer, Ordered {
 
@@ -39,6 +46,8 @@ public class ClusterTopologyRefreshCustomizer implements LettuceClientOptionsBui
 	 */
 	public static final Duration DEFAULT_ADAPTIVE_TIMEOUT = Duration.ofSeconds(2);
 
+	private static final String REFRESH = "spring.data.redis.lettuce.cluster.refresh";
+
 	private final Duration period;
 
 	private final boolean adaptive;
@@ -55,6 +64,23 @@ public class ClusterTopologyRefreshCustomizer implements LettuceClientOptionsBui
 		this.period = period;
 		this.adaptive = adaptive;
 		this.dynamicRefreshSources = dynamicRefreshSources;
+	}
+
+	/**
+	 * The limiter's refresh settings with Spring Boot's {@code spring.data.redis.lettuce.cluster.refresh.*}
+	 * properties where the application set them: {@code period} (default {@link #DEFAULT_PERIOD}), {@code adaptive}
+	 * (default true, at most every {@link #DEFAULT_ADAPTIVE_TIMEOUT}), {@code dynamic-refresh-sources} (default true,
+	 * as Boot's).
+	 * @param environment the application's environment
+	 * @return the customizer
+	 */
+	public static ClusterTopologyRefreshCustomizer fromBootProperties(Environment environment) {
+		Binder binder = Binder.get(environment);
+		BindResult<Duration> period = binder.bind(REFRESH + ".period", Duration.class);
+		BindResult<Boolean> adaptive = binder.bind(REFRESH + ".adaptive", Boolean.class);
+		boolean dynamicSources = binder.bind(REFRESH + ".dynamic-refresh-sources", Boolean.class).orElse(true);
+		return new ClusterTopologyRefreshCustomizer(period.orElse(DEFAULT_PERIOD), adaptive.orElse(true),
+				dynamicSources);
 	}
 
 	@Override

@@ -8,8 +8,9 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * {@link RedisScriptExecutor} on a Lettuce connection of its own (what the auto-configuration uses with Boot's
- * {@link LettuceConnectionFactory}): opened from the factory's Lettuce client (so with its address, credentials,
+ * {@link RedisScriptExecutor} on a Lettuce connection of its own (what the auto-configuration uses with a
+ * {@link LettuceConnectionFactory}: the limiter's own copy of the application's, see
+ * {@link LimiterConnectionFactory}): opened from the factory's Lettuce client (so with its address, credentials,
  * TLS, client options and, on a Cluster, its topology), shared by every call with Lettuce's automatic pipelining.
  * Keys and arguments go out as the caller's bytes; a call is one Lettuce future, with no reactive pipeline.
  *
@@ -33,8 +34,8 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 
 	/**
 	 * Create an executor and start opening its connection in the background.
-	 * @param connectionFactory Boot's (or the application's) Lettuce connection factory, standalone, Sentinel or
-	 * Cluster
+	 * @param connectionFactory a Lettuce connection factory (the limiter's own, or the application's), standalone,
+	 * Sentinel or Cluster
 	 */
 	public LettuceScriptExecutor(LettuceConnectionFactory connectionFactory) {
 		this.connection = new LettuceScriptConnection(connectionFactory);

@@ -65,7 +65,8 @@ class RateLimitAutoConfigurationTest {
 				RateLimitClientAddressAutoConfiguration.class.getName(),
 				RateLimitLettuceAutoConfiguration.class.getName(),
 				RateLimitRedisClusterAutoConfiguration.class.getName(),
-				RateLimitSecurityAutoConfiguration.class.getName());
+				RateLimitSecurityAutoConfiguration.class.getName(),
+				RateLimitRedisConnectionAutoConfiguration.class.getName());
 		for (String name : names) {
 			assertThat(Class.forName(name)).hasAnnotation(AutoConfiguration.class);
 		}

@@ -19,14 +19,41 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link RateLimitLettuceAutoConfiguration}: with every Redis setup, commands are rejected while disconnected and
- * reconnect attempts are at most 1 s apart; the cluster auto-configuration adds only topology refresh.
+ * {@link RateLimitLettuceAutoConfiguration}, with {@code ratelimit.redis.configure-application-client=true} (the
+ * limiter's Lettuce settings on the application's own client, as before the limiter had one of its own): with every
+ * Redis setup, commands are rejected while disconnected and reconnect attempts are at most 1 s apart; the cluster
+ * auto-configuration adds only topology refresh. Without the property neither touches the application's client.
  */
 class RateLimitLettuceAutoConfigurationTest {
 
+	private static final String OPT_IN = "ratelimit.redis.configure-application-client=true";
+
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-				DataRedisReactiveAutoConfiguration.class, RateLimitLettuceAutoConfiguration.class));
+				DataRedisReactiveAutoConfiguration.class, RateLimitLettuceAutoConfiguration.class))
+		.withPropertyValues(OPT_IN);
+
+	@Test
+	void withoutTheOptInNeitherCustomisesTheApplicationsClient() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+					DataRedisReactiveAutoConfiguration.class, RateLimitLettuceAutoConfiguration.class,
+					RateLimitRedisClusterAutoConfiguration.class))
+			.withPropertyValues("spring.data.redis.cluster.nodes=127.0.0.1:7000",
+					"ratelimit.redis.configure-application-client=false")
+			.run((context) -> {
+				assertThat(context).hasNotFailed()
+					.doesNotHaveBean("rateLimitRejectCommandsWhenDisconnected")
+					.doesNotHaveBean("rateLimitReconnectDelay")
+					.doesNotHaveBean("rateLimitClusterTopologyRefresh");
+				ClientOptions options = clientOptions(context.getBean(LettuceConnectionFactory.class));
+				assertThat(options.getDisconnectedBehavior()).isEqualTo(ClientOptions.DisconnectedBehavior.DEFAULT);
+				assertThat(((ClusterClientOptions) options).getTopologyRefreshOptions().isPeriodicRefreshEnabled())
+					.isFalse();
+				assertThat(context.getBean(ClientResources.class).reconnectDelay().createDelay(30))
+					.isEqualTo(Duration.ofSeconds(30));
+			});
+	}
 
 	@Test
 	void standaloneClientsRejectCommandsWhileDisconnectedAndReconnectWithinOneSecond() {
@@ -64,6 +91,7 @@ class RateLimitLettuceAutoConfigurationTest {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
 					DataRedisReactiveAutoConfiguration.class, RateLimitRedisClusterAutoConfiguration.class))
+			.withPropertyValues(OPT_IN)
 			.run((context) -> {
 				assertThat(context).hasNotFailed()
 					.doesNotHaveBean("rateLimitRejectCommandsWhenDisconnected")

@@ -10,12 +10,12 @@ import io.github.ratelimit.gateway.plan.PlanStore;
 import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
+import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
-import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -23,6 +23,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -30,7 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The auto-configurations for running at scale: plan store, IPv6 prefix keying, Lettuce options and cluster topology
- * refresh, each with {@link RateLimitAutoConfiguration} (whose defaults they replace) in the same context.
+ * refresh (on the limiter's own client), each with {@link RateLimitAutoConfiguration} (whose defaults they replace)
+ * in the same context.
  */
 class RateLimitScaleAutoConfigurationsTest {
 
@@ -38,7 +40,8 @@ class RateLimitScaleAutoConfigurationsTest {
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
 				DataRedisReactiveAutoConfiguration.class, RateLimitAutoConfiguration.class,
 				RateLimitPlanStoreAutoConfiguration.class, RateLimitClientAddressAutoConfiguration.class,
-				RateLimitLettuceAutoConfiguration.class, RateLimitRedisClusterAutoConfiguration.class))
+				RateLimitLettuceAutoConfiguration.class, RateLimitRedisClusterAutoConfiguration.class,
+				RateLimitRedisConnectionAutoConfiguration.class))
 		.withPropertyValues("ratelimit.plans.anonymous.default[0].capacity=60",
 				"ratelimit.plans.anonymous.default[0].refill-tokens=60",
 				"ratelimit.plans.anonymous.default[0].refill-period=1m");
@@ -144,16 +147,19 @@ class RateLimitScaleAutoConfigurationsTest {
 	void clusterClientsRefreshTheTopologyPeriodicallyAndAdaptivelyByDefault() {
 		this.runner.withPropertyValues("spring.data.redis.cluster.nodes=127.0.0.1:7000,127.0.0.1:7001")
 			.run((context) -> {
-				ClusterTopologyRefreshOptions refresh = topologyRefresh(context.getBean(LettuceConnectionFactory.class));
+				ClusterTopologyRefreshOptions refresh = topologyRefresh(limiters(context));
 				assertThat(refresh.isPeriodicRefreshEnabled()).isTrue();
 				assertThat(refresh.getRefreshPeriod()).isEqualTo(Duration.ofSeconds(10));
 				assertThat(refresh.getAdaptiveRefreshTriggers()).containsExactlyInAnyOrder(RefreshTrigger.values());
 				assertThat(refresh.getAdaptiveRefreshTimeout()).isEqualTo(Duration.ofSeconds(2));
 				assertThat(refresh.useDynamicRefreshSources()).isTrue();
 				// reconnect attempts (which trigger the adaptive refresh) at most 1 s apart
-				Delay delay = context.getBean(ClientResources.class).reconnectDelay();
+				Delay delay = reconnectDelay(limiters(context));
 				assertThat(delay.createDelay(1)).isEqualTo(Duration.ofMillis(1));
 				assertThat(delay.createDelay(30)).isEqualTo(Duration.ofSeconds(1));
+				// the application's client keeps Boot's settings
+				assertThat(topologyRefresh(context.getBean(LettuceConnectionFactory.class)).isPeriodicRefreshEnabled())
+					.isFalse();
 			});
 	}
 
@@ -161,8 +167,7 @@ class RateLimitScaleAutoConfigurationsTest {
 	void clusterNodesAsAYamlListCountToo() {
 		this.runner.withPropertyValues("spring.data.redis.cluster.nodes[0]=127.0.0.1:7000",
 				"spring.data.redis.cluster.nodes[1]=127.0.0.1:7001")
-			.run((context) -> assertThat(context.getBean(ClientResources.class).reconnectDelay().createDelay(30))
-				.isEqualTo(Duration.ofSeconds(1)));
+			.run((context) -> assertThat(topologyRefresh(limiters(context)).isPeriodicRefreshEnabled()).isTrue());
 	}
 
 	@Test
@@ -172,7 +177,7 @@ class RateLimitScaleAutoConfigurationsTest {
 				"spring.data.redis.lettuce.cluster.refresh.adaptive=false",
 				"spring.data.redis.lettuce.cluster.refresh.dynamic-refresh-sources=false")
 			.run((context) -> {
-				ClusterTopologyRefreshOptions refresh = topologyRefresh(context.getBean(LettuceConnectionFactory.class));
+				ClusterTopologyRefreshOptions refresh = topologyRefresh(limiters(context));
 				assertThat(refresh.getRefreshPeriod()).isEqualTo(Duration.ofSeconds(10));
 				assertThat(refresh.getAdaptiveRefreshTriggers()).isEmpty();
 				assertThat(refresh.useDynamicRefreshSources()).isFalse();
@@ -185,13 +190,21 @@ class RateLimitScaleAutoConfigurationsTest {
 		new ClusterTopologyRefreshCustomizer(Duration.ofSeconds(30), true, true).customize(builder);
 		assertThat(builder.build()).isNotInstanceOf(ClusterClientOptions.class);
 		this.runner.run((context) -> {
-			assertThat(context.getBean(LettuceConnectionFactory.class).getClientConfiguration().getClientOptions())
-				.get()
+			assertThat(limiters(context).getClientConfiguration().getClientOptions()).get()
 				.isNotInstanceOf(ClusterClientOptions.class);
 			// reconnect attempts at most 1 s apart here too: decisions come back from Redis within about 1 s of it
-			assertThat(context.getBean(ClientResources.class).reconnectDelay().createDelay(30))
-				.isEqualTo(Duration.ofSeconds(1));
+			assertThat(reconnectDelay(limiters(context)).createDelay(30)).isEqualTo(Duration.ofSeconds(1));
 		});
+	}
+
+	private static LettuceConnectionFactory limiters(AssertableApplicationContext context) {
+		LimiterConnectionFactory limiter = context.getBean(LimiterConnectionFactory.class);
+		assertThat(limiter.isOwnClient()).isTrue();
+		return (LettuceConnectionFactory) limiter.getConnectionFactory();
+	}
+
+	private static Delay reconnectDelay(LettuceConnectionFactory factory) {
+		return factory.getClientConfiguration().getClientResources().orElseThrow().reconnectDelay();
 	}
 
 	private static ClusterTopologyRefreshOptions topologyRefresh(LettuceConnectionFactory factory) {

@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.test.redis.RedisCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -52,8 +53,12 @@ class RedisClusterFailoverRoutesIntegrationTest extends BaseRouteIntegrationTest
 	}
 
 	@AfterAll
-	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory) {
-		connectionFactory.stop(); // first the gateway's client, so it does not try to reconnect to a stopped cluster
+	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory,
+			@Autowired LimiterConnectionFactory limiterConnectionFactory) {
+		// first the gateway's clients (the application's and the limiter's own), so they do not try to reconnect
+		// to a stopped cluster
+		limiterConnectionFactory.stop();
+		connectionFactory.stop();
 		cluster.close();
 	}
 

@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.test.redis.RedisCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -47,8 +48,12 @@ class RedisClusterRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	@AfterAll
-	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory) {
-		connectionFactory.stop(); // first the gateway's client, so it does not try to reconnect to a stopped cluster
+	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory,
+			@Autowired LimiterConnectionFactory limiterConnectionFactory) {
+		// first the gateway's clients (the application's and the limiter's own), so they do not try to reconnect
+		// to a stopped cluster
+		limiterConnectionFactory.stop();
+		connectionFactory.stop();
 		cluster.close();
 	}
 

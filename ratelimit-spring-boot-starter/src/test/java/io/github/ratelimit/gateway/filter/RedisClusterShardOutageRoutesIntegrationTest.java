@@ -8,6 +8,7 @@ import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
+import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.test.redis.RedisCluster;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -64,7 +65,11 @@ class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationT
 	}
 
 	@AfterAll
-	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory) {
+	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory,
+			@Autowired LimiterConnectionFactory limiterConnectionFactory) {
+		// first the gateway's clients (the application's and the limiter's own), so they do not try to reconnect
+		// to a stopped cluster
+		limiterConnectionFactory.stop();
 		connectionFactory.stop();
 		cluster.close();
 	}

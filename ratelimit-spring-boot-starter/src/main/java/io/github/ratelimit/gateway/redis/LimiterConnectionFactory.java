@@ -1,0 +1,318 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.event.DefaultEventPublisherOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConfiguration;
+import org.springframework.data.redis.connection.RedisPassword;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.RedisSocketConfiguration;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration.LettuceClientConfigurationBuilder;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration.LettuceSslClientConfigurationBuilder;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * The Redis connection factory every Redis user of the rate limiter goes through (the store's script connection,
+ * the instance counter, the Redis plan store, and so the {@code ratelimits} endpoint's reset and the start-up access
+ * probe): a Lettuce client of the limiter's own, so that the Lettuce options the limiter needs never change the
+ * application's client (Spring Session, caches, the application's templates, Gateway's own
+ * {@code RedisRateLimiter}).
+ *
+ * <p>{@link #copyOf(LettuceConnectionFactory, ClusterTopologyRefreshCustomizer) A copy} of the application's
+ * {@link LettuceConnectionFactory} reaches the same Redis the same way: the same standalone, Sentinel, Cluster or
+ * socket configuration (addresses, database, username and password), and the application's
+ * {@link LettuceClientConfiguration} (TLS and peer verification, StartTLS, credentials provider, client name,
+ * command timeout, read-from, shutdown timeouts, and its {@link ClientOptions} with the SSL options a Spring Boot SSL
+ * bundle put there, its socket and timeout options), with the limiter's settings on top:
+ * <ul>
+ * <li>commands are rejected while the connection is down ({@link ClientOptions.DisconnectedBehavior#REJECT_COMMANDS})
+ * instead of queued: a queued check would run after reconnecting and take tokens for a request the fallback has
+ * already decided;</li>
+ * <li>reconnect attempts back off to at most {@link #MAX_RECONNECT_DELAY} (Lettuce's default: 30 s), so decisions
+ * come back from Redis within about a second of it answering again;</li>
+ * <li>on a Cluster, topology refresh as {@link ClusterTopologyRefreshCustomizer} sets it.</li>
+ * </ul>
+ * Its {@link ClientResources} are the application's, {@link ClientResources#mutate() mutated} with the limiter's
+ * reconnect delay: they share the application's I/O event loops, computation executor, timer, event bus, command
+ * latency recorder and tracing, so the copy starts no threads, and closing it (which shuts its resources down) shuts
+ * none of them down (they stay the application's to shut down). An application factory without client resources of
+ * its own gets resources created for the copy, threads included, shut down with it. Not copied: connection pooling (the limiter only uses one shared connection, its
+ * commands never block a connection) and the factory's own options (executor, pipelining).
+ *
+ * <p>{@link #sharing(ReactiveRedisConnectionFactory) Sharing} the application's factory instead (nothing of its own,
+ * nothing applied) is for a factory that is not Lettuce's, a Redis configuration that cannot be copied (a static
+ * master/replica one), and an application that asked for the limiter's Lettuce settings on its own client too
+ * ({@code ratelimit.redis.configure-application-client}).
+ *
+ * <p>A life cycle of its own: initialised ({@link #afterPropertiesSet()}), stopped and started in the application
+ * factory's phase, and {@link #destroy() destroyed} on context close like a connection factory bean; a shared factory
+ * is left alone, it is the application's.
+ */
+public final class LimiterConnectionFactory implements InitializingBean, SmartLifecycle, DisposableBean {
+
+	/** Longest wait between two reconnect attempts of the limiter's client to a Redis node. */
+	public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
+
+	private static final Logger logger = LoggerFactory.getLogger(LimiterConnectionFactory.class);
+
+	private final ReactiveRedisConnectionFactory connectionFactory;
+
+	/** The limiter's own factory, null when sharing the application's. */
+	private final @Nullable LettuceConnectionFactory own;
+
+	/**
+	 * Client resources created for {@link #own}, shut down with it (when mutated from the application's, that stops
+	 * nothing of the application's, see {@link #clientResources}); null when sharing.
+	 */
+	private final @Nullable ClientResources ownResources;
+
+	private final String description;
+
+	private LimiterConnectionFactory(ReactiveRedisConnectionFactory connectionFactory,
+			@Nullable LettuceConnectionFactory own, @Nullable ClientResources ownResources, String description) {
+		this.connectionFactory = connectionFactory;
+		this.own = own;
+		this.ownResources = ownResources;
+		this.description = description;
+	}
+
+	/**
+	 * The limiter's Redis users go through the application's own factory; nothing is applied to it.
+	 * @param application the application's connection factory (any client library)
+	 * @return the shared factory
+	 */
+	public static LimiterConnectionFactory sharing(ReactiveRedisConnectionFactory application) {
+		return new LimiterConnectionFactory(application, null, null,
+				"the application's " + application.getClass().getSimpleName());
+	}
+
+	/**
+	 * A Lettuce client of the limiter's own, copied from the application's factory with the limiter's settings (see
+	 * the class description); the application's factory is not changed. When its Redis configuration cannot be
+	 * copied (a static master/replica configuration, or one the factory does not expose), logs that at INFO and
+	 * {@link #sharing shares} the application's factory instead.
+	 * @param application the application's Lettuce connection factory (initialised or not)
+	 * @param clusterRefresh topology refresh for a Cluster client
+	 * @return the limiter's factory, to be initialised with {@link #afterPropertiesSet()}
+	 */
+	public static LimiterConnectionFactory copyOf(LettuceConnectionFactory application,
+			ClusterTopologyRefreshCustomizer clusterRefresh) {
+		RedisConfiguration configuration = redisConfiguration(application);
+		if (configuration == null) {
+			logger.info("The rate limiter shares the application's Redis client: the Redis configuration of {} cannot "
+					+ "be copied (e.g. a static master/replica one), so the limiter's Lettuce settings (commands "
+					+ "rejected while disconnected, reconnects at most {} apart) apply nowhere; set "
+					+ "ratelimit.redis.configure-application-client=true to apply them to the application's client",
+					application.getClass().getSimpleName(), MAX_RECONNECT_DELAY);
+			return sharing(application);
+		}
+		LettuceClientConfiguration applicationClient = application.getClientConfiguration();
+		ClientResources applicationResources = applicationClient.getClientResources().orElse(null);
+		ClientResources resources = (applicationResources != null) ? clientResources(applicationResources)
+				: DefaultClientResources.builder().reconnectDelay(reconnectDelay()).build();
+		boolean cluster = configuration instanceof RedisClusterConfiguration;
+		ClientOptions options = clientOptions(applicationClient.getClientOptions().orElse(null), cluster,
+				clusterRefresh);
+		LettuceClientConfiguration client = clientConfiguration(applicationClient, options, resources);
+		// a standalone configuration through its own constructor: the generic one would leave the copy's
+		// getStandaloneConfiguration() at its default (localhost) while it connects elsewhere
+		LettuceConnectionFactory own = (configuration instanceof RedisStandaloneConfiguration standalone)
+				? new LettuceConnectionFactory(standalone, client) : new LettuceConnectionFactory(configuration, client);
+		own.setPhase(application.getPhase());
+		String kind = (cluster) ? "Cluster" : (configuration instanceof RedisSentinelConfiguration) ? "Sentinel"
+				: (configuration instanceof RedisSocketConfiguration) ? "socket" : "standalone";
+		return new LimiterConnectionFactory(own, own, resources, "its own Lettuce client (" + kind + ")");
+	}
+
+	/**
+	 * The Redis configuration of a Lettuce factory, as its getters expose it: Cluster, Sentinel, socket, else
+	 * standalone, the latter only when it is the one the factory uses (same host, port, database and password; a
+	 * factory made with another kind of configuration, e.g. static master/replica, keeps a default standalone one
+	 * beside it).
+	 * @param application the factory
+	 * @return the configuration, or {@code null} when it cannot be told
+	 */
+	static @Nullable RedisConfiguration redisConfiguration(LettuceConnectionFactory application) {
+		RedisClusterConfiguration cluster = application.getClusterConfiguration();
+		if (cluster != null) {
+			return cluster;
+		}
+		RedisSentinelConfiguration sentinel = application.getSentinelConfiguration();
+		if (sentinel != null) {
+			return sentinel;
+		}
+		RedisSocketConfiguration socket = application.getSocketConfiguration();
+		if (socket != null) {
+			return socket;
+		}
+		RedisStandaloneConfiguration standalone = application.getStandaloneConfiguration();
+		boolean inUse = standalone.getHostName().equals(application.getHostName())
+				&& standalone.getPort() == application.getPort() && standalone.getDatabase() == application.getDatabase()
+				&& standalone.getPassword().equals(RedisPassword.of(application.getPassword()));
+		return (inUse) ? standalone : null;
+	}
+
+	/**
+	 * The limiter's client options: the application's (or Lettuce's defaults), with commands rejected while
+	 * disconnected and, on a Cluster, the limiter's topology refresh.
+	 * @param application the application's options, {@code null} for Lettuce's defaults
+	 * @param cluster whether the client is a Cluster client
+	 * @param clusterRefresh topology refresh for a Cluster client
+	 * @return the options ({@link ClusterClientOptions} on a Cluster)
+	 */
+	static ClientOptions clientOptions(@Nullable ClientOptions application, boolean cluster,
+			ClusterTopologyRefreshCustomizer clusterRefresh) {
+		ClientOptions.Builder builder;
+		if (cluster) {
+			builder = (application != null) ? ClusterClientOptions.builder(application) : ClusterClientOptions.builder();
+			clusterRefresh.customize(builder);
+		}
+		else {
+			builder = (application != null) ? application.mutate() : ClientOptions.builder();
+		}
+		return builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build();
+	}
+
+	/**
+	 * The limiter's client resources: the application's with the limiter's reconnect delay. Lettuce's
+	 * {@code mutate()} alone would give the copy I/O event loops of its own (threads, which its shutdown would have to
+	 * stop) and would let its shutdown stop the application's executor and timer, so every thread-owning part is
+	 * handed over again, which marks it shared; the latency publisher is off in the copy (the application's publishes
+	 * the shared recorder).
+	 * @param application the application's resources
+	 * @return resources whose shutdown stops nothing of the application's
+	 */
+	static ClientResources clientResources(ClientResources application) {
+		return application.mutate()
+			.eventLoopGroupProvider(application.eventLoopGroupProvider())
+			.eventExecutorGroup(application.eventExecutorGroup())
+			.timer(application.timer())
+			.commandLatencyRecorder(application.commandLatencyRecorder())
+			.commandLatencyPublisherOptions(DefaultEventPublisherOptions.disabled())
+			.reconnectDelay(reconnectDelay())
+			.build();
+	}
+
+	/**
+	 * The limiter's reconnect delay: exponential from 1 ms, at most {@link #MAX_RECONNECT_DELAY}.
+	 * @return the delay
+	 */
+	public static Delay reconnectDelay() {
+		return Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS);
+	}
+
+	private static LettuceClientConfiguration clientConfiguration(LettuceClientConfiguration application,
+			ClientOptions options, ClientResources resources) {
+		LettuceClientConfigurationBuilder builder = LettuceClientConfiguration.builder();
+		if (application.isUseSsl()) {
+			LettuceSslClientConfigurationBuilder ssl = builder.useSsl().verifyPeer(application.getVerifyMode());
+			if (application.isStartTls()) {
+				ssl.startTls();
+			}
+			builder = ssl.and();
+		}
+		application.getClientName().ifPresent(builder::clientName);
+		application.getReadFrom().ifPresent(builder::readFrom);
+		application.getRedisCredentialsProviderFactory().ifPresent(builder::redisCredentialsProviderFactory);
+		return builder.commandTimeout(application.getCommandTimeout())
+			.shutdownTimeout(application.getShutdownTimeout())
+			.shutdownQuietPeriod(application.getShutdownQuietPeriod())
+			.clientOptions(options)
+			.clientResources(resources)
+			.build();
+	}
+
+	/**
+	 * The factory the limiter's Redis users go through.
+	 * @return the limiter's own Lettuce factory, or the application's when shared
+	 */
+	public ReactiveRedisConnectionFactory getConnectionFactory() {
+		return this.connectionFactory;
+	}
+
+	/**
+	 * Whether the limiter has a Lettuce client of its own (else it shares the application's factory).
+	 * @return whether the client is the limiter's own
+	 */
+	public boolean isOwnClient() {
+		return this.own != null;
+	}
+
+	/** Initialises (and so starts) the limiter's own factory; nothing when shared. */
+	@Override
+	public void afterPropertiesSet() {
+		if (this.own != null) {
+			this.own.afterPropertiesSet();
+		}
+	}
+
+	@Override
+	public void start() {
+		if (this.own != null) {
+			this.own.start();
+		}
+	}
+
+	/** Stops the limiter's own factory (shuts its client down; {@link #start()} makes a new one). */
+	@Override
+	public void stop() {
+		if (this.own != null) {
+			this.own.stop();
+		}
+	}
+
+	/**
+	 * Whether the limiter's own factory runs; always when shared (the application's factory has its own life cycle).
+	 * @return whether running
+	 */
+	@Override
+	public boolean isRunning() {
+		return this.own == null || this.own.isRunning();
+	}
+
+	/**
+	 * The application factory's phase, which the copy took: the store's connection, one phase later, stops before it.
+	 * @return the phase
+	 */
+	@Override
+	public int getPhase() {
+		return (this.own != null) ? this.own.getPhase() : 0;
+	}
+
+	/**
+	 * Destroys the limiter's own factory (its client and connections) and shuts down the client resources created for
+	 * it; what they share with the application (event loops, executor, timer) stays running. Nothing when shared.
+	 */
+	@Override
+	public void destroy() {
+		if (this.own != null) {
+			this.own.destroy();
+		}
+		if (this.ownResources != null) {
+			this.ownResources.shutdown();
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "LimiterConnectionFactory[" + this.description + "]";
+	}
+
+}

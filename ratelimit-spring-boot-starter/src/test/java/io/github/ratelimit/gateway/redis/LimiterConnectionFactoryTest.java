@@ -1,0 +1,172 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import io.github.ratelimit.test.redis.RedisExtension;
+import io.github.ratelimit.test.redis.TestRedis;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.netty.util.Timeout;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.data.redis.connection.RedisConfiguration;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.RedisStaticMasterReplicaConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.test.util.ReflectionTestUtils;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The limiter's own Lettuce client, copied from an application's factory: its options and resources (pure logic),
+ * and, against a real Redis, that it works beside the application's client and that closing it leaves the
+ * application's client, event loops, executor and timer running.
+ */
+@ExtendWith(RedisExtension.class)
+class LimiterConnectionFactoryTest {
+
+	private static final ClusterTopologyRefreshCustomizer REFRESH = new ClusterTopologyRefreshCustomizer(
+			ClusterTopologyRefreshCustomizer.DEFAULT_PERIOD, true, true);
+
+	@Test
+	void theLimitersOptionsAreTheApplicationsWithCommandsRejectedWhileDisconnected() {
+		ClientOptions application = ClientOptions.builder()
+			.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofMillis(750)).build())
+			.requestQueueSize(1234)
+			.build();
+		ClientOptions limiter = LimiterConnectionFactory.clientOptions(application, false, REFRESH);
+		assertThat(limiter).isNotInstanceOf(ClusterClientOptions.class);
+		assertThat(limiter.getDisconnectedBehavior()).isEqualTo(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+		assertThat(limiter.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofMillis(750));
+		assertThat(limiter.getRequestQueueSize()).isEqualTo(1234);
+		// the application's options are not changed
+		assertThat(application.getDisconnectedBehavior()).isEqualTo(ClientOptions.DisconnectedBehavior.DEFAULT);
+		assertThat(LimiterConnectionFactory.clientOptions(null, false, REFRESH).getDisconnectedBehavior())
+			.isEqualTo(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+	}
+
+	@Test
+	void onAClusterTheLimitersOptionsAddTopologyRefresh() {
+		ClusterClientOptions application = ClusterClientOptions.builder().maxRedirects(9).build();
+		ClientOptions limiter = LimiterConnectionFactory.clientOptions(application, true, REFRESH);
+		assertThat(limiter).isInstanceOfSatisfying(ClusterClientOptions.class, (cluster) -> {
+			assertThat(cluster.getMaxRedirects()).isEqualTo(9);
+			assertThat(cluster.getTopologyRefreshOptions().isPeriodicRefreshEnabled()).isTrue();
+			assertThat(cluster.getTopologyRefreshOptions().getAdaptiveRefreshTriggers())
+				.containsExactlyInAnyOrder(ClusterTopologyRefreshOptions.RefreshTrigger.values());
+			assertThat(cluster.getDisconnectedBehavior()).isEqualTo(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+		});
+		assertThat(application.getTopologyRefreshOptions().isPeriodicRefreshEnabled()).isFalse();
+		// plain options on a Cluster factory become cluster options, as Spring Data's factory makes them
+		assertThat(LimiterConnectionFactory.clientOptions(ClientOptions.create(), true, REFRESH))
+			.isInstanceOf(ClusterClientOptions.class);
+	}
+
+	@Test
+	void theLimitersResourcesShareTheApplicationsThreadsAndTheirShutdownStopsNoneOfThem() throws Exception {
+		DefaultClientResources application = DefaultClientResources.create();
+		try {
+			ClientResources limiter = LimiterConnectionFactory.clientResources(application);
+			assertThat(limiter.eventLoopGroupProvider()).isSameAs(application.eventLoopGroupProvider());
+			assertThat(limiter.eventExecutorGroup()).isSameAs(application.eventExecutorGroup());
+			assertThat(limiter.timer()).isSameAs(application.timer());
+			assertThat(limiter.eventBus()).isSameAs(application.eventBus());
+			assertThat(limiter.reconnectDelay().createDelay(30)).isEqualTo(Duration.ofSeconds(1));
+			assertThat(application.reconnectDelay().createDelay(30)).isEqualTo(Duration.ofSeconds(30));
+			assertThat(limiter.shutdown(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS)).isTrue();
+			// Lettuce's mutate() alone would have stopped these two with the copy
+			assertThat(application.eventExecutorGroup().isShuttingDown()).isFalse();
+			Timeout timeout = application.timer().newTimeout((t) -> {
+			}, 1, TimeUnit.HOURS);
+			assertThat(timeout.isCancelled()).isFalse();
+			timeout.cancel();
+		}
+		finally {
+			application.shutdown(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+		}
+	}
+
+	@Test
+	void theCopyWorksBesideTheApplicationsClientAndClosingItLeavesTheApplicationsRunning(TestRedis redis)
+			throws Exception {
+		DefaultClientResources resources = DefaultClientResources.create();
+		LettuceConnectionFactory application = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(redis.host(), redis.port()),
+				LettuceClientConfiguration.builder().clientResources(resources).build());
+		application.afterPropertiesSet();
+		try {
+			ReactiveStringRedisTemplate applicationTemplate = new ReactiveStringRedisTemplate(application);
+			assertThat(applicationTemplate.opsForValue().set("lcf:app", "1").block(Duration.ofSeconds(10))).isTrue();
+			LimiterConnectionFactory limiter = LimiterConnectionFactory.copyOf(application, REFRESH);
+			limiter.afterPropertiesSet();
+			assertThat(limiter.isOwnClient()).isTrue();
+			assertThat(limiter.isRunning()).isTrue();
+			assertThat(limiter.getPhase()).isEqualTo(application.getPhase());
+			// the copy's configuration is the application's, as its getters expose it
+			assertThat(LimiterConnectionFactory.redisConfiguration(
+					(LettuceConnectionFactory) limiter.getConnectionFactory()))
+				.isSameAs(application.getStandaloneConfiguration());
+			ReactiveStringRedisTemplate limiterTemplate = new ReactiveStringRedisTemplate(
+					limiter.getConnectionFactory());
+			assertThat(limiterTemplate.opsForValue().get("lcf:app").block(Duration.ofSeconds(10))).isEqualTo("1");
+			limiter.destroy();
+			assertThat(limiter.isRunning()).isFalse();
+			// the application's client, event loops, executor and timer are still the application's, running
+			assertThat(applicationTemplate.opsForValue().set("lcf:app", "2").block(Duration.ofSeconds(10))).isTrue();
+			assertThat(redis.command("GET", "lcf:app")).isEqualTo("2");
+			assertThat(resources.eventExecutorGroup().isShuttingDown()).isFalse();
+		}
+		finally {
+			application.destroy();
+			resources.shutdown(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+		}
+	}
+
+	@Test
+	void anApplicationFactoryWithoutResourcesGivesTheCopyResourcesShutDownWithIt(TestRedis redis) {
+		LettuceConnectionFactory application = StartedConnectionFactory.to(redis.host(), redis.port());
+		try {
+			LimiterConnectionFactory limiter = LimiterConnectionFactory.copyOf(application, REFRESH);
+			limiter.afterPropertiesSet();
+			ClientResources own = (ClientResources) ReflectionTestUtils.getField(limiter, "ownResources");
+			assertThat(own).isNotNull();
+			assertThat(own.reconnectDelay().createDelay(30)).isEqualTo(Duration.ofSeconds(1));
+			assertThat(new ReactiveStringRedisTemplate(limiter.getConnectionFactory()).hasKey("lcf:none")
+				.block(Duration.ofSeconds(10))).isFalse();
+			limiter.destroy();
+			assertThat(own.eventExecutorGroup().isShuttingDown()).isTrue();
+			assertThat(new ReactiveStringRedisTemplate(application).hasKey("lcf:none").block(Duration.ofSeconds(10)))
+				.isFalse();
+		}
+		finally {
+			application.destroy();
+		}
+	}
+
+	@Test
+	void aConfigurationTheFactoryDoesNotExposeIsNotCopied() {
+		// a static master/replica configuration with a password: the factory's standalone one is a default beside it
+		RedisStaticMasterReplicaConfiguration masterReplica = new RedisStaticMasterReplicaConfiguration("10.0.0.1",
+				6379);
+		masterReplica.setPassword("secret");
+		LettuceConnectionFactory application = new LettuceConnectionFactory(masterReplica);
+		assertThat(LimiterConnectionFactory.redisConfiguration(application)).isNull();
+		LimiterConnectionFactory limiter = LimiterConnectionFactory.copyOf(application, REFRESH);
+		assertThat(limiter.isOwnClient()).isFalse();
+		assertThat(limiter.getConnectionFactory()).isSameAs(application);
+		// a standalone configuration passed as a plain RedisConfiguration: the getters see another address
+		RedisConfiguration standalone = new RedisStandaloneConfiguration("10.0.0.2", 6380);
+		assertThat(LimiterConnectionFactory.redisConfiguration(new LettuceConnectionFactory(standalone))).isNull();
+		RedisStandaloneConfiguration usual = new RedisStandaloneConfiguration("10.0.0.2", 6380);
+		assertThat(LimiterConnectionFactory.redisConfiguration(new LettuceConnectionFactory(usual))).isSameAs(usual);
+	}
+
+}
