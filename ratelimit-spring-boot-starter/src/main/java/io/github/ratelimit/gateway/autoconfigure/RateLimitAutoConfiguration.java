@@ -48,6 +48,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -70,12 +71,16 @@ import org.springframework.http.codec.ServerCodecConfigurer;
  * {@link ReactiveRedisConnectionFactory} exists. Every bean can be replaced by declaring one of the same type. The
  * starter defines none of Gateway's own {@code RateLimiter}/{@code KeyResolver} types, so it never clashes with
  * Gateway's {@code RequestRateLimiter} beans.
+ *
+ * <p>Off with {@code ratelimit.enabled=false}, like the starter's other auto-configurations; then
+ * {@link RateLimitDisabledAutoConfiguration} registers a {@code RateLimit} filter that lets every request pass.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration",
 		"org.springframework.cloud.gateway.config.GatewayAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
 @ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitAutoConfiguration {
 

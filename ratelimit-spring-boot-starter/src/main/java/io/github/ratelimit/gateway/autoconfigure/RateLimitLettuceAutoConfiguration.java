@@ -3,10 +3,12 @@ package io.github.ratelimit.gateway.autoconfigure;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.resource.Delay;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
@@ -30,6 +32,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(beforeName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnClass({ GatewayFilterFactory.class, ClientOptions.class, LettuceClientOptionsBuilderCustomizer.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 public final class RateLimitLettuceAutoConfiguration {
 
 	/** Longest wait between two reconnect attempts to a Redis node. */

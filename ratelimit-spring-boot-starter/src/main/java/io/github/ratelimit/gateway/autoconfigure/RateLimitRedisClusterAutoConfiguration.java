@@ -2,10 +2,12 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.time.Duration;
 
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
 import io.lettuce.core.cluster.ClusterClientOptions;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.bind.BindResult;
@@ -29,6 +31,7 @@ import org.springframework.core.env.Environment;
 @AutoConfiguration(beforeName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnClass({ GatewayFilterFactory.class, ClusterClientOptions.class,
 		LettuceClientOptionsBuilderCustomizer.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 public final class RateLimitRedisClusterAutoConfiguration {
 
 	private static final String REFRESH = "spring.data.redis.lettuce.cluster.refresh";
