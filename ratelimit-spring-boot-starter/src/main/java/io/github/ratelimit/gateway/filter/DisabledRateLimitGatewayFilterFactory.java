@@ -36,8 +36,8 @@ import org.springframework.web.server.ServerWebExchange;
  * {@code cost}, {@code critical}, {@code shadow}; shortcut {@code RateLimit=<group>}), bound and then ignored: they
  * are not validated, since no limits are in force.
  */
-public class DisabledRateLimitGatewayFilterFactory
-		extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> implements SmartInitializingSingleton {
+public class DisabledRateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config>
+		implements SmartInitializingSingleton {
 
 	private static final Logger logger = LoggerFactory.getLogger(DisabledRateLimitGatewayFilterFactory.class);
 

@@ -80,7 +80,8 @@ class RateLimitDisabledAutoConfigurationTest {
 	void theSwitchIsInTheConfigurationMetadataWithItsDefault() throws IOException {
 		JsonNode enabled = null;
 		// the starter's own metadata (every Spring Boot jar has a file of this name too)
-		Enumeration<URL> files = getClass().getClassLoader().getResources("META-INF/spring-configuration-metadata.json");
+		Enumeration<URL> files = getClass().getClassLoader()
+			.getResources("META-INF/spring-configuration-metadata.json");
 		while (files.hasMoreElements()) {
 			try (InputStream in = files.nextElement().openStream()) {
 				for (JsonNode property : JsonMapper.builder().build().readTree(in).path("properties")) {

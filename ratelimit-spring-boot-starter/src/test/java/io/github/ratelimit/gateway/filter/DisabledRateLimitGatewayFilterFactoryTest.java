@@ -62,7 +62,8 @@ class DisabledRateLimitGatewayFilterFactoryTest {
 
 	@Test
 	void theFilterPassesEveryRequestOnAndShowsItIsDisabled() {
-		GatewayFilter filter = new DisabledRateLimitGatewayFilterFactory(null).apply(config("search").setGroup("search"));
+		GatewayFilter filter = new DisabledRateLimitGatewayFilterFactory(null)
+			.apply(config("search").setGroup("search"));
 		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/api/search/x"));
 		boolean[] passed = { false };
 		filter.filter(exchange, (e) -> {

@@ -26,16 +26,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>Redis is this class's own redis-server ({@link OwnRedisRouteIntegrationTest}), killed for the 503 and the
  * fallback's 429 (the fallback holds the whole limit: one instance, not learned from Redis, where other test
- * contexts may announce themselves). The group {@code multi} is given two limits of one token each here, so that one request violates
- * both. A request with the header {@code X-Test-Unaddressable} has no client address ({@link UnaddressableClients}),
- * as a request over a Unix domain socket would.
+ * contexts may announce themselves). The group {@code multi} is given two limits of one token each here, so that
+ * one request violates both. A request with the header {@code X-Test-Unaddressable} has no client address
+ * ({@link UnaddressableClients}), as a request over a Unix domain socket would.
  */
 @ActiveProfiles("gateway-it")
 @TestPropertySource(properties = { "ratelimit.circuit-breaker.wait-duration-in-open-state=1s",
 		"ratelimit.fallback.learn-instances=false",
 		"ratelimit.plans.free.groups.multi[0].capacity=1", "ratelimit.plans.free.groups.multi[0].refill-tokens=1",
 		"ratelimit.plans.free.groups.multi[0].refill-period=1m", "ratelimit.plans.free.groups.multi[1].capacity=1",
-		"ratelimit.plans.free.groups.multi[1].refill-tokens=1", "ratelimit.plans.free.groups.multi[1].refill-period=1h" })
+		"ratelimit.plans.free.groups.multi[1].refill-tokens=1",
+		"ratelimit.plans.free.groups.multi[1].refill-period=1h" })
 @Import(ProblemResponsesRoutesIntegrationTest.UnaddressableClients.class)
 class ProblemResponsesRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
 
@@ -57,8 +58,8 @@ class ProblemResponsesRoutesIntegrationTest extends OwnRedisRouteIntegrationTest
 				Retry-After: 60
 				connection: close
 				""", "{\"type\":\"" + QUOTA_EXCEEDED + "\",\"title\":\"Request cannot be satisfied as assigned quota"
-						+ " has been exceeded\",\"status\":429,\"detail\":\"Quota exceeded for free-a; retry after 60 s.\","
-						+ "\"instance\":\"/a/3\",\"violated-policies\":[\"free-a\"]}");
+						+ " has been exceeded\",\"status\":429,\"detail\":\"Quota exceeded for free-a; retry after 60"
+						+ " s.\",\"instance\":\"/a/3\",\"violated-policies\":[\"free-a\"]}");
 	}
 
 	@Test
@@ -73,7 +74,8 @@ class ProblemResponsesRoutesIntegrationTest extends OwnRedisRouteIntegrationTest
 				Retry-After: 3600
 				connection: close
 				""", "{\"type\":\"" + QUOTA_EXCEEDED + "\",\"title\":\"Request cannot be satisfied as assigned quota"
-						+ " has been exceeded\",\"status\":429,\"detail\":\"Quota exceeded for free-multi-1m, free-multi-1h;"
+						+ " has been exceeded\",\"status\":429,\"detail\":\"Quota exceeded for free-multi-1m,"
+						+ " free-multi-1h;"
 						+ " retry after 3600 s.\",\"instance\":\"/multi/2\",\"violated-policies\":[\"free-multi-1m\","
 						+ "\"free-multi-1h\"]}");
 	}
@@ -126,16 +128,16 @@ class ProblemResponsesRoutesIntegrationTest extends OwnRedisRouteIntegrationTest
 				Content-Length: %d
 				connection: close
 				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The request"
-						+ " carries more than one X-API-Key value (several header lines, or a comma-separated list); send"
-						+ " exactly one API key.\",\"instance\":\"/a/x\"}");
+						+ " carries more than one X-API-Key value (several header lines, or a comma-separated list);"
+						+ " send exactly one API key.\",\"instance\":\"/a/x\"}");
 		assertPinned(exchange("GET", "/a/x", "X_API_KEY: key-one"), """
 				HTTP/1.1 400 Bad Request
 				Content-Type: application/problem+json
 				Content-Length: %d
 				connection: close
 				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The request"
-						+ " carries a header named like X-API-Key with '_' for '-' (X_API_Key), which upstreams may read as"
-						+ " X-API-Key; send only X-API-Key.\",\"instance\":\"/a/x\"}");
+						+ " carries a header named like X-API-Key with '_' for '-' (X_API_Key), which upstreams may"
+						+ " read as X-API-Key; send only X-API-Key.\",\"instance\":\"/a/x\"}");
 	}
 
 	@Test
@@ -146,16 +148,16 @@ class ProblemResponsesRoutesIntegrationTest extends OwnRedisRouteIntegrationTest
 				Content-Length: %d
 				connection: close
 				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The request path"
-						+ " is not in canonical form: it contains an empty segment ('//'). Send the path without empty or dot"
-						+ " segments and without encoded separators.\",\"instance\":\"/a//x\"}");
+						+ " is not in canonical form: it contains an empty segment ('//'). Send the path without empty"
+						+ " or dot segments and without encoded separators.\",\"instance\":\"/a//x\"}");
 		assertPinned(exchange("GET", "http://127.0.0.1/a/%2e%2e/b/x"), """
 				HTTP/1.1 400 Bad Request
 				Content-Type: application/problem+json
 				Content-Length: %d
 				connection: close
 				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The request path"
-						+ " is not in canonical form: it contains a dot segment ('.' or '..'). Send the path without empty"
-						+ " or dot segments and without encoded separators.\",\"instance\":\"/a/%2e%2e/b/x\"}");
+						+ " is not in canonical form: it contains a dot segment ('.' or '..'). Send the path without"
+						+ " empty or dot segments and without encoded separators.\",\"instance\":\"/a/%2e%2e/b/x\"}");
 	}
 
 	@Test
@@ -166,8 +168,8 @@ class ProblemResponsesRoutesIntegrationTest extends OwnRedisRouteIntegrationTest
 					Content-Type: application/problem+json
 					Content-Length: %d
 					connection: close
-					""", "{\"type\":\"about:blank\",\"title\":\"Not Implemented\",\"status\":501,\"detail\":\"The gateway"
-							+ " does not route " + method + " requests.\",\"instance\":\"/a/x\"}");
+					""", "{\"type\":\"about:blank\",\"title\":\"Not Implemented\",\"status\":501,\"detail\":\"The"
+							+ " gateway does not route " + method + " requests.\",\"instance\":\"/a/x\"}");
 		}
 		// the authority form of CONNECT has no path: the instance is empty, not left out
 		assertPinned(exchange("CONNECT", "example.com:443"), """

@@ -48,9 +48,9 @@ class RateLimitDisabledRoutesIntegrationTest {
 
 	private static final AtomicInteger connections = new AtomicInteger();
 
-	private static final String WARNING = "Rate limiting is disabled (ratelimit.enabled=false): routes [a, b, ip, fast,"
-			+ " slow, multi, leased, heavy, login, load, shared] name the RateLimit filter and pass unchecked (no limits, no"
-			+ " 429 or 503, no path check)";
+	private static final String WARNING = "Rate limiting is disabled (ratelimit.enabled=false): routes [a, b, ip,"
+			+ " fast, slow, multi, leased, heavy, login, load, shared] name the RateLimit filter and pass unchecked"
+			+ " (no limits, no 429 or 503, no path check)";
 
 	@LocalServerPort
 	int port;
@@ -80,12 +80,13 @@ class RateLimitDisabledRoutesIntegrationTest {
 		assertThat(send("GET", "/a/x", "X-API-Key: key-one", "X-API-Key: key-two").status()).isEqualTo(200);
 		// and no path check: a path that is not canonical is routed as sent
 		assertThat(send("GET", "/a//x", "X-API-Key: key-one").status()).isEqualTo(200);
-		// the one WARN, once; no error and no other warning (e.g. of a failed connection)
-		assertThat(output.getAll().lines().filter((line) -> line.contains(" WARN ") || line.contains(" ERROR ")))
+		// the one WARN, once, and no other warning or error while this gateway started (on the test's thread; other
+		// test contexts of this JVM may log on threads of their own meanwhile); no connection: see the other test
+		assertThat(output.getAll()).containsOnlyOnce(WARNING);
+		assertThat(output.getAll().lines()
+			.filter((line) -> line.matches(".* (WARN|ERROR) .*\\[ *main\\] .*")))
 			.singleElement(STRING)
 			.endsWith(WARNING);
-		assertThat(output.getAll()).containsOnlyOnce(WARNING)
-			.doesNotContain("Connection refused", "RedisConnectionFailureException", "Unable to connect");
 	}
 
 	@Test

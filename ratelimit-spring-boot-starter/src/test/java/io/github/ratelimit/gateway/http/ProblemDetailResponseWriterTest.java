@@ -28,7 +28,8 @@ class ProblemDetailResponseWriterTest {
 	private static final RateLimitRefusal DENIAL = new RateLimitRefusal(RateLimitRefusal.Reason.QUOTA_EXCEEDED, 60,
 			List.of("free-a-1s", "free-a-1d"), null, "Quota exceeded for free-a-1s, free-a-1d; retry after 60 s.");
 
-	private static final String DENIAL_BODY = "{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+	private static final String DENIAL_BODY = "{\"type\":\"https://iana.org/assignments/http-problem-types"
+			+ "#quota-exceeded\","
 			+ "\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":429,"
 			+ "\"detail\":\"Quota exceeded for free-a-1s, free-a-1d; retry after 60 s.\",\"instance\":\"/a/3\","
 			+ "\"violated-policies\":[\"free-a-1s\",\"free-a-1d\"]}";
@@ -39,7 +40,8 @@ class ProblemDetailResponseWriterTest {
 				JsonMapper.builder().addMixIn(ProblemDetail.class, ProblemDetailJacksonMixin.class).build(), // Boot's
 				JsonMapper.builder()
 					.disable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
-					.changeDefaultPropertyInclusion((inclusion) -> inclusion.withValueInclusion(JsonInclude.Include.ALWAYS))
+					.changeDefaultPropertyInclusion(
+							(inclusion) -> inclusion.withValueInclusion(JsonInclude.Include.ALWAYS))
 					.build())) {
 			MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/a/3?q=1"));
 			new ProblemDetailResponseWriter(new JacksonJsonEncoder(mapper)).write(exchange, DENIAL).block();
@@ -69,14 +71,15 @@ class ProblemDetailResponseWriterTest {
 
 		};
 		writer.write(exchange, noPolicy).block();
-		assertThat(exchange.getResponse().getBodyAsString().block()).isEqualTo("{\"type\":\"https://iana.org/assignments"
-				+ "/http-problem-types#quota-exceeded\",\"title\":\"Request cannot be satisfied as assigned quota has been"
-				+ " exceeded\",\"status\":429,\"instance\":\"/a\",\"violated-policies\":[]}");
+		assertThat(exchange.getResponse().getBodyAsString().block()).isEqualTo("{\"type\":\"https://iana.org"
+				+ "/assignments/http-problem-types#quota-exceeded\",\"title\":\"Request cannot be satisfied as assigned"
+				+ " quota has been exceeded\",\"status\":429,\"instance\":\"/a\",\"violated-policies\":[]}");
 	}
 
 	@Test
 	void aRefusalBeforeAnyCheckHasNoRetryAfter() {
-		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.method(HttpMethod.TRACE, "/x"));
+		MockServerWebExchange exchange = MockServerWebExchange
+			.from(MockServerHttpRequest.method(HttpMethod.TRACE, "/x"));
 		new ProblemDetailResponseWriter(new JacksonJsonEncoder())
 			.write(exchange, RateLimitRefusal.methodNotImplemented("TRACE"))
 			.block();
