@@ -18,6 +18,8 @@ import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
 import io.github.ratelimit.gateway.filter.CanonicalPathWebFilter;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.filter.RateLimitRouteValidator;
+import io.github.ratelimit.gateway.http.ProblemDetailResponseWriter;
+import io.github.ratelimit.gateway.http.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.plan.PlanResolver;
@@ -48,6 +50,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -61,6 +64,7 @@ import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.http.codec.ServerCodecConfigurer;
 
 /**
  * Auto-configuration of the {@code RateLimit} gateway filter and the Redis token bucket limiter behind it.
@@ -69,12 +73,16 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@link ReactiveRedisConnectionFactory} exists. Every bean can be replaced by declaring one of the same type. The
  * starter defines none of Gateway's own {@code RateLimiter}/{@code KeyResolver} types, so it never clashes with
  * Gateway's {@code RequestRateLimiter} beans.
+ *
+ * <p>Off with {@code ratelimit.enabled=false}, like the starter's other auto-configurations; then
+ * {@link RateLimitDisabledAutoConfiguration} registers a {@code RateLimit} filter that lets every request pass.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration",
 		"org.springframework.cloud.gateway.config.GatewayAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
 @ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitAutoConfiguration {
 
@@ -122,12 +130,24 @@ public final class RateLimitAutoConfiguration {
 		return new ClientAddressResolver(properties.getTrustedProxies());
 	}
 
+	/**
+	 * Writes every refusal (429, 503, 400, 501) as {@code application/problem+json}, encoded by the application's
+	 * codecs (Spring Boot's {@code JsonMapper}; Spring's default codecs outside a WebFlux application). Replace it by
+	 * declaring a {@link RateLimitResponseWriter} bean.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitResponseWriter rateLimitResponseWriter(ObjectProvider<ServerCodecConfigurer> codecs) {
+		return new ProblemDetailResponseWriter(codecs.getIfAvailable(ServerCodecConfigurer::create));
+	}
+
 	/** Refuses or repairs request paths that are not canonical before any route is matched. */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-	CanonicalPathWebFilter rateLimitCanonicalPathWebFilter(RateLimitProperties properties) {
-		return new CanonicalPathWebFilter(properties.getNonCanonicalPaths());
+	CanonicalPathWebFilter rateLimitCanonicalPathWebFilter(RateLimitProperties properties,
+			RateLimitResponseWriter responseWriter) {
+		return new CanonicalPathWebFilter(properties.getNonCanonicalPaths(), responseWriter);
 	}
 
 	/**
@@ -304,11 +324,12 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnBean(FailurePolicyLimiter.class)
 	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitProperties properties,
 			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, FailurePolicyLimiter failurePolicy,
-			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics) {
+			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics,
+			RateLimitResponseWriter responseWriter) {
 		RateLimitChecker cache = overLimitCache.getIfAvailable();
 		RateLimitChecker chain = (cache != null) ? cache : failurePolicy;
 		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, chain,
-				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+				metrics.getIfAvailable(() -> RateLimitMetrics.NONE), responseWriter);
 	}
 
 	/**

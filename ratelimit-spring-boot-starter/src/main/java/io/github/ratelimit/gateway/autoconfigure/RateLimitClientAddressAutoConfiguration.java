@@ -9,6 +9,7 @@ import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -23,6 +24,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  */
 @AutoConfiguration(before = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @EnableConfigurationProperties({ RateLimitProperties.class, ClientIpProperties.class })
 public final class RateLimitClientAddressAutoConfiguration {
 

@@ -15,6 +15,7 @@ import org.springframework.boot.actuate.autoconfigure.endpoint.condition.Conditi
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -27,6 +28,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @ConditionalOnBean(RateLimitGatewayFilterFactory.class)
 @EnableConfigurationProperties(RateLimitsEndpointProperties.class)
 public final class RateLimitEndpointAutoConfiguration {

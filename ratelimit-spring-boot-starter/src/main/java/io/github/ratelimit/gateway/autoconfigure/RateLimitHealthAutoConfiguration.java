@@ -3,10 +3,12 @@ package io.github.ratelimit.gateway.autoconfigure;
 import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
@@ -18,6 +20,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass(ReactiveHealthIndicator.class)
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @ConditionalOnBean({ FailurePolicyLimiter.class, ShardCircuitBreakers.class, InstanceCounter.class })
 public final class RateLimitHealthAutoConfiguration {
 

@@ -7,6 +7,7 @@ import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.lettuce.core.ClientOptions;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -37,6 +38,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(beforeName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnClass({ GatewayFilterFactory.class, ClientOptions.class, LettuceClientOptionsBuilderCustomizer.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @ConditionalOnProperty(prefix = RateLimitProperties.Redis.PREFIX, name = "configure-application-client",
 		havingValue = "true")
 public final class RateLimitLettuceAutoConfiguration {

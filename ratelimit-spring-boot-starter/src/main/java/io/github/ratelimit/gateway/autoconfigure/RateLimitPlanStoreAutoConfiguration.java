@@ -19,6 +19,7 @@ import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -40,6 +41,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 		afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 				"org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration" })
 @ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class, Caffeine.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @EnableConfigurationProperties({ RateLimitProperties.class, PlanStoreProperties.class })
 public final class RateLimitPlanStoreAutoConfiguration {
 

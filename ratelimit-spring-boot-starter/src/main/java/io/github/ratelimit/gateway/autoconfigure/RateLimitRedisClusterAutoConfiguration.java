@@ -1,11 +1,14 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
+import java.time.Duration;
+
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
 import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.lettuce.core.cluster.ClusterClientOptions;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -31,6 +34,7 @@ import org.springframework.core.env.Environment;
 @AutoConfiguration(beforeName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnClass({ GatewayFilterFactory.class, ClusterClientOptions.class,
 		LettuceClientOptionsBuilderCustomizer.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @ConditionalOnProperty(prefix = RateLimitProperties.Redis.PREFIX, name = "configure-application-client",
 		havingValue = "true")
 public final class RateLimitRedisClusterAutoConfiguration {

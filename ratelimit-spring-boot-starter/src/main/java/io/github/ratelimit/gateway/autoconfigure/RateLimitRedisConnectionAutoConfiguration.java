@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
@@ -41,6 +42,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 		afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 				"org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration" })
 @ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 public final class RateLimitRedisConnectionAutoConfiguration {
 
 	/** The opt-in property: the limiter's Lettuce settings on the application's client, shared by the limiter. */

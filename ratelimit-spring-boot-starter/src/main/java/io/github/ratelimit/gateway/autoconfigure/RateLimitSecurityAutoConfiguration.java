@@ -5,6 +5,7 @@ import io.github.ratelimit.gateway.plan.SecurityPrincipalPlanResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -24,6 +25,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 @ConditionalOnClass(name = "org.springframework.security.core.Authentication",
 		value = { GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
 @EnableConfigurationProperties(RateLimitProperties.class)
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 public final class RateLimitSecurityAutoConfiguration {
 
 	@Bean

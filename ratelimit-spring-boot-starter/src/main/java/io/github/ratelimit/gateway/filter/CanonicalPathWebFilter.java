@@ -2,7 +2,8 @@ package io.github.ratelimit.gateway.filter;
 
 import java.net.URI;
 
-import io.github.ratelimit.gateway.http.ProblemResponses;
+import io.github.ratelimit.gateway.http.RateLimitRefusal;
+import io.github.ratelimit.gateway.http.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,7 +24,8 @@ import org.springframework.web.server.WebFilterChain;
  * ({@link RequestPathCheck#encodedQuery}), since Gateway would otherwise encode the whole URI again, path included.
  * {@code CONNECT} and {@code TRACE} are answered 501 Not Implemented: a gateway routes neither (a {@code CONNECT}
  * forwarded upstream was seen to leave later requests of other clients hanging). With
- * {@link RequestPathCheck.Policy#ALLOW} the filter lets every request through unchanged.
+ * {@link RequestPathCheck.Policy#ALLOW} the filter lets every request through unchanged. The 400 and 501 answers are
+ * written by the {@link RateLimitResponseWriter}, like the limiter's other refusals.
  *
  * <p>A {@link WebFilter} runs before Gateway's route matching (which happens in the handler mapping), and with
  * {@link #ORDER} before Spring Security's filter chain; the request path is not decoded here beyond what
@@ -38,13 +40,17 @@ public class CanonicalPathWebFilter implements WebFilter, Ordered {
 
 	private final RequestPathCheck.Policy policy;
 
+	private final RateLimitResponseWriter responseWriter;
+
 	/**
 	 * Create the filter.
 	 * @param policy what to do with a path that is not canonical ({@link RequestPathCheck.Policy#ALLOW} lets every
 	 * request through unchanged)
+	 * @param responseWriter writes the 400 and 501 answers
 	 */
-	public CanonicalPathWebFilter(RequestPathCheck.Policy policy) {
+	public CanonicalPathWebFilter(RequestPathCheck.Policy policy, RateLimitResponseWriter responseWriter) {
 		this.policy = policy;
+		this.responseWriter = responseWriter;
 	}
 
 	@Override
@@ -57,12 +63,12 @@ public class CanonicalPathWebFilter implements WebFilter, Ordered {
 		String rawPath = uri.getRawPath();
 		String method = request.getMethod().name();
 		if (method.equals("CONNECT") || method.equals("TRACE")) {
-			return ProblemResponses.methodNotImplemented(exchange.getResponse(), method, rawPath);
+			return this.responseWriter.write(exchange, RateLimitRefusal.methodNotImplemented(method));
 		}
 		RequestPathCheck.Verdict verdict = RequestPathCheck.check(rawPath, this.policy);
 		if (verdict.refused()) {
 			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
-			return ProblemResponses.nonCanonicalPath(exchange.getResponse(), verdict.problem(), rawPath);
+			return this.responseWriter.write(exchange, RateLimitRefusal.nonCanonicalPath(verdict.problem()));
 		}
 		String rawQuery = uri.getRawQuery();
 		String query = (rawQuery != null) ? RequestPathCheck.encodedQuery(rawQuery) : null;

@@ -12,8 +12,9 @@ import io.github.ratelimit.gateway.client.AmbiguousClientException;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.KeyBy;
-import io.github.ratelimit.gateway.http.ProblemResponses;
 import io.github.ratelimit.gateway.http.RateLimitHeaders;
+import io.github.ratelimit.gateway.http.RateLimitRefusal;
+import io.github.ratelimit.gateway.http.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.metrics.DenialLog;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
@@ -49,7 +50,8 @@ import org.springframework.web.server.ServerWebExchange;
  * Allowed requests go upstream with the rate limit header fields; denied ones get 429 with {@code Retry-After}
  * and a problem body, and consume no tokens. When Redis is unavailable the failure policy
  * ({@code FailurePolicyLimiter}) applies: critical routes answer 503 with {@code Retry-After}, others fall back
- * to a local limiter.
+ * to a local limiter. Every refusal (429, 503, and 400 for a request without client address or with an ambiguous
+ * client) is written by the {@link RateLimitResponseWriter}.
  */
 public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> {
 
@@ -72,6 +74,8 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private final DenialLog denialLog;
 
+	private final RateLimitResponseWriter responseWriter;
+
 	private final Map<String, RouteLimitSettings> routes = new ConcurrentHashMap<>();
 
 	/**
@@ -81,9 +85,11 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * @param clientKeyResolver identifies the client of a request
 	 * @param checker the limiter chain (its outermost layer): checks and consumes tokens, applying the failure policy
 	 * @param metrics observes decisions
+	 * @param responseWriter writes the answers to refused requests
 	 */
 	public RateLimitGatewayFilterFactory(RateLimitProperties properties, LimitResolver limitResolver,
-			ClientKeyResolver clientKeyResolver, RateLimitChecker checker, RateLimitMetrics metrics) {
+			ClientKeyResolver clientKeyResolver, RateLimitChecker checker, RateLimitMetrics metrics,
+			RateLimitResponseWriter responseWriter) {
 		super(Config.class);
 		this.properties = properties;
 		this.limitResolver = limitResolver;
@@ -94,6 +100,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		this.failClosedRetryAfterSeconds = RateLimitHeaders
 			.retryAfterSeconds(properties.getCircuitBreaker().getWaitDurationInOpenState().toMillis());
 		this.denialLog = new DenialLog(properties.getDenialLogLevel(), properties.getDenialLogInterval());
+		this.responseWriter = responseWriter;
 	}
 
 	/**
@@ -154,9 +161,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((client) -> client.isPresent() ? check(exchange, chain, route, client.get())
-					: ProblemResponses.clientUnidentified(exchange.getResponse(), path(exchange)))
+					: this.responseWriter.write(exchange, RateLimitRefusal.clientUnidentified()))
 			.onErrorResume(AmbiguousClientException.class,
-					(ex) -> ProblemResponses.ambiguousClient(exchange.getResponse(), ex.getMessage(), path(exchange)));
+					(ex) -> this.responseWriter.write(exchange, RateLimitRefusal.ambiguousClient(ex.getMessage())));
 	}
 
 	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route,
@@ -186,15 +193,11 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			return chain.filter(exchange);
 		}
 		if (decision.isFailedClosed()) {
-			return ProblemResponses.serviceUnavailable(response, this.failClosedRetryAfterSeconds, path(exchange));
+			return this.responseWriter.write(exchange,
+					RateLimitRefusal.limiterUnavailable(decision, this.failClosedRetryAfterSeconds));
 		}
-		List<String> violated = decision.violated().stream().map((s) -> s.limit().policyName()).toList();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMillis());
-		return ProblemResponses.tooManyRequests(response, retryAfter, violated, path(exchange));
-	}
-
-	private static String path(ServerWebExchange exchange) {
-		return exchange.getRequest().getPath().value();
+		return this.responseWriter.write(exchange, RateLimitRefusal.quotaExceeded(decision, retryAfter));
 	}
 
 	/**

@@ -28,6 +28,16 @@ public class RateLimitProperties {
 	/** Prefix of every property of this starter. */
 	public static final String PREFIX = "ratelimit";
 
+	/** The switch of the whole starter, {@value}: {@code false} turns it off (see {@link #isEnabled()}). */
+	public static final String ENABLED = PREFIX + ".enabled";
+
+	/**
+	 * Whether rate limiting is on. When off, routes that name the RateLimit filter pass every request unchecked
+	 * (one WARN at start-up names them), and the starter makes no limiter, no path check, no Redis connection, no
+	 * health component and no endpoint, and leaves the rest of this configuration unread.
+	 */
+	private boolean enabled = true;
+
 	/**
 	 * Name of the request header that carries the client's API key. Requests without it, with an empty value or
 	 * with a key no plan knows are limited by client IP under the anonymous plan.
@@ -126,6 +136,14 @@ public class RateLimitProperties {
 	 * path may then reach another group's limits).
 	 */
 	private RequestPathCheck.Policy nonCanonicalPaths = RequestPathCheck.Policy.REJECT;
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
 
 	public String getApiKeyHeader() {
 		return this.apiKeyHeader;

@@ -60,6 +60,7 @@ class RateLimitAutoConfigurationTest {
 				.toList();
 		}
 		assertThat(names).contains(RateLimitAutoConfiguration.class.getName(),
+				RateLimitDisabledAutoConfiguration.class.getName(),
 				RateLimitHealthAutoConfiguration.class.getName(), RateLimitEndpointAutoConfiguration.class.getName(),
 				RateLimitPlanStoreAutoConfiguration.class.getName(),
 				RateLimitClientAddressAutoConfiguration.class.getName(),

@@ -8,7 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.http.ProblemResponses;
+import io.github.ratelimit.gateway.http.ProblemDetailResponseWriter;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 
@@ -65,7 +65,7 @@ class RateLimitRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=2;w=120")
 			.expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
 			.expectBody()
-			.jsonPath("$.type").isEqualTo(ProblemResponses.QUOTA_EXCEEDED)
+			.jsonPath("$.type").isEqualTo(ProblemDetailResponseWriter.QUOTA_EXCEEDED)
 			.jsonPath("$.status").isEqualTo(429)
 			.jsonPath("$.instance").isEqualTo("/a/3")
 			.jsonPath("$.violated-policies[0]").isEqualTo("free-a")

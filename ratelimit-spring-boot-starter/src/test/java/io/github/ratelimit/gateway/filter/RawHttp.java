@@ -32,6 +32,20 @@ public final class RawHttp {
 	 * @return the response
 	 */
 	static Response send(int port, String sourceIp, String method, String target, String... headerLines) {
+		return Response.parse(exchange(port, sourceIp, method, target, headerLines));
+	}
+
+	/**
+	 * Send one request like {@link #send} and return the whole response as received: status line, header lines
+	 * and body, byte for byte (decoded as UTF-8), for tests that pin a response exactly.
+	 * @param port the gateway's port
+	 * @param sourceIp the client's address (any 127.x.y.z on Linux)
+	 * @param method e.g. {@code GET}
+	 * @param target the request target, sent byte for byte (ISO-8859-1)
+	 * @param headerLines header lines such as {@code X-API-Key: k}, each sent as its own line
+	 * @return the response text, e.g. {@code HTTP/1.1 429 Too Many Requests\r\n...}
+	 */
+	static String exchange(int port, String sourceIp, String method, String target, String... headerLines) {
 		StringBuilder request = new StringBuilder().append(method).append(' ').append(target).append(" HTTP/1.1\r\n");
 		request.append("Host: 127.0.0.1:").append(port).append("\r\n");
 		for (String line : headerLines) {
@@ -43,7 +57,7 @@ public final class RawHttp {
 			OutputStream out = socket.getOutputStream();
 			out.write(request.toString().getBytes(StandardCharsets.ISO_8859_1));
 			out.flush();
-			return Response.parse(readAll(socket.getInputStream()));
+			return readAll(socket.getInputStream());
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);

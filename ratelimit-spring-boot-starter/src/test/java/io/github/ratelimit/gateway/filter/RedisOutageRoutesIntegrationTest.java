@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.ratelimit.gateway.redis.StoredTokens;
-import io.github.ratelimit.gateway.http.ProblemResponses;
+import io.github.ratelimit.gateway.http.ProblemDetailResponseWriter;
 import io.github.ratelimit.test.MachineStalls;
 import org.junit.jupiter.api.Test;
 
@@ -106,7 +106,7 @@ class RedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
 			.expectStatus().isEqualTo(503)
 			.expectHeader().valueEquals("Retry-After", "1")
 			.expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
-			.expectBody().jsonPath("$.type").isEqualTo(ProblemResponses.TEMPORARY_REDUCED_CAPACITY);
+			.expectBody().jsonPath("$.type").isEqualTo(ProblemDetailResponseWriter.TEMPORARY_REDUCED_CAPACITY);
 		redis.restart(); // empty: no buckets, no cached script (EVALSHA answers NOSCRIPT, EVAL follows)
 		awaitDecisionsFromRedis();
 		// a fresh shared bucket: anonymous capacity 2

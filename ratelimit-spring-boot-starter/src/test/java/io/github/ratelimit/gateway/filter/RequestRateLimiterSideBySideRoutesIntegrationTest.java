@@ -3,7 +3,7 @@ package io.github.ratelimit.gateway.filter;
 import java.util.List;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.http.ProblemResponses;
+import io.github.ratelimit.gateway.http.ProblemDetailResponseWriter;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -83,7 +83,7 @@ class RequestRateLimiterSideBySideRoutesIntegrationTest extends BaseRouteIntegra
 		assertThat(headers.getFirst("RateLimit")).matches(aboutRateLimit("\"free-a\";r=0;t=120"));
 		assertThat(headers.getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
 		assertThat(GATEWAY_HEADERS).noneMatch(headers::containsHeader);
-		assertThat(denied.getResponseBody()).contains("\"type\":\"" + ProblemResponses.QUOTA_EXCEEDED + "\"")
+		assertThat(denied.getResponseBody()).contains("\"type\":\"" + ProblemDetailResponseWriter.QUOTA_EXCEEDED + "\"")
 			.contains("\"violated-policies\":[\"free-a\"]");
 	}
 
