@@ -13,13 +13,13 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConfiguration;
-import org.springframework.data.redis.connection.RedisPassword;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisSocketConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -106,8 +106,8 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	/**
 	 * A Lettuce client of the limiter's own, copied from the application's factory with the limiter's settings (see
 	 * the class description); the application's factory is not changed. When its Redis configuration cannot be
-	 * copied (a static master/replica configuration, or one the factory does not expose), logs that at INFO and
-	 * {@link #sharing shares} the application's factory instead.
+	 * copied (a static master/replica configuration, or any other kind than standalone, Sentinel, Cluster or socket),
+	 * logs that at INFO and {@link #sharing shares} the application's factory instead.
 	 * @param application the application's Lettuce connection factory (initialised or not)
 	 * @param clusterRefresh topology refresh for a Cluster client
 	 * @return the limiter's factory, to be initialised with {@link #afterPropertiesSet()}
@@ -116,11 +116,12 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 			ClusterTopologyRefreshCustomizer clusterRefresh) {
 		RedisConfiguration configuration = redisConfiguration(application);
 		if (configuration == null) {
-			logger.info("The rate limiter shares the application's Redis client: the Redis configuration of {} cannot "
-					+ "be copied (e.g. a static master/replica one), so the limiter's Lettuce settings (commands "
-					+ "rejected while disconnected, reconnects at most {} apart) apply nowhere; set "
-					+ "ratelimit.redis.configure-application-client=true to apply them to the application's client",
-					application.getClass().getSimpleName(), MAX_RECONNECT_DELAY);
+			logger.info("The rate limiter shares the application's Redis client: the Redis configuration of {} ({}) "
+					+ "cannot be copied (only standalone, Sentinel, Cluster and socket ones can), so the limiter's "
+					+ "Lettuce settings (commands rejected while disconnected, reconnects at most {} apart) apply "
+					+ "nowhere; set ratelimit.redis.configure-application-client=true to apply them to the "
+					+ "application's client", application.getClass().getSimpleName(),
+					configurationKind(application), MAX_RECONNECT_DELAY);
 			return sharing(application);
 		}
 		LettuceClientConfiguration applicationClient = application.getClientConfiguration();
@@ -142,31 +143,31 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	}
 
 	/**
-	 * The Redis configuration of a Lettuce factory, as its getters expose it: Cluster, Sentinel, socket, else
-	 * standalone, the latter only when it is the one the factory uses (same host, port, database and password; a
-	 * factory made with another kind of configuration, e.g. static master/replica, keeps a default standalone one
-	 * beside it).
+	 * The Redis configuration a Lettuce factory connects with, when it is one the limiter can copy: standalone,
+	 * Sentinel, Cluster or socket. Decided by the configuration's type, not by the values of the factory's getters:
+	 * those fall back to a default standalone configuration (localhost:6379) when the factory was made with another
+	 * kind, e.g. static master/replica, so a copy made from them would talk to a different Redis.
 	 * @param application the factory
-	 * @return the configuration, or {@code null} when it cannot be told
+	 * @return the configuration, or {@code null} for one that cannot be copied
 	 */
 	static @Nullable RedisConfiguration redisConfiguration(LettuceConnectionFactory application) {
-		RedisClusterConfiguration cluster = application.getClusterConfiguration();
-		if (cluster != null) {
-			return cluster;
-		}
-		RedisSentinelConfiguration sentinel = application.getSentinelConfiguration();
-		if (sentinel != null) {
-			return sentinel;
-		}
-		RedisSocketConfiguration socket = application.getSocketConfiguration();
-		if (socket != null) {
-			return socket;
-		}
-		RedisStandaloneConfiguration standalone = application.getStandaloneConfiguration();
-		boolean inUse = standalone.getHostName().equals(application.getHostName())
-				&& standalone.getPort() == application.getPort() && standalone.getDatabase() == application.getDatabase()
-				&& standalone.getPassword().equals(RedisPassword.of(application.getPassword()));
-		return (inUse) ? standalone : null;
+		Object configuration = configuredWith(application);
+		boolean copyable = configuration instanceof RedisStandaloneConfiguration
+				|| configuration instanceof RedisSentinelConfiguration
+				|| configuration instanceof RedisClusterConfiguration
+				|| configuration instanceof RedisSocketConfiguration;
+		return (copyable) ? (RedisConfiguration) configuration : null;
+	}
+
+	private static @Nullable Object configuredWith(LettuceConnectionFactory application) {
+		// Spring Data Redis 4.0 has no public getter for the configuration the factory was made with (its getters
+		// each answer for one kind, the standalone one with a default), so read its private field
+		return new DirectFieldAccessor(application).getPropertyValue("configuration");
+	}
+
+	private static String configurationKind(LettuceConnectionFactory application) {
+		Object configuration = configuredWith(application);
+		return (configuration != null) ? configuration.getClass().getSimpleName() : "none";
 	}
 
 	/**
