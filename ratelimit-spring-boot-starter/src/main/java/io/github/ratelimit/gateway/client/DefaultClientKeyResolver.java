@@ -24,10 +24,12 @@ import org.springframework.web.server.ServerWebExchange;
  * <ul>
  * <li>{@link KeyBy#API_KEY}: a non-blank API key header whose plan the {@link PlanResolver} knows identifies the
  * client (hashed); a key whose plan the limits do not define gets the anonymous plan.</li>
- * <li>{@link KeyBy#PRINCIPAL}: the exchange's authenticated principal ({@link ServerWebExchange#getPrincipal()},
- * as the {@link PrincipalPlanResolver} tells it from anonymous stand-ins) identifies the client by the hash of its
- * name, under the plan its credentials name; no plan, or one the limits do not define (logged at WARN with the
- * principal's hash, at most once per 10 s), gives {@link KnownPlans#principalPlan()}.</li>
+ * <li>{@link KeyBy#PRINCIPAL}: the exchange's authenticated principal ({@link ServerWebExchange#getPrincipal()})
+ * identifies the client by the hash of its name; Spring Security's anonymous authentication and authentications not
+ * authenticated never do (whatever the {@link PrincipalPlanResolver}), nor do principals the resolver refuses
+ * ({@link PrincipalPlanResolver#isAuthenticated}). It is limited under the plan its credentials name; no plan, or
+ * one the limits do not define (logged at WARN with the principal's hash, at most once per 10 s), gives
+ * {@link KnownPlans#principalPlan()}.</li>
  * <li>{@link KeyBy#HEADER}: the non-blank value of the header the route names identifies the client (hashed), under
  * {@link KnownPlans#headerPlan()}.</li>
  * <li>Otherwise (no or an unknown key, no authenticated principal, no header value), and on {@link KeyBy#IP}
@@ -200,7 +202,8 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 
 	private Mono<ClientKey> byPrincipal(ServerWebExchange exchange, Mono<ClientKey> byAddress) {
 		return exchange.<Principal>getPrincipal()
-			.filter((principal) -> this.principalPlans.isAuthenticated(principal) && principal.getName() != null
+			.filter((principal) -> !UnauthenticatedPrincipals.isStandIn(principal)
+					&& this.principalPlans.isAuthenticated(principal) && principal.getName() != null
 					&& !principal.getName().isBlank())
 			.flatMap(this::principalClient)
 			.switchIfEmpty(byAddress);

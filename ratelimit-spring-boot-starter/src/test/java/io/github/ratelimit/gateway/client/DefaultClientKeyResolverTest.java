@@ -17,6 +17,9 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.core.authority.AuthorityUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -112,6 +115,24 @@ class DefaultClientKeyResolverTest {
 		});
 		assertThat(resolve(nobody, exchange((request) -> {
 		}, () -> "anonymousUser"), KeyBy.PRINCIPAL, null)).isEqualTo(PEER);
+	}
+
+	@Test
+	void springSecuritysAnonymousAuthenticationIsNoClientWhateverThePrincipalPlanResolver() {
+		// a lambda replacing the default resolver: its isAuthenticated accepts every named principal
+		DefaultClientKeyResolver lambda = resolver((principal) -> Mono.just("pro"));
+		Principal anonymous = new AnonymousAuthenticationToken("key", "anonymousUser",
+				AuthorityUtils.createAuthorityList("ROLE_ANONYMOUS"));
+		assertThat(resolve(lambda, exchange((request) -> {
+		}, anonymous), KeyBy.PRINCIPAL, null)).isEqualTo(PEER);
+		Principal unauthenticated = UsernamePasswordAuthenticationToken.unauthenticated("alice", "secret");
+		assertThat(resolve(lambda, exchange((request) -> {
+		}, unauthenticated), KeyBy.PRINCIPAL, null)).isEqualTo(PEER);
+		Principal authenticated = UsernamePasswordAuthenticationToken.authenticated("alice", "secret",
+				AuthorityUtils.NO_AUTHORITIES);
+		assertThat(resolve(lambda, exchange((request) -> {
+		}, authenticated), KeyBy.PRINCIPAL, null))
+			.isEqualTo(new ClientKey(ClientKey.Kind.PRINCIPAL, ApiKeyHasher.hash("alice"), "pro"));
 	}
 
 	@Test
