@@ -1,7 +1,10 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -53,8 +56,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * reconnect delay: they share the application's I/O event loops, computation executor, timer, event bus, command
  * latency recorder and tracing, so the copy starts no threads, and closing it (which shuts its resources down) shuts
  * none of them down (they stay the application's to shut down). An application factory without client resources of
- * its own gets resources created for the copy, threads included, shut down with it. Not copied: connection pooling (the limiter only uses one shared connection, its
- * commands never block a connection) and the factory's own options (executor, pipelining).
+ * its own gets resources created for the copy, threads included, shut down with it (destroying the copy waits for
+ * their threads to end, within the client's shutdown timeout). Not copied: connection pooling (the limiter only uses
+ * one shared connection, its commands never block a connection) and the factory's own options (executor,
+ * pipelining).
  *
  * <p>{@link #sharing(ReactiveRedisConnectionFactory) Sharing} the application's factory instead (nothing of its own,
  * nothing applied) is for a factory that is not Lettuce's, a Redis configuration that cannot be copied (a static
@@ -69,6 +74,9 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	/** Longest wait between two reconnect attempts of the limiter's client to a Redis node. */
 	public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
+
+	/** Wait beyond the client's shutdown timeout for the threads of the limiter's own client resources to end. */
+	static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
 
 	private static final Logger logger = LoggerFactory.getLogger(LimiterConnectionFactory.class);
 
@@ -299,15 +307,30 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	/**
 	 * Destroys the limiter's own factory (its client and connections) and shuts down the client resources created for
-	 * it; what they share with the application (event loops, executor, timer) stays running. Nothing when shared.
+	 * it, waiting for that within the client's shutdown timeout (plus {@link #SHUTDOWN_GRACE} for the threads to
+	 * end) so that their threads do not outlive the context; what they share with the application (event loops,
+	 * executor, timer) stays running. Nothing when shared.
 	 */
 	@Override
 	public void destroy() {
-		if (this.own != null) {
-			this.own.destroy();
+		if (this.own == null) {
+			return;
 		}
+		this.own.destroy();
 		if (this.ownResources != null) {
-			this.ownResources.shutdown();
+			LettuceClientConfiguration client = this.own.getClientConfiguration();
+			long timeout = client.getShutdownTimeout().toMillis();
+			long quietPeriod = Math.min(client.getShutdownQuietPeriod().toMillis(), timeout);
+			Future<Boolean> shutdown = this.ownResources.shutdown(quietPeriod, timeout, TimeUnit.MILLISECONDS);
+			try {
+				shutdown.get(timeout + SHUTDOWN_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				logger.debug("The rate limiter's Lettuce client resources did not shut down within {} ms", timeout, ex);
+			}
 		}
 	}
 

@@ -157,6 +157,31 @@ class LimiterConnectionFactoryTest {
 	}
 
 	@Test
+	void destroyingTheCopyWaitsForTheThreadsOfTheResourcesCreatedForIt(TestRedis redis) {
+		// no client resources of the application's; a quiet period Lettuce's own shutdown() (2 s) would not keep
+		LettuceConnectionFactory application = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(redis.host(), redis.port()),
+				LettuceClientConfiguration.builder()
+					.shutdownQuietPeriod(Duration.ZERO)
+					.shutdownTimeout(Duration.ofSeconds(10))
+					.build());
+		application.afterPropertiesSet();
+		try {
+			LimiterConnectionFactory limiter = LimiterConnectionFactory.copyOf(application, REFRESH);
+			limiter.afterPropertiesSet();
+			ClientResources own = (ClientResources) ReflectionTestUtils.getField(limiter, "ownResources");
+			assertThat(new ReactiveStringRedisTemplate(limiter.getConnectionFactory()).hasKey("lcf:threads")
+				.block(Duration.ofSeconds(10))).isFalse();
+			limiter.destroy();
+			// terminated when destroy() returns, not merely shutting down
+			assertThat(own.eventExecutorGroup().isTerminated()).isTrue();
+		}
+		finally {
+			application.destroy();
+		}
+	}
+
+	@Test
 	void aStaticMasterReplicaConfigurationIsNotCopied() {
 		// with a password: the factory's standalone getters answer with a default configuration beside it
 		RedisStaticMasterReplicaConfiguration withPassword = new RedisStaticMasterReplicaConfiguration("10.0.0.1",
