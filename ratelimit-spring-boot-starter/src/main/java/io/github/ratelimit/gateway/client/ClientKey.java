@@ -8,7 +8,8 @@ package io.github.ratelimit.gateway.client;
  * @param kind how the client is identified
  * @param id for {@link Kind#API_KEY}, {@link Kind#PRINCIPAL} and {@link Kind#HEADER} the hash ({@link ApiKeyHasher})
  * of the key, the principal's name or the header's name and value, never the raw value (see
- * {@link Kind#isHashed()}); for {@link Kind#IP} the canonical textual IP address; for {@link Kind#GROUP} {@value #EVERYONE}
+ * {@link Kind#isHashed()}); for {@link Kind#IP} the canonical textual IP address; for {@link Kind#GROUP}
+ * {@value #EVERYONE}
  * @param plan the plan name
  */
 public record ClientKey(Kind kind, String id, String plan) {

@@ -29,9 +29,9 @@ import org.slf4j.spi.LoggingEventBuilder;
  * logging renders as fields: {@code client} (hashed: the hash of an API key, a principal's name or a header's value,
  * as in Redis key names, or the SHA-256 prefix of the IP address, never the raw value; only an API key's hash
  * hides it: the hash of an IP address, a principal's name (often an e-mail address) or a header's value (a tenant
- * id) is a pseudonym, not anonymous, since the likely values can be hashed and compared), {@code route}, {@code group}, {@code plan},
- * {@code policies} (the violated ones), {@code outcome} ({@code denied}, {@code fallback-denied},
- * {@code failed-closed} or {@code shadow-denied}), {@code retryAfterMs}. The first denial of each outcome is
+ * id) is a pseudonym, not anonymous, since the likely values can be hashed and compared), {@code route},
+ * {@code group}, {@code plan}, {@code policies} (the violated ones), {@code outcome} ({@code denied},
+ * {@code fallback-denied}, {@code failed-closed} or {@code shadow-denied}), {@code retryAfterMs}. The first denial of each outcome is
  * written in full: a client denied by Redis and then refused because the limiter failed closed gets both lines.
  *
  * <p><b>Summary line.</b> Further denials of that client in that group are only counted. When its interval ends
