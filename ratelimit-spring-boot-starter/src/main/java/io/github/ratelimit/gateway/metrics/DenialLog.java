@@ -31,8 +31,9 @@ import org.slf4j.spi.LoggingEventBuilder;
  * hides it: the hash of an IP address, a principal's name (often an e-mail address) or a header's value (a tenant
  * id) is a pseudonym, not anonymous, since the likely values can be hashed and compared), {@code route},
  * {@code group}, {@code plan}, {@code policies} (the violated ones), {@code outcome} ({@code denied},
- * {@code fallback-denied}, {@code failed-closed} or {@code shadow-denied}), {@code retryAfterMs}. The first denial of each outcome is
- * written in full: a client denied by Redis and then refused because the limiter failed closed gets both lines.
+ * {@code fallback-denied}, {@code failed-closed} or {@code shadow-denied}), {@code retryAfterMs}. The first denial
+ * of each outcome is written in full: a client denied by Redis and then refused because the limiter failed closed
+ * gets both lines.
  *
  * <p><b>Summary line.</b> Further denials of that client in that group are only counted. When its interval ends
  * (the interval starts at the client's first full line), one line at the same level says how many:
