@@ -17,9 +17,9 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  * Auto-configuration of the plans of authenticated principals ({@code key-by: principal}) with Spring Security:
  * a {@link SecurityPrincipalPlanResolver} reading {@code ratelimit.principal.plan-claim} and
  * {@code ratelimit.principal.plan-authority-prefix}. Active only when Spring Security ({@code spring-security-core})
- * is on the class path, the starter's only reference to it; runs before {@link RateLimitAutoConfiguration}, whose
- * default (principals name no plan) then backs off. An application's own {@link PrincipalPlanResolver} bean
- * replaces it.
+ * is on the class path; runs before {@link RateLimitAutoConfiguration}, whose default (principals name no plan) then
+ * backs off. An application's own {@link PrincipalPlanResolver} bean replaces it (anonymous authentication stays no
+ * client: the client key resolver refuses it whatever the resolver).
  */
 @AutoConfiguration(before = RateLimitAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.security.core.Authentication",

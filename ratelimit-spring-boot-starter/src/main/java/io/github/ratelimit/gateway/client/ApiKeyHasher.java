@@ -7,7 +7,9 @@ import java.util.Base64;
 
 /**
  * Turns an API key (a credential) into the identifier stored in Redis key names and logs: the first 128 bits of
- * its SHA-256 digest, base64url without padding (22 characters). The raw key is never stored.
+ * its SHA-256 digest, base64url without padding (22 characters). The raw key is never stored. Principal names and
+ * header values are hashed the same way; being unsalted, their hash is a pseudonym, not a secret, where the value is
+ * guessable (an e-mail address, a tenant id).
  */
 public final class ApiKeyHasher {
 

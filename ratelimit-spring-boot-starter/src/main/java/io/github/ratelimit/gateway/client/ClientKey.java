@@ -7,8 +7,9 @@ package io.github.ratelimit.gateway.client;
  *
  * @param kind how the client is identified
  * @param id for {@link Kind#API_KEY}, {@link Kind#PRINCIPAL} and {@link Kind#HEADER} the hash ({@link ApiKeyHasher})
- * of the key, the principal's name or the header's value, never the raw value (see {@link Kind#isHashed()}); for
- * {@link Kind#IP} the canonical textual IP address; for {@link Kind#GROUP} {@value #EVERYONE}
+ * of the key, the principal's name or the header's name and value, never the raw value (see
+ * {@link Kind#isHashed()}); for {@link Kind#IP} the canonical textual IP address; for {@link Kind#GROUP}
+ * {@value #EVERYONE}
  * @param plan the plan name
  */
 public record ClientKey(Kind kind, String id, String plan) {
@@ -61,7 +62,9 @@ public record ClientKey(Kind kind, String id, String plan) {
 
 		/**
 		 * Whether ids of this kind are hashes of a credential or an identity ({@link ApiKeyHasher}), which may be
-		 * shown as they are; IP addresses and the group-wide id are not hashed.
+		 * shown as they are; IP addresses and the group-wide id are not hashed. An unsalted hash hides an API key,
+		 * but of a low-entropy identity (a principal's e-mail address, a tenant id) it is only a pseudonym: likely
+		 * values can be hashed and compared.
 		 * @return {@code true} for {@link #API_KEY}, {@link #PRINCIPAL} and {@link #HEADER}
 		 */
 		public boolean isHashed() {

@@ -4,6 +4,7 @@ import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -24,12 +25,14 @@ import org.springframework.web.server.ServerWebExchange;
  * <ul>
  * <li>{@link KeyBy#API_KEY}: a non-blank API key header whose plan the {@link PlanResolver} knows identifies the
  * client (hashed); a key whose plan the limits do not define gets the anonymous plan.</li>
- * <li>{@link KeyBy#PRINCIPAL}: the exchange's authenticated principal ({@link ServerWebExchange#getPrincipal()},
- * as the {@link PrincipalPlanResolver} tells it from anonymous stand-ins) identifies the client by the hash of its
- * name, under the plan its credentials name; no plan, or one the limits do not define (logged at WARN with the
- * principal's hash, at most once per 10 s), gives {@link KnownPlans#principalPlan()}.</li>
- * <li>{@link KeyBy#HEADER}: the non-blank value of the header the route names identifies the client (hashed), under
- * {@link KnownPlans#headerPlan()}.</li>
+ * <li>{@link KeyBy#PRINCIPAL}: the exchange's authenticated principal ({@link ServerWebExchange#getPrincipal()})
+ * identifies the client by the hash of its name; Spring Security's anonymous authentication and authentications not
+ * authenticated never do (whatever the {@link PrincipalPlanResolver}), nor do principals the resolver refuses
+ * ({@link PrincipalPlanResolver#isAuthenticated}). It is limited under the plan its credentials name; no plan, or
+ * one the limits do not define (logged at WARN with the principal's hash, at most once per 10 s), gives
+ * {@link KnownPlans#principalPlan()}.</li>
+ * <li>{@link KeyBy#HEADER}: the non-blank value of the header the route names identifies the client (hashed with
+ * the header's name, see {@link #headerHash}), under {@link KnownPlans#headerPlan()}.</li>
  * <li>Otherwise (no or an unknown key, no authenticated principal, no header value), and on {@link KeyBy#IP}
  * routes: the client IP address from {@link ClientAddressResolver}, under the anonymous plan.</li>
  * </ul>
@@ -39,9 +42,10 @@ import org.springframework.web.server.ServerWebExchange;
  * 5.3), is refused with an {@link AmbiguousClientException}: the limiter would take one value while an upstream may
  * read another. So is a request with a look-alike of the header whose {@code -} are written {@code _} or the other
  * way round ({@code X_API_KEY}: CGI and WSGI upstreams read both as {@code HTTP_X_API_KEY}), and a value with
- * characters other than visible ASCII once the optional whitespace around a field value (space and tab, RFC 9110
- * section 5.5) is removed: {@code U+00A0} or {@code U+0085} at its end would be trimmed away by many upstreams'
- * string functions but not by Java's.
+ * control characters or characters outside ASCII once the optional whitespace around a field value (space and tab,
+ * RFC 9110 section 5.5) is removed: {@code U+00A0} or {@code U+0085} at its end would be trimmed away by many
+ * upstreams' string functions but not by Java's. Spaces and tabs inside a value are allowed on {@link KeyBy#HEADER}
+ * routes (RFC 9110 field-value: {@code Org One}), not in an API key.
  */
 public class DefaultClientKeyResolver implements ClientKeyResolver {
 
@@ -171,7 +175,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		String apiKey;
 		try {
 			apiKey = singleValue(exchange.getRequest().getHeaders(), this.apiKeyHeader, this.lookAlikeHeaders,
-					"API key", "key");
+					"API key", "key", false);
 		}
 		catch (AmbiguousClientException ex) {
 			return Mono.error(ex);
@@ -200,7 +204,8 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 
 	private Mono<ClientKey> byPrincipal(ServerWebExchange exchange, Mono<ClientKey> byAddress) {
 		return exchange.<Principal>getPrincipal()
-			.filter((principal) -> this.principalPlans.isAuthenticated(principal) && principal.getName() != null
+			.filter((principal) -> !UnauthenticatedPrincipals.isStandIn(principal)
+					&& this.principalPlans.isAuthenticated(principal) && principal.getName() != null
 					&& !principal.getName().isBlank())
 			.flatMap(this::principalClient)
 			.switchIfEmpty(byAddress);
@@ -235,7 +240,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 				DefaultClientKeyResolver::lookAlikes);
 		String value;
 		try {
-			value = singleValue(exchange.getRequest().getHeaders(), header, lookAlikes, "value", "value");
+			value = singleValue(exchange.getRequest().getHeaders(), header, lookAlikes, "value", "value", true);
 		}
 		catch (AmbiguousClientException ex) {
 			return Mono.error(ex);
@@ -243,7 +248,19 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		if (value == null) {
 			return byAddress;
 		}
-		return Mono.just(new ClientKey(ClientKey.Kind.HEADER, ApiKeyHasher.hash(value), this.plans.headerPlan()));
+		return Mono.just(new ClientKey(ClientKey.Kind.HEADER, headerHash(header, value), this.plans.headerPlan()));
+	}
+
+	/**
+	 * The identifier of a {@code key-by: header} client: the hash of the header's name (lower case) and its value,
+	 * joined by a NUL (which no header name or value holds), so that routes of one endpoint group keyed by different
+	 * headers never share a bucket for equal values.
+	 * @param header the header's name, as the route names it
+	 * @param value the header's value
+	 * @return the hash ({@link ApiKeyHasher})
+	 */
+	static String headerHash(String header, String value) {
+		return ApiKeyHasher.hash(header.toLowerCase(Locale.ROOT) + '\0' + value);
 	}
 
 	/**
@@ -253,12 +270,15 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	 * @param lookAlikes names upstreams may read as the header
 	 * @param what what one value is, for messages ({@code API key})
 	 * @param alone the short form, for messages ({@code key})
+	 * @param innerWhitespace whether spaces and tabs may appear inside the value (RFC 9110 section 5.5
+	 * field-value); never at its ends, where they are optional whitespace and removed
 	 * @return the value, or {@code null} when the header is missing or empty
 	 * @throws AmbiguousClientException when the request carries a look-alike header, several values or a value
-	 * that is not visible ASCII; the message names the header, never a value
+	 * with a character other than visible ASCII (and, where allowed, inner spaces and tabs); the message names the
+	 * header and the kind of character, never a value
 	 */
 	private static @Nullable String singleValue(HttpHeaders headers, String header, List<String> lookAlikes,
-			String what, String alone) {
+			String what, String alone, boolean innerWhitespace) {
 		for (String lookAlike : lookAlikes) {
 			if (headers.containsHeader(lookAlike)) {
 				throw new AmbiguousClientException("The request carries a header named like " + header
@@ -279,10 +299,10 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		if (trimmed.isEmpty()) {
 			return null;
 		}
-		if (!isVisibleAscii(trimmed)) {
-			throw new AmbiguousClientException("The " + header
-					+ " value contains characters other than visible ASCII (e.g. a no-break space or a control"
-					+ " character), which upstreams may strip or read differently; send the " + alone + " alone.");
+		String refused = refusedCharacter(trimmed, innerWhitespace);
+		if (refused != null) {
+			throw new AmbiguousClientException("The " + header + " value contains " + refused
+					+ ", which upstreams may strip or read differently; send the " + alone + " alone.");
 		}
 		return trimmed;
 	}
@@ -300,14 +320,29 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		return value.substring(start, end);
 	}
 
-	private static boolean isVisibleAscii(String value) {
+	/**
+	 * The kind of the first character of a value (without its optional whitespace) that an identity may not hold:
+	 * anything but visible ASCII, except spaces and tabs inside the value where allowed.
+	 * @param value the value, without leading and trailing spaces and tabs
+	 * @param innerWhitespace whether spaces and tabs are allowed (they can only be inner ones here)
+	 * @return a description for the {@code 400} message, or {@code null} when every character is allowed
+	 */
+	private static @Nullable String refusedCharacter(String value, boolean innerWhitespace) {
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
-			if (c < 0x21 || c > 0x7e) {
-				return false;
+			if (c == ' ' || c == '\t') {
+				if (!innerWhitespace) {
+					return "a space or tab";
+				}
+			}
+			else if (c < 0x20 || c == 0x7f) {
+				return "a control character";
+			}
+			else if (c > 0x7e) {
+				return "a character outside ASCII (such as a no-break space)";
 			}
 		}
-		return true;
+		return null;
 	}
 
 	/** A plan name from a token, safe for one log line: visible ASCII only (others as '?'), at most 64 characters. */

@@ -78,6 +78,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private final Map<String, RouteLimitSettings> routes = new ConcurrentHashMap<>();
 
+	private final PrincipalRoutesNotice principalRoutesNotice = new PrincipalRoutesNotice(
+			RateLimitGatewayFilterFactory.class.getClassLoader());
+
 	/**
 	 * Create the factory.
 	 * @param properties the validated {@code ratelimit.*} properties
@@ -149,6 +152,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		String header = (keyBy == KeyBy.HEADER) ? config.getHeader().strip() : null;
 		RouteLimitSettings settings = new RouteLimitSettings(routeId, group, keyBy, header, cost, critical, shadow);
 		this.routes.put(routeId, settings);
+		if (keyBy == KeyBy.PRINCIPAL) {
+			this.principalRoutesNotice.keyedByPrincipal(routeId);
+		}
 		return new RateLimitFilter(settings);
 	}
 

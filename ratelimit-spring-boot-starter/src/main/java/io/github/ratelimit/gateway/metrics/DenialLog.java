@@ -27,11 +27,13 @@ import org.slf4j.spi.LoggingEventBuilder;
  * <p><b>Full line.</b> The first denial of a client in an endpoint group per interval
  * ({@code ratelimit.denial-log-interval}) is written in full, with key-value pairs that Spring Boot's structured
  * logging renders as fields: {@code client} (hashed: the hash of an API key, a principal's name or a header's value,
- * as in Redis key names, or the SHA-256 prefix of the IP address, never the raw value; an IP address's hash is a
- * pseudonym, not anonymous: the address space can be searched), {@code route}, {@code group}, {@code plan},
- * {@code policies} (the violated ones), {@code outcome} ({@code denied}, {@code fallback-denied},
- * {@code failed-closed} or {@code shadow-denied}), {@code retryAfterMs}. The first denial of each outcome is
- * written in full: a client denied by Redis and then refused because the limiter failed closed gets both lines.
+ * as in Redis key names, or the SHA-256 prefix of the IP address, never the raw value; only an API key's hash
+ * hides it: the hash of an IP address, a principal's name (often an e-mail address) or a header's value (a tenant
+ * id) is a pseudonym, not anonymous, since the likely values can be hashed and compared), {@code route},
+ * {@code group}, {@code plan}, {@code policies} (the violated ones), {@code outcome} ({@code denied},
+ * {@code fallback-denied}, {@code failed-closed} or {@code shadow-denied}), {@code retryAfterMs}. The first denial
+ * of each outcome is written in full: a client denied by Redis and then refused because the limiter failed closed
+ * gets both lines.
  *
  * <p><b>Summary line.</b> Further denials of that client in that group are only counted. When its interval ends
  * (the interval starts at the client's first full line), one line at the same level says how many:

@@ -5,10 +5,11 @@ import java.security.Principal;
 import reactor.core.publisher.Mono;
 
 /**
- * Finds the plan of an authenticated principal, for routes with {@code key-by: principal}, and tells real clients
- * from stand-ins for nobody (such as Spring Security's anonymous authentication). With Spring Security on the class
- * path the default is {@link SecurityPrincipalPlanResolver} (a JWT claim or a granted authority names the plan);
- * without it, {@link #NAME_ONLY}. Replace it with a bean of this type to look plans up elsewhere.
+ * Finds the plan of an authenticated principal, for routes with {@code key-by: principal}, and may refuse principals
+ * that are no clients (Spring Security's anonymous authentication is always refused, see
+ * {@link #isAuthenticated}). With Spring Security on the class path the default is
+ * {@link SecurityPrincipalPlanResolver} (a JWT claim or a granted authority names the plan); without it,
+ * {@link #NAME_ONLY}. Replace it with a bean of this type to look plans up elsewhere.
  *
  * <p>The plan a resolver names is checked by the caller: a plan the limits in force do not define gives the
  * principal {@code ratelimit.principal.default-plan}, as does an empty answer or an error.
@@ -44,7 +45,8 @@ public interface PrincipalPlanResolver {
 	/**
 	 * Whether a principal is an authenticated client, to be limited by its name; otherwise the request is limited by
 	 * IP address under the anonymous plan, as if it had no principal. The default accepts every principal with a
-	 * non-blank name.
+	 * non-blank name. Spring Security's anonymous authentication and authentications not authenticated are refused
+	 * by the client key resolver before this is asked, so a replacement (even a lambda) need not refuse them again.
 	 * @param principal the exchange's principal
 	 * @return whether it identifies a client
 	 */

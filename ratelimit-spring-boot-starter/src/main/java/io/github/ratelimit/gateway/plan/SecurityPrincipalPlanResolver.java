@@ -24,7 +24,8 @@ import org.springframework.util.ClassUtils;
  * ({@code JwtAuthenticationToken}), an introspected opaque token's or an OAuth2/OIDC login's
  * {@link OAuth2AuthenticatedPrincipal}. A claim counts only if its value is a non-blank string. Without
  * {@code spring-security-oauth2-core} on the class path only authorities are read. The auto-configuration creates
- * this resolver only when Spring Security is on the class path; nothing else of the starter refers to it.
+ * this resolver only when Spring Security is on the class path. The client key resolver refuses anonymous and
+ * unauthenticated authentications whatever the resolver, so replacing this one does not make them clients.
  */
 public class SecurityPrincipalPlanResolver implements PrincipalPlanResolver {
 

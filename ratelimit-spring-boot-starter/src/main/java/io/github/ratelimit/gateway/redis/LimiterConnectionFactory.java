@@ -1,7 +1,10 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -13,13 +16,13 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConfiguration;
-import org.springframework.data.redis.connection.RedisPassword;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisSocketConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -53,8 +56,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * reconnect delay: they share the application's I/O event loops, computation executor, timer, event bus, command
  * latency recorder and tracing, so the copy starts no threads, and closing it (which shuts its resources down) shuts
  * none of them down (they stay the application's to shut down). An application factory without client resources of
- * its own gets resources created for the copy, threads included, shut down with it. Not copied: connection pooling (the limiter only uses one shared connection, its
- * commands never block a connection) and the factory's own options (executor, pipelining).
+ * its own gets resources created for the copy, threads included, shut down with it (destroying the copy waits for
+ * their threads to end, within the client's shutdown timeout). Not copied: connection pooling (the limiter only uses
+ * one shared connection, its commands never block a connection) and the factory's own options (executor,
+ * pipelining).
  *
  * <p>{@link #sharing(ReactiveRedisConnectionFactory) Sharing} the application's factory instead (nothing of its own,
  * nothing applied) is for a factory that is not Lettuce's, a Redis configuration that cannot be copied (a static
@@ -69,6 +74,9 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	/** Longest wait between two reconnect attempts of the limiter's client to a Redis node. */
 	public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
+
+	/** Wait beyond the client's shutdown timeout for the threads of the limiter's own client resources to end. */
+	static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
 
 	private static final Logger logger = LoggerFactory.getLogger(LimiterConnectionFactory.class);
 
@@ -106,8 +114,8 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	/**
 	 * A Lettuce client of the limiter's own, copied from the application's factory with the limiter's settings (see
 	 * the class description); the application's factory is not changed. When its Redis configuration cannot be
-	 * copied (a static master/replica configuration, or one the factory does not expose), logs that at INFO and
-	 * {@link #sharing shares} the application's factory instead.
+	 * copied (a static master/replica configuration, or any other kind than standalone, Sentinel, Cluster or socket),
+	 * logs that at INFO and {@link #sharing shares} the application's factory instead.
 	 * @param application the application's Lettuce connection factory (initialised or not)
 	 * @param clusterRefresh topology refresh for a Cluster client
 	 * @return the limiter's factory, to be initialised with {@link #afterPropertiesSet()}
@@ -116,11 +124,12 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 			ClusterTopologyRefreshCustomizer clusterRefresh) {
 		RedisConfiguration configuration = redisConfiguration(application);
 		if (configuration == null) {
-			logger.info("The rate limiter shares the application's Redis client: the Redis configuration of {} cannot "
-					+ "be copied (e.g. a static master/replica one), so the limiter's Lettuce settings (commands "
-					+ "rejected while disconnected, reconnects at most {} apart) apply nowhere; set "
-					+ "ratelimit.redis.configure-application-client=true to apply them to the application's client",
-					application.getClass().getSimpleName(), MAX_RECONNECT_DELAY);
+			logger.info("The rate limiter shares the application's Redis client: the Redis configuration of {} ({}) "
+					+ "cannot be copied (only standalone, Sentinel, Cluster and socket ones can), so the limiter's "
+					+ "Lettuce settings (commands rejected while disconnected, reconnects at most {} apart) apply "
+					+ "nowhere; set ratelimit.redis.configure-application-client=true to apply them to the "
+					+ "application's client", application.getClass().getSimpleName(),
+					configurationKind(application), MAX_RECONNECT_DELAY);
 			return sharing(application);
 		}
 		LettuceClientConfiguration applicationClient = application.getClientConfiguration();
@@ -142,31 +151,31 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	}
 
 	/**
-	 * The Redis configuration of a Lettuce factory, as its getters expose it: Cluster, Sentinel, socket, else
-	 * standalone, the latter only when it is the one the factory uses (same host, port, database and password; a
-	 * factory made with another kind of configuration, e.g. static master/replica, keeps a default standalone one
-	 * beside it).
+	 * The Redis configuration a Lettuce factory connects with, when it is one the limiter can copy: standalone,
+	 * Sentinel, Cluster or socket. Decided by the configuration's type, not by the values of the factory's getters:
+	 * those fall back to a default standalone configuration (localhost:6379) when the factory was made with another
+	 * kind, e.g. static master/replica, so a copy made from them would talk to a different Redis.
 	 * @param application the factory
-	 * @return the configuration, or {@code null} when it cannot be told
+	 * @return the configuration, or {@code null} for one that cannot be copied
 	 */
 	static @Nullable RedisConfiguration redisConfiguration(LettuceConnectionFactory application) {
-		RedisClusterConfiguration cluster = application.getClusterConfiguration();
-		if (cluster != null) {
-			return cluster;
-		}
-		RedisSentinelConfiguration sentinel = application.getSentinelConfiguration();
-		if (sentinel != null) {
-			return sentinel;
-		}
-		RedisSocketConfiguration socket = application.getSocketConfiguration();
-		if (socket != null) {
-			return socket;
-		}
-		RedisStandaloneConfiguration standalone = application.getStandaloneConfiguration();
-		boolean inUse = standalone.getHostName().equals(application.getHostName())
-				&& standalone.getPort() == application.getPort() && standalone.getDatabase() == application.getDatabase()
-				&& standalone.getPassword().equals(RedisPassword.of(application.getPassword()));
-		return (inUse) ? standalone : null;
+		Object configuration = configuredWith(application);
+		boolean copyable = configuration instanceof RedisStandaloneConfiguration
+				|| configuration instanceof RedisSentinelConfiguration
+				|| configuration instanceof RedisClusterConfiguration
+				|| configuration instanceof RedisSocketConfiguration;
+		return (copyable) ? (RedisConfiguration) configuration : null;
+	}
+
+	private static @Nullable Object configuredWith(LettuceConnectionFactory application) {
+		// Spring Data Redis 4.0 has no public getter for the configuration the factory was made with (its getters
+		// each answer for one kind, the standalone one with a default), so read its private field
+		return new DirectFieldAccessor(application).getPropertyValue("configuration");
+	}
+
+	private static String configurationKind(LettuceConnectionFactory application) {
+		Object configuration = configuredWith(application);
+		return (configuration != null) ? configuration.getClass().getSimpleName() : "none";
 	}
 
 	/**
@@ -298,15 +307,30 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	/**
 	 * Destroys the limiter's own factory (its client and connections) and shuts down the client resources created for
-	 * it; what they share with the application (event loops, executor, timer) stays running. Nothing when shared.
+	 * it, waiting for that within the client's shutdown timeout (plus {@link #SHUTDOWN_GRACE} for the threads to
+	 * end) so that their threads do not outlive the context; what they share with the application (event loops,
+	 * executor, timer) stays running. Nothing when shared.
 	 */
 	@Override
 	public void destroy() {
-		if (this.own != null) {
-			this.own.destroy();
+		if (this.own == null) {
+			return;
 		}
+		this.own.destroy();
 		if (this.ownResources != null) {
-			this.ownResources.shutdown();
+			LettuceClientConfiguration client = this.own.getClientConfiguration();
+			long timeout = client.getShutdownTimeout().toMillis();
+			long quietPeriod = Math.min(client.getShutdownQuietPeriod().toMillis(), timeout);
+			Future<Boolean> shutdown = this.ownResources.shutdown(quietPeriod, timeout, TimeUnit.MILLISECONDS);
+			try {
+				shutdown.get(timeout + SHUTDOWN_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				logger.debug("The rate limiter's Lettuce client resources did not shut down within {} ms", timeout, ex);
+			}
 		}
 	}
 

@@ -17,6 +17,9 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.core.authority.AuthorityUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -115,11 +118,64 @@ class DefaultClientKeyResolverTest {
 	}
 
 	@Test
-	void aHeaderValueIsHashedUnderTheHeaderPlan() {
+	void springSecuritysAnonymousAuthenticationIsNoClientWhateverThePrincipalPlanResolver() {
+		// a lambda replacing the default resolver: its isAuthenticated accepts every named principal
+		DefaultClientKeyResolver lambda = resolver((principal) -> Mono.just("pro"));
+		Principal anonymous = new AnonymousAuthenticationToken("key", "anonymousUser",
+				AuthorityUtils.createAuthorityList("ROLE_ANONYMOUS"));
+		assertThat(resolve(lambda, exchange((request) -> {
+		}, anonymous), KeyBy.PRINCIPAL, null)).isEqualTo(PEER);
+		Principal unauthenticated = UsernamePasswordAuthenticationToken.unauthenticated("alice", "secret");
+		assertThat(resolve(lambda, exchange((request) -> {
+		}, unauthenticated), KeyBy.PRINCIPAL, null)).isEqualTo(PEER);
+		Principal authenticated = UsernamePasswordAuthenticationToken.authenticated("alice", "secret",
+				AuthorityUtils.NO_AUTHORITIES);
+		assertThat(resolve(lambda, exchange((request) -> {
+		}, authenticated), KeyBy.PRINCIPAL, null))
+			.isEqualTo(new ClientKey(ClientKey.Kind.PRINCIPAL, ApiKeyHasher.hash("alice"), "pro"));
+	}
+
+	@Test
+	void aHeaderValueIsHashedWithTheHeadersNameUnderTheHeaderPlan() {
 		assertThat(header("X-Tenant-Id: tenant-1")).isEqualTo(
-				new ClientKey(ClientKey.Kind.HEADER, ApiKeyHasher.hash("tenant-1"), "partner"));
+				new ClientKey(ClientKey.Kind.HEADER, ApiKeyHasher.hash("x-tenant-id\0tenant-1"), "partner"));
 		// the optional whitespace around a field value is not part of it
 		assertThat(header("x-tenant-id: \ttenant-1 ")).isEqualTo(header("X-Tenant-Id: tenant-1"));
+	}
+
+	@Test
+	void routesKeyedByDifferentHeadersNeverShareAClientForEqualValues() {
+		MockServerWebExchange exchange = exchange(
+				(request) -> request.header("X-Tenant-Id", "acme").header("X-Org-Id", "acme"), null);
+		ClientKey tenant = resolve(this.resolver, exchange, KeyBy.HEADER, "X-Tenant-Id");
+		ClientKey org = resolve(this.resolver, exchange, KeyBy.HEADER, "X-Org-Id");
+		assertThat(tenant.id()).isNotEqualTo(org.id());
+		// header names are case-insensitive: a route naming the header in lower case keys the same client
+		assertThat(resolve(this.resolver, exchange, KeyBy.HEADER, "x-tenant-id")).isEqualTo(tenant);
+	}
+
+	@Test
+	void spacesAndTabsInsideAHeaderValueArePartOfIt() {
+		assertThat(header("X-Tenant-Id: Org One").id()).isEqualTo(ApiKeyHasher.hash("x-tenant-id\0Org One"));
+		assertThat(header("X-Tenant-Id: Org\tOne").id()).isEqualTo(ApiKeyHasher.hash("x-tenant-id\0Org\tOne"));
+		assertThat(header("X-Tenant-Id:  Org One\t")).isEqualTo(header("X-Tenant-Id: Org One"));
+	}
+
+	@Test
+	void theRefusalNamesTheKindOfCharacter() {
+		assertThatThrownBy(() -> header("X-Tenant-Id: tenant-a\u00a0")).isInstanceOf(AmbiguousClientException.class)
+			.hasMessageContaining("a character outside ASCII");
+		assertThatThrownBy(() -> header("X-Tenant-Id: \u00a0tenant-a")).isInstanceOf(AmbiguousClientException.class)
+			.hasMessageContaining("a character outside ASCII");
+		assertThatThrownBy(() -> header("X-Tenant-Id: tenant\u0001a")).isInstanceOf(AmbiguousClientException.class)
+			.hasMessageContaining("a control character")
+			.hasMessageNotContaining("no-break");
+		// an API key holds no spaces at all
+		MockServerWebExchange exchange = exchange((request) -> request.header("X-API-Key", "key one"), null);
+		assertThatThrownBy(() -> resolve(this.resolver, exchange, KeyBy.API_KEY, null))
+			.isInstanceOf(AmbiguousClientException.class)
+			.hasMessageContaining("X-API-Key value contains a space or tab")
+			.hasMessageNotContaining("key one");
 	}
 
 	@Test
@@ -134,7 +190,8 @@ class DefaultClientKeyResolverTest {
 	void severalValuesLookAlikesAndInvisibleCharactersAreAmbiguous() {
 		for (String[] lines : new String[][] { { "X-Tenant-Id: tenant-a", "X-Tenant-Id: tenant-b" },
 				{ "X-Tenant-Id: tenant-a, tenant-b" }, { "X-Tenant-Id: tenant-a," }, { "X_Tenant_Id: tenant-a" },
-				{ "X-Tenant_Id: tenant-a" }, { "X-Tenant-Id: tenant-a\u00a0" }, { "X-Tenant-Id: tenant a" } }) {
+				{ "X-Tenant_Id: tenant-a" }, { "X-Tenant-Id: tenant-a\u00a0" }, { "X-Tenant-Id: tenant-a\u007f" },
+				{ "X-Tenant-Id: tenant-a\u0085" } }) {
 			assertThatThrownBy(() -> header(lines)).as(String.join(" | ", lines))
 				.isInstanceOf(AmbiguousClientException.class)
 				.hasMessageContaining("X-Tenant-Id")

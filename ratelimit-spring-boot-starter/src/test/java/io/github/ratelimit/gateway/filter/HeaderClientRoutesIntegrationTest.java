@@ -35,8 +35,10 @@ class HeaderClientRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.header("RateLimit")).matches(aboutRateLimit("\"partner-tenant\";r=3;t=3600"));
 
 		List<String> keys = List.of(redis.command("KEYS", "rl:{tenant|*").split("\n"));
-		assertThat(keys).containsExactlyInAnyOrder("rl:{tenant|h:" + ApiKeyHasher.hash(TENANT) + "}:0",
-				"rl:{tenant|h:" + ApiKeyHasher.hash("tenant-other") + "}:0");
+		// the hash of the header's name in lower case, a NUL and the value
+		assertThat(keys).containsExactlyInAnyOrder(
+				"rl:{tenant|h:" + ApiKeyHasher.hash("x-tenant-id\0" + TENANT) + "}:0",
+				"rl:{tenant|h:" + ApiKeyHasher.hash("x-tenant-id\0tenant-other") + "}:0");
 		assertThat(redis.command("KEYS", "*" + TENANT + "*")).isEmpty();
 	}
 
@@ -69,6 +71,15 @@ class HeaderClientRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.matches(aboutRateLimit("\"partner-tenant\";r=3;t=3600"));
 		assertThat(send("GET", "/tenant/x").header("RateLimit"))
 			.matches(aboutRateLimit("\"anonymous-tenant\";r=1;t=3600"));
+	}
+
+	@Test
+	void aValueWithInnerSpacesIsOneClient() {
+		RawHttp.Response response = send("GET", "/tenant/x", "X-Tenant-Id: Org One");
+		assertThat(response.status()).isEqualTo(200);
+		assertThat(response.header("RateLimit")).matches(aboutRateLimit("\"partner-tenant\";r=3;t=3600"));
+		assertThat(redis.command("KEYS", "rl:{tenant|*"))
+			.isEqualTo("rl:{tenant|h:" + ApiKeyHasher.hash("x-tenant-id\0Org One") + "}:0");
 	}
 
 	@Test

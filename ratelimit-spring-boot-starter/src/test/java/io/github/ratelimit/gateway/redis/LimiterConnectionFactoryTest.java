@@ -1,6 +1,8 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.test.redis.RedisExtension;
@@ -15,7 +17,10 @@ import io.netty.util.Timeout;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConfiguration;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.RedisSocketConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.RedisStaticMasterReplicaConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -152,21 +157,72 @@ class LimiterConnectionFactoryTest {
 	}
 
 	@Test
-	void aConfigurationTheFactoryDoesNotExposeIsNotCopied() {
-		// a static master/replica configuration with a password: the factory's standalone one is a default beside it
-		RedisStaticMasterReplicaConfiguration masterReplica = new RedisStaticMasterReplicaConfiguration("10.0.0.1",
+	void destroyingTheCopyWaitsForTheThreadsOfTheResourcesCreatedForIt(TestRedis redis) {
+		// no client resources of the application's; a quiet period Lettuce's own shutdown() (2 s) would not keep
+		LettuceConnectionFactory application = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(redis.host(), redis.port()),
+				LettuceClientConfiguration.builder()
+					.shutdownQuietPeriod(Duration.ZERO)
+					.shutdownTimeout(Duration.ofSeconds(10))
+					.build());
+		application.afterPropertiesSet();
+		try {
+			LimiterConnectionFactory limiter = LimiterConnectionFactory.copyOf(application, REFRESH);
+			limiter.afterPropertiesSet();
+			ClientResources own = (ClientResources) ReflectionTestUtils.getField(limiter, "ownResources");
+			assertThat(new ReactiveStringRedisTemplate(limiter.getConnectionFactory()).hasKey("lcf:threads")
+				.block(Duration.ofSeconds(10))).isFalse();
+			limiter.destroy();
+			// terminated when destroy() returns, not merely shutting down
+			assertThat(own.eventExecutorGroup().isTerminated()).isTrue();
+		}
+		finally {
+			application.destroy();
+		}
+	}
+
+	@Test
+	void aStaticMasterReplicaConfigurationIsNotCopied() {
+		// with a password: the factory's standalone getters answer with a default configuration beside it
+		RedisStaticMasterReplicaConfiguration withPassword = new RedisStaticMasterReplicaConfiguration("10.0.0.1",
 				6379);
-		masterReplica.setPassword("secret");
-		LettuceConnectionFactory application = new LettuceConnectionFactory(masterReplica);
+		withPassword.setPassword("secret");
+		assertShared(new LettuceConnectionFactory(withPassword));
+		// without one, on the default port: the default standalone configuration (localhost:6379, no password) looks
+		// like the one in use, and a copy of it would talk to another Redis
+		assertShared(new LettuceConnectionFactory(new RedisStaticMasterReplicaConfiguration("10.0.0.1", 6379)));
+	}
+
+	private static void assertShared(LettuceConnectionFactory application) {
 		assertThat(LimiterConnectionFactory.redisConfiguration(application)).isNull();
 		LimiterConnectionFactory limiter = LimiterConnectionFactory.copyOf(application, REFRESH);
 		assertThat(limiter.isOwnClient()).isFalse();
 		assertThat(limiter.getConnectionFactory()).isSameAs(application);
-		// a standalone configuration passed as a plain RedisConfiguration: the getters see another address
+	}
+
+	@Test
+	void theConfigurationIsToldByItsTypeNotByTheGetters() {
+		// a standalone configuration passed as a plain RedisConfiguration: the getters see a default address
 		RedisConfiguration standalone = new RedisStandaloneConfiguration("10.0.0.2", 6380);
-		assertThat(LimiterConnectionFactory.redisConfiguration(new LettuceConnectionFactory(standalone))).isNull();
+		assertThat(LimiterConnectionFactory.redisConfiguration(new LettuceConnectionFactory(standalone)))
+			.isSameAs(standalone);
 		RedisStandaloneConfiguration usual = new RedisStandaloneConfiguration("10.0.0.2", 6380);
 		assertThat(LimiterConnectionFactory.redisConfiguration(new LettuceConnectionFactory(usual))).isSameAs(usual);
+		RedisSentinelConfiguration sentinel = new RedisSentinelConfiguration("mymaster", Set.of("10.0.0.3:26379"));
+		assertThat(LimiterConnectionFactory.redisConfiguration(new LettuceConnectionFactory(sentinel)))
+			.isSameAs(sentinel);
+		RedisClusterConfiguration cluster = new RedisClusterConfiguration(List.of("10.0.0.4:7000"));
+		assertThat(LimiterConnectionFactory.redisConfiguration(new LettuceConnectionFactory(cluster)))
+			.isSameAs(cluster);
+		RedisSocketConfiguration socket = new RedisSocketConfiguration("/tmp/redis.sock");
+		assertThat(LimiterConnectionFactory.redisConfiguration(new LettuceConnectionFactory(socket)))
+			.isSameAs(socket);
+		// the copy of a standalone configuration passed as a plain one connects where it says
+		LettuceConnectionFactory copy = (LettuceConnectionFactory) LimiterConnectionFactory
+			.copyOf(new LettuceConnectionFactory(standalone), REFRESH)
+			.getConnectionFactory();
+		assertThat(copy.getHostName()).isEqualTo("10.0.0.2");
+		assertThat(copy.getPort()).isEqualTo(6380);
 	}
 
 }
