@@ -39,7 +39,9 @@ class RateLimitDisabledAutoConfigurationTest {
 				RateLimitEndpointAutoConfiguration.class, RateLimitPlanStoreAutoConfiguration.class,
 				RateLimitClientAddressAutoConfiguration.class, RateLimitLettuceAutoConfiguration.class,
 				RateLimitRedisClusterAutoConfiguration.class))
-		.withPropertyValues("ratelimit.plans.anonymous.default[0].capacity=60",
+		// the Lettuce settings on the application's client too (opt-in), so that their absence when disabled is seen
+		.withPropertyValues("ratelimit.redis.configure-application-client=true",
+				"ratelimit.plans.anonymous.default[0].capacity=60",
 				"ratelimit.plans.anonymous.default[0].refill-tokens=60",
 				"ratelimit.plans.anonymous.default[0].refill-period=1m");
 
