@@ -63,18 +63,20 @@ class LimitRefreshRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	void aUsedBucketIsReadAtTheNewRateNeverAboveTheNewCapacity() {
 		// one token of 5 taken at 1 per minute: the bucket is full again in 60 s
 		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"free-a\";r=4;t=60");
-		// the new limit: 2 tokens, one every 2 s (slow enough that a loaded machine's requests are not refilled)
-		change(Map.of(LIMIT + "capacity", "2", LIMIT + "refill-tokens", "2", LIMIT + "refill-period", "4s"));
-		// the bucket keeps its time until full (60 s), at most the new bucket's own (4 s): empty, a token in 2 s
+		// the new limit: 2 tokens, one every 4 s (slow enough that a loaded machine's stall between two requests does
+		// not refill one: a stall of 2 s did when it was one every 2 s)
+		change(Map.of(LIMIT + "capacity", "2", LIMIT + "refill-tokens", "2", LIMIT + "refill-period", "8s"));
+		// the bucket keeps its time until full (60 s), at most the new bucket's own (8 s): empty, a token in 4 s
 		get().expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
-			.expectHeader().valueMatches("Retry-After", "[12]")
-			.expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-a\";r=0;t=4"));
+			.expectHeader().valueMatches("Retry-After", "[1-4]")
+			.expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-a\";r=0;t=8"));
 		this.overLimitCache.clear(); // ask Redis, not the denial this instance remembers
 		// then full at the new capacity (2, not 5): two requests pass, the third is refused
-		await().pollDelay(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(15)).untilAsserted(() -> get()
-			.expectStatus().isOk().expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-a\";r=1;t=2")));
-		get().expectStatus().isOk().expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-a\";r=0;t=4"));
-		get().expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS).expectHeader().valueMatches("Retry-After", "[12]");
+		await().pollDelay(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(25)).untilAsserted(() -> get()
+			.expectStatus().isOk().expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-a\";r=1;t=4")));
+		get().expectStatus().isOk().expectHeader().valueMatches("RateLimit", aboutRateLimit("\"free-a\";r=0;t=8"));
+		get().expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
+			.expectHeader().valueMatches("Retry-After", "[1-4]");
 	}
 
 	@Test
