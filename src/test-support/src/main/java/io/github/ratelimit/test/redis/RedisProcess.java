@@ -41,6 +41,58 @@ final class RedisProcess {
     /** Connect timeout of a port probe and timeout of a start-up PING. */
     static final Duration PROBE_TIMEOUT = Duration.ofMillis(200);
 
+    /**
+     * The {@code redis-server} the tests start: a copy of the one on the {@code PATH} in {@code /dev/shm} (memory)
+     * where that works, else the one on the {@code PATH}. Memory, because a VM's proactive reclaim (DAMON
+     * {@code pageout}, on the machines these tests run on) pages out the code of a server that sat idle between tests;
+     * with no swap only file-backed pages go, and reading them back from a disk the build keeps busy stood a server
+     * still for seconds while the JVM ran on. A copy in tmpfs cannot be paged out without swap.
+     */
+    static final String BINARY = residentBinary();
+
+    private static String residentBinary() {
+        String path = System.getenv("PATH");
+        Path memory = Path.of("/dev/shm");
+        if (path == null || !Files.isDirectory(memory) || !Files.isWritable(memory)) {
+            return "redis-server";
+        }
+        for (String entry : path.split(java.io.File.pathSeparator)) {
+            Path binary = Path.of(entry.isEmpty() ? "." : entry, "redis-server");
+            if (Files.isRegularFile(binary) && Files.isExecutable(binary)) {
+                try {
+                    Path copy = memory.resolve("ratelimit-test-redis-server-" + ProcessHandle.current().pid());
+                    Path partial = memory.resolve(copy.getFileName() + ".part");
+                    Files.copy(binary, partial, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    if (!partial.toFile().setExecutable(true, false)) {
+                        Files.deleteIfExists(partial);
+                        return "redis-server";
+                    }
+                    Files.move(partial, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                            java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                    copy.toFile().deleteOnExit(); // running servers keep their copy; the name goes with the JVM
+                    return runs(copy) ? copy.toString() : "redis-server";
+                } catch (IOException | RuntimeException e) {
+                    return "redis-server";
+                }
+            }
+        }
+        return "redis-server";
+    }
+
+    /** Whether a binary runs here ({@code --version} exits 0: not a tmpfs mounted noexec). */
+    private static boolean runs(Path binary) {
+        try {
+            Process version = new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            return version.waitFor(10, TimeUnit.SECONDS) && version.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     private RedisProcess() {
     }
 
@@ -127,7 +179,7 @@ final class RedisProcess {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        List<String> command = new ArrayList<>(List.of("redis-server",
+        List<String> command = new ArrayList<>(List.of(BINARY,
                 "--save", "", "--appendonly", "no", "--dir", dir.toString(),
                 "--daemonize", "yes", "--pidfile", pidFile.toString(), "--logfile", logFile.toString(),
                 "--bind", HOST));
