@@ -13,7 +13,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * One real Redis server process, started from the {@code redis-server} binary on the {@code PATH}, listening on
  * {@code 127.0.0.1} on a free TCP port, without persistence, in its own temporary directory.
  *
- * <p>The process is daemonized and controlled through its pid (read from its pidfile) with POSIX signals, so tests can
+ * <p>The process is a child of the test JVM (not daemonized: see {@code RedisProcess}) controlled through its pid (read
+ * from its pidfile) with POSIX signals, so tests can
  * stop, kill, pause and restart it to exercise failure handling. Every server that is not {@link #close() closed} is
  * killed by a JVM shutdown hook, so none outlives the test JVM.
  *

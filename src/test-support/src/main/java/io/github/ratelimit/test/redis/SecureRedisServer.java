@@ -23,7 +23,7 @@ import javax.net.ssl.SSLSocketFactory;
  * the test declares with their ACL rules ({@link Builder#user}). Clients need no certificate of their own
  * ({@code --tls-auth-clients no}); they must trust {@link #certificates()}{@code .caCertificate()}.
  *
- * <p>Started from {@code redis-server} on the {@code PATH} (built with TLS, as Debian's is), daemonized on
+ * <p>Started from {@code redis-server} on the {@code PATH} (built with TLS, as Debian's is), a child of the test JVM on
  * {@code 127.0.0.1}, without persistence, in a temporary directory holding the certificates, the ACL file, the
  * pidfile and the log. Killed by a JVM shutdown hook if not {@link #close() closed}. Instances are thread-safe.
  */
