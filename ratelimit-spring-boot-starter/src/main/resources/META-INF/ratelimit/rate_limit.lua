@@ -1,20 +1,25 @@
--- Rate limit check, lease and refund: several limits, each enforced by its own algorithm, checked and consumed
--- all-or-nothing, atomically (one script run covers every limit of a request); the same script takes token leases and
--- gives back the tokens of an abandoned check.
+-- Rate limit check, lease and refund, and concurrency slots: several limits, each enforced by its own algorithm,
+-- checked and consumed all-or-nothing, atomically (one script run covers every limit of a request); the same script
+-- takes token leases, gives back the tokens of an abandoned check and gives back a request's concurrency slots.
 --
--- KEYS[i]   state of limit i of one client in one endpoint group (all KEYS share one hash tag, so one Cluster slot)
--- ARGV[1]   operation: 'check' (check and consume), 'lease' (check and consume, and take a lease of extra tokens for
---           the instance to spend locally, giving back its previous lease; token buckets only) or 'refund' (give back
---           the tokens of an allowed check that the caller abandoned: it timed out and was decided without Redis, but
---           Redis ran it anyway)
--- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund', the
---           tokens the abandoned check took from each limit
--- ARGV[3]   limit count n (= #KEYS)
+-- KEYS[i]   state of limit i of one client in one endpoint group, i = 1 .. n (all KEYS share one hash tag, so one
+--           Cluster slot); then one more key per concurrency limit, in the order of those limits: the limit's hold
+--           statistics (KEYS[n + j] for the j-th concurrency limit)
+-- ARGV[1]   operation: 'check' (check and consume), 'acquire' (check and consume, and take a slot in every
+--           concurrency limit), 'lease' (check and consume, and take a lease of extra tokens for the instance to
+--           spend locally, giving back its previous lease; token buckets only), 'refund' (give back the tokens of an
+--           allowed check that the caller abandoned: it timed out and was decided without Redis, but Redis ran it
+--           anyway) or 'release' (give back a request's slot in every concurrency limit, and refund its tokens)
+-- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund' and
+--           'release', the tokens to give back to each rate limit (0 for none). A concurrency limit counts one slot
+--           per request, whatever the cost.
+-- ARGV[3]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
+-- 'acquire' and 'release' only, ARGV[4]: the slot's id, unique per request and instance (at most 64 bytes)
 -- 'lease' only, ARGV[4..8]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
 --           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
 --           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
 --           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is none)
--- then, per limit, four values (from ARGV[4], or ARGV[9] for 'lease'):
+-- then, per limit, four values (from ARGV[4], ARGV[5] for 'acquire' and 'release', ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
 --           refill period (microseconds, >= 1000)
 --   The algorithm codes:
@@ -23,32 +28,40 @@
 --   swc   sliding window counter: the same, estimated from two fixed-window counts (approximate)
 --   fw    fixed window: at most capacity tokens per refill-period window, windows aligned to multiples of the period
 --         since the Unix epoch
---   The window algorithms take capacity tokens per window; their refill tokens equal the capacity (not used here).
--- An unknown operation or algorithm code (or a window algorithm in a lease), or an argument count other than
--- 3 + 4n (8 + 4n for 'lease'), is an error reply before any write.
+--   cc    concurrency: at most capacity requests in flight (slots taken by 'acquire' and not yet given back by
+--         'release'); a slot not given back frees itself once it is one refill period old (the longest a request may
+--         run: its instance died)
+--   The window algorithms take capacity tokens per window, and a concurrency limit capacity slots; their refill
+--   tokens equal the capacity (not used here).
+-- An unknown operation or algorithm code (a window or concurrency limit in a lease, a concurrency limit in a 'check'
+-- of cost > 0), an argument count other than 3 + 4n (4 + 4n for 'acquire' and 'release', 8 + 4n for 'lease') or a
+-- key count other than n plus the concurrency limits is an error reply before any write.
 --
 -- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
 -- back never makes room at once (a window stays the stored one; a token bucket gets no refill); a token bucket within
 -- the step of empty is stored as empty at the earlier time, so it may regain at most the step's refill once the
 -- clock has caught up.
 --
--- 'check' returns {allowed, then per limit: satisfied, remaining, retry_after_ms, reset_ms}, all integers:
---   allowed        1 if every limit admitted cost tokens (and cost was taken from each), else 0 (nothing taken)
---   satisfied      1 if this limit alone admitted cost tokens
+-- 'check' and 'acquire' return {allowed, then per limit: satisfied, remaining, retry_after_ms, reset_ms}, integers:
+--   allowed        1 if every limit admitted cost tokens (and cost was taken from each, and a slot from each
+--                  concurrency limit), else 0 (nothing taken)
+--   satisfied      1 if this limit alone admitted cost tokens (a concurrency limit: a free slot)
 --   remaining      whole tokens this limit would still admit now, after the decision (0 .. capacity); after a lease,
---                  without the leased tokens
+--                  without the leased tokens; a concurrency limit: free slots
 --   retry_after_ms ms until this limit admits cost tokens (0 if satisfied): the smallest wait for which the same
 --                  admission rule, evaluated that much later, admits the request, so waiting exactly the returned time
---                  succeeds (if nothing else consumes meanwhile)
---   reset_ms       ms until this limit has its whole capacity available again
+--                  succeeds (if nothing else consumes meanwhile). A concurrency limit: an estimate (see cc.wait)
+--   reset_ms       ms until this limit has its whole capacity available again (a concurrency limit: at the latest,
+--                  when the newest slot expires)
 -- 'lease' returns the same, then the tokens leased (0 .. wanted, the same from every limit, 0 when denied) and the
 --   lease's end (Redis time, microseconds; 0 when nothing was leased): the instance spends the leased tokens until
 --   then at most, and sends the three numbers of its lease back with its next 'lease' call.
--- Only an allowed request (or a returned lease, or a token bucket read beyond empty) writes. Every written key gets a TTL that ends when its state no
--- longer matters (the bucket is full again, the log's newest entry has left the window, the counter no longer
--- weighs, the window is over), so idle clients cost no memory.
+-- Only an allowed request (or a returned lease, or a token bucket read beyond empty, or a released slot) writes. Every
+-- written key gets a TTL that ends when its state no longer matters (the bucket is full again, the log's newest entry
+-- has left the window, the counter no longer weighs, the window is over, the newest slot has expired, the hold
+-- statistics are an hour unused), so idle clients cost no memory.
 -- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
--- left alone, and no TTL changes.
+-- left alone, and no TTL changes. 'release' returns the same, a concurrency limit counting when it held the slot.
 --
 -- State, in key KEYS[i] (the key names differ per algorithm, so one algorithm never reads another's state):
 --   tb    string: tat (integer microseconds, see the token bucket below); 'tat:reserved:until:since' while leases
@@ -58,18 +71,25 @@
 --   swc   hash {w = start of the current window (microseconds), c = tokens admitted in it,
 --               p = tokens admitted in the window before it}
 --   fw    hash {w = start of the window (microseconds), c = tokens admitted in it}
--- Missing or corrupt state (nil, NaN, infinite, negative) is an unused limit: a full bucket, an empty window.
+--   cc    sorted set: one member per slot taken (its id), scored with the time it was taken (microseconds); and in
+--         KEYS[n + j], a hash {h = the average time a slot was held (microseconds, a moving average)}
+-- Missing or corrupt state (nil, NaN, infinite, negative) is an unused limit: a full bucket, an empty window, no
+-- slot taken.
 
 local MAX = 9007199254740992          -- 2^53: largest integer a double holds exactly; caps every output
 local MAX_TTL_MS = 315360000000       -- 10 years: PEXPIRE ceiling (a bucket that takes longer to refill expires full)
 local EPSILON = 1e-9                  -- tolerance in tokens against floating-point rounding of fractional tokens
 local LOG_BATCH = 500                 -- sorted-set members per ZADD call (Lua's unpack has a stack limit)
+local HOLD_WEIGHT = 0.125             -- weight of the newest hold time in a concurrency limit's moving average
+local HOLD_TTL_MS = 3600000           -- hold statistics are kept an hour after the last release (or a refill period)
+local UNKNOWN_HOLD_WAIT = 1000000     -- retry estimate (us) of a concurrency limit with no hold time measured yet
 
 local now                             -- Redis time in microseconds, read once a check starts (a refund needs none)
 
 local operation = ARGV[1]
 local cost = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
+local slot                            -- 'acquire' and 'release': the slot's id
 
 local function fmt(x)
   return string.format('%.17g', x)
@@ -87,7 +107,7 @@ local function usable(x)   -- a finite number >= 0
   return x ~= nil and x == x and x ~= math.huge and x >= 0
 end
 
-local function expire(i, ttl)
+local function expire(i, ttl)   -- KEYS[i]'s TTL (ms)
   if ttl < 1 then ttl = 1 end
   if ttl > MAX_TTL_MS then ttl = MAX_TTL_MS end
   redis.call('PEXPIRE', KEYS[i], fmt(ttl))
@@ -502,12 +522,93 @@ end
 -- Takes cost from the window's count.
 fw.refund = refund_count
 
------------------------------------------------------------------------------------------- check, lease and refund
-local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw }
+----------------------------------------------------------------------------------------------------- concurrency
+-- A slot taken at time s counts while now < s + period (the longest a request may hold it); 'release' removes it at
+-- once. The slot ids are chosen by the caller, unique per request. A request needs one slot whatever its cost (none
+-- for a read, cost 0). The hold statistics key keeps a moving average of how long slots were held before 'release'
+-- (each new hold weighs HOLD_WEIGHT, the weight of TCP's smoothed round-trip time, RFC 6298), for the retry estimate.
+local cc = {}
+
+local function cc_needed()
+  if cost > 0 then return 1 end
+  return 0
+end
+
+function cc.read(l)
+  l.boundary = now - l.period   -- slots taken at or before it have expired
+  l.count = redis.call('ZCOUNT', KEYS[l.i], '(' .. fmt(l.boundary), '+inf')
+end
+
+function cc.admits(l)
+  return l.count + cc_needed() <= l.capacity
+end
+
+-- An estimate, not a promise (a slot frees when a request completes, which no rule here can know): the slot held
+-- longest is expected back once it has been held as long as slots were on average, so the wait is until then, at
+-- least 0 and at most until that slot expires (then it is free for certain); UNKNOWN_HOLD_WAIT when no slot was
+-- ever released (no average yet), within the same bound.
+function cc.wait(l)
+  local oldest = redis.call('ZRANGEBYSCORE', KEYS[l.i], '(' .. fmt(l.boundary), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if oldest[2] == nil then return 0 end
+  local start = tonumber(oldest[2])
+  local certain = start + l.period - now
+  local average = tonumber(redis.call('HGET', KEYS[l.stats], 'h'))
+  local w = UNKNOWN_HOLD_WAIT
+  if usable(average) then w = start + average - now end
+  if w < 0 then w = 0 end
+  if w > certain then w = certain end
+  return math.ceil(w)
+end
+
+function cc.finish(l, allowed)
+  local count = l.count
+  local newest
+  if allowed == 1 and cc_needed() == 1 then
+    local key = KEYS[l.i]
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(l.boundary))
+    redis.call('ZADD', key, fmt(now), slot)
+    count = count + 1
+    newest = now
+    expire(l.i, math.ceil(l.period / 1000))
+  elseif count > 0 then
+    newest = tonumber(redis.call('ZRANGE', KEYS[l.i], -1, -1, 'WITHSCORES')[2])
+  end
+  local reset_ms = 0
+  if newest ~= nil then reset_ms = math.ceil((newest + l.period - now) / 1000) end
+  return l.capacity - count, reset_ms
+end
+
+-- Tokens are not slots: a refund leaves a concurrency limit alone.
+function cc.refund(l)
+  return 0
+end
+
+-- Removes the slot, and counts how long it was held into the average (a slot that had expired is gone already).
+function cc.release(l)
+  local key = KEYS[l.i]
+  local taken = tonumber(redis.call('ZSCORE', key, slot))
+  if taken == nil then return 0 end
+  redis.call('ZREM', key, slot)
+  local held = now - taken
+  if held < 0 then held = 0 end
+  local average = tonumber(redis.call('HGET', KEYS[l.stats], 'h'))
+  if usable(average) then average = average + (held - average) * HOLD_WEIGHT else average = held end
+  redis.call('HSET', KEYS[l.stats], 'h', fmt(math.floor(average + 0.5)))
+  local ttl = HOLD_TTL_MS
+  if l.period / 1000 > ttl then ttl = math.ceil(l.period / 1000) end
+  expire(l.stats, ttl)
+  return 1
+end
+
+-------------------------------------------------------------------------------- check, lease, refund and release
+local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw, cc = cc }
 
 local header = 3                       -- ARGV values before the limits
 if operation == 'lease' then
   header = 8
+elseif operation == 'acquire' or operation == 'release' then
+  header = 4
+  slot = ARGV[4]
 elseif operation ~= 'check' and operation ~= 'refund' then
   return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
 end
@@ -516,6 +617,7 @@ if n == nil or #ARGV ~= header + 4 * n then
     .. tostring(ARGV[3]) .. ' limits), got ' .. #ARGV)
 end
 local limits = {}
+local slots = 0                        -- concurrency limits
 for i = 1, n do
   local at = header + 4 * (i - 1) + 1
   local code = ARGV[at]
@@ -524,8 +626,20 @@ for i = 1, n do
     return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i
       .. ' of a ' .. operation)
   end
+  if operation == 'check' and algorithm == cc and cost ~= 0 then
+    return redis.error_reply('ERR concurrency limit ' .. i .. ' takes a slot: \'acquire\', not \'check\' (cost '
+      .. tostring(ARGV[2]) .. ')')
+  end
   limits[i] = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
                 refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]) }
+  if algorithm == cc then
+    slots = slots + 1
+    limits[i].stats = n + slots
+  end
+end
+if #KEYS ~= n + slots then
+  return redis.error_reply('ERR rate limit ' .. operation .. ' takes n + ' .. slots .. ' keys (n = ' .. n
+    .. ' limits, ' .. slots .. ' of them concurrency limits), got ' .. #KEYS)
 end
 
 if operation == 'refund' then
@@ -538,6 +652,19 @@ end
 
 local time = redis.call('TIME')
 now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+
+if operation == 'release' then
+  local released = 0
+  for i = 1, n do
+    local l = limits[i]
+    if l.algorithm == cc then
+      released = released + cc.release(l)
+    elseif cost > 0 then
+      released = released + l.algorithm.refund(l)
+    end
+  end
+  return released
+end
 
 local allowed = 1
 for i = 1, n do

@@ -18,11 +18,18 @@ import org.springframework.beans.factory.DisposableBean;
 /**
  * The demo upstream: a Reactor Netty HTTP server on {@code 127.0.0.1} and a free port that answers every request
  * with {@code 200} and a small JSON document naming itself, the method and the path, e.g.
- * {@code {"upstream":"demo","method":"GET","path":"/api/search/x"}}.
+ * {@code {"upstream":"demo","method":"GET","path":"/api/search/x"}}. Paths under {@value #SLOW_PREFIX} are slow
+ * reports: answered after {@link #SLOW_ANSWER} (for the concurrency limit of the {@code reports} group).
  */
 public final class DemoUpstream implements DisposableBean, AutoCloseable {
 
 	private static final String HOST = "127.0.0.1";
+
+	/** Paths answered slowly. */
+	static final String SLOW_PREFIX = "/api/reports/";
+
+	/** How long a slow report takes. */
+	static final Duration SLOW_ANSWER = Duration.ofSeconds(2);
 
 	private final DisposableServer server;
 
@@ -78,10 +85,13 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 	}
 
 	private static Publisher<Void> handle(HttpServerRequest request, HttpServerResponse response) {
-		byte[] body = body(request.method().name(), new QueryStringDecoder(request.uri()).rawPath());
+		String path = new QueryStringDecoder(request.uri()).rawPath();
+		byte[] body = body(request.method().name(), path);
+		Duration delay = path.startsWith(SLOW_PREFIX) ? SLOW_ANSWER : Duration.ZERO;
 		// Read (and drop) any request body before answering.
 		return request.receive()
 			.then()
+			.then(Mono.delay(delay).then())
 			.then(Mono.defer(() -> response.status(HttpResponseStatus.OK)
 				.header(HttpHeaderNames.CONTENT_TYPE, "application/json")
 				.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length))

@@ -219,7 +219,18 @@ class SampleGatewayApplicationTest {
 			.asString()
 			.contains("RateLimit group = 'login', keyBy = IP, cost = 1, critical = true");
 		List<String> routeIds = JsonPath.read(result.getResponseBody(), "$[*].route_id");
-		assertThat(routeIds).containsExactly("search", "api", "login", "otp", "public");
+		assertThat(routeIds).containsExactly("search", "reports", "api", "login", "otp", "public");
+	}
+
+	@Test
+	void slowReportsHoldOneOfTwoSlotsWhileInFlight() {
+		EntityExchangeResult<String> report = Gateways.get(this.client, "/api/reports/monthly", "demo-free-key");
+		assertThat(report.getStatus()).isEqualTo(HttpStatus.OK);
+		assertThat(report.getResponseHeaders().getFirst("RateLimit-Policy"))
+			.isEqualTo("\"free-reports-concurrency\";q=2;qu=\"concurrency\", \"free-reports-1m\";q=30;w=60");
+		// the fields are written when the request is admitted: its own slot is taken, one is free
+		assertThat(report.getResponseHeaders().getFirst("RateLimit"))
+			.matches("\"free-reports-concurrency\";r=1, \"free-reports-1m\";r=\\d+;t=\\d+");
 	}
 
 	@Test

@@ -36,7 +36,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * <li>{@code GET /actuator/ratelimits}: the effective plans, groups, routes and settings (API keys are only
  * counted, never listed).</li>
  * <li>{@code GET /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: one client's buckets in a group:
- * tokens now and milliseconds until full, read from Redis without consuming; limits with {@code scope: global}
+ * tokens now and milliseconds until full, read from Redis without consuming; a concurrency limit's requests in
+ * flight ({@code inFlight}, across every instance) and free slots; limits with {@code scope: global}
  * show the group-wide bucket every client shares.</li>
  * <li>{@code DELETE /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: reset that client's own buckets to
  * full (a write operation: only with {@code management.endpoint.ratelimits.access=unrestricted}). Group-wide
@@ -170,7 +171,8 @@ public class RateLimitsEndpoint {
 	 * @param ip the client's IP address, or {@code null}
 	 * @return the client's hashed id, plan and per-limit state: {@code policy}, {@code algorithm}, {@code scope}
 	 * ({@code client}, or {@code global} for the group-wide bucket), the limit's numbers, {@code tokens} (whole
-	 * tokens now) and {@code timeUntilFullMs}; {@code 403} for a caller who is not an operator
+	 * tokens now) and {@code timeUntilFullMs}; for a concurrency limit ({@code "type": "concurrency"}),
+	 * {@code maxInFlight}, {@code maxRequestDuration}, {@code inFlight} and {@code freeSlots}; {@code 403} for a caller who is not an operator
 	 */
 	@ReadOperation
 	public Mono<WebEndpointResponse<Map<String, Object>>> buckets(SecurityContext caller, @Selector String group,
@@ -280,6 +282,12 @@ public class RateLimitsEndpoint {
 	private static Map<String, Object> bucket(LimitStatus status) {
 		LimitDefinition limit = status.limit();
 		Map<String, Object> bucket = new LinkedHashMap<>();
+		if (limit.isConcurrency()) {
+			describeConcurrency(limit, bucket);
+			bucket.put("inFlight", limit.capacity() - status.remaining());
+			bucket.put("freeSlots", status.remaining());
+			return bucket;
+		}
 		bucket.put("policy", limit.policyName());
 		bucket.put("algorithm", limit.algorithm().configName());
 		bucket.put("scope", limit.scope().configName());
@@ -291,9 +299,21 @@ public class RateLimitsEndpoint {
 		return bucket;
 	}
 
+	private static void describeConcurrency(LimitDefinition limit, Map<String, Object> entry) {
+		entry.put("policy", limit.policyName());
+		entry.put("type", "concurrency");
+		entry.put("scope", limit.scope().configName());
+		entry.put("maxInFlight", limit.capacity());
+		entry.put("maxRequestDuration", limit.refillPeriod().toString());
+	}
+
 	private static List<Map<String, Object>> describe(PlanLimits planLimits) {
 		return planLimits.limits().stream().map((limit) -> {
 			Map<String, Object> entry = new LinkedHashMap<>();
+			if (limit.isConcurrency()) {
+				describeConcurrency(limit, entry);
+				return (Map<String, Object>) entry;
+			}
 			entry.put("policy", limit.policyName());
 			entry.put("algorithm", limit.algorithm().configName());
 			entry.put("scope", limit.scope().configName());

@@ -18,6 +18,7 @@ import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
 import io.github.ratelimit.gateway.filter.CanonicalPathWebFilter;
 import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.filter.RateLimitRouteValidator;
+import io.github.ratelimit.gateway.filter.SlotReleaseWebFilter;
 import io.github.ratelimit.gateway.http.ProblemDetailResponseWriter;
 import io.github.ratelimit.gateway.http.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
@@ -148,6 +149,14 @@ public final class RateLimitAutoConfiguration {
 	CanonicalPathWebFilter rateLimitCanonicalPathWebFilter(RateLimitProperties properties,
 			RateLimitResponseWriter responseWriter) {
 		return new CanonicalPathWebFilter(properties.getNonCanonicalPaths(), responseWriter);
+	}
+
+	/** Gives back the concurrency slots of a request once its whole response is written (or it ended otherwise). */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	SlotReleaseWebFilter rateLimitSlotReleaseWebFilter() {
+		return new SlotReleaseWebFilter();
 	}
 
 	/**

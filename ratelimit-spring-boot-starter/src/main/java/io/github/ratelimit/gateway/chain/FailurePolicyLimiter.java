@@ -85,7 +85,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	 * {@inheritDoc}
 	 * <p>The future completes on the thread that decided: the caller's (breaker open), Redis' I/O thread (an answer)
 	 * or a pool thread (the timeout). Cancelling it abandons the check: if Redis still allows it, its tokens are
-	 * refunded.
+	 * refunded and its slots released.
 	 */
 	@Override
 	public CompletableFuture<RateLimitDecision> check(RateLimitRequest request) {
@@ -129,8 +129,8 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	/**
 	 * One check waiting for the shared limiter: completed by its answer or by the timer, whichever comes first.
 	 * Giving up does not cancel the call (the command may already be in Redis); if it later comes back having
-	 * allowed (and so consumed) the request, its tokens are refunded, so a request decided without Redis consumes
-	 * nothing there.
+	 * allowed (and so consumed) the request, its tokens are refunded and its concurrency slots released, so a request
+	 * decided without Redis consumes nothing there.
 	 */
 	private final class PendingCheck extends CompletableFuture<RateLimitDecision>
 			implements TimerTask, BiConsumer<RateLimitDecision, Throwable> {
@@ -166,8 +166,11 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 				FailurePolicyLimiter.this.listener.recordCheck(decision.source(), elapsed);
 				complete(decision);
 			}
-			else if (error == null && decision != null && decision.allowed() && this.request.cost() > 0) {
-				refundAbandoned(this.request);
+			else if (error == null && decision != null && decision.allowed()) {
+				decision.slots().release();
+				if (this.request.cost() > 0) {
+					refundAbandoned(this.request);
+				}
 			}
 		}
 

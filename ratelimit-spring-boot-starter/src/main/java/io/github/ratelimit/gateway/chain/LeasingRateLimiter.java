@@ -265,7 +265,8 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 					Math.min(status.limit().capacity(), status.remaining() + leased), status.retryAfterMillis(),
 					status.resetMillis()));
 		}
-		return new RateLimitDecision(decision.limits(), decision.allowed(), statuses, decision.source());
+		return new RateLimitDecision(decision.limits(), decision.allowed(), statuses, decision.source(),
+				decision.slots());
 	}
 
 	@Override

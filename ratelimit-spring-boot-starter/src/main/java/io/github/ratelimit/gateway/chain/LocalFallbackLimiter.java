@@ -27,11 +27,18 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * to {@code maxBuckets} entries (least recently used dropped first) and dropped after an hour unused; a dropped
  * bucket comes back full.
  *
+ * <p>A concurrency limit's share is whole slots: {@code max(1, floor(max-in-flight / instances))} requests of the
+ * client in flight on this instance, taken by an allowed decision and given back when the front end releases its
+ * {@link RateLimitDecision#slots()}; its Retry-After is 1 s (no hold time is measured here).
+ *
  * <p>Limits with {@code scope: global} are kept once per endpoint group (not per client): this instance's share of
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
  * shared store does.
  */
 public class LocalFallbackLimiter {
+
+	/** Retry-After of a local denial by a concurrency limit: slots free when responses complete, unknown when. */
+	static final long LOCAL_SLOT_RETRY_MILLIS = 1000;
 
 	private final Cache<String, LocalBuckets> buckets;
 
@@ -72,7 +79,7 @@ public class LocalFallbackLimiter {
 				local.refill(now);
 				boolean allowed = local.admits(cost);
 				return new RateLimitDecision(limits, allowed, local.settle(cost, allowed, limits),
-						RateLimitDecision.Source.LOCAL_FALLBACK);
+						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? local.heldSlots(cost) : HeldSlots.NONE);
 			}
 		}
 		ScopedLimits scoped = this.splits.computeIfAbsent(limits, ScopedLimits::of);
@@ -82,7 +89,7 @@ public class LocalFallbackLimiter {
 				group.refill(this.nanoClock.getAsLong());
 				boolean allowed = group.admits(cost);
 				return new RateLimitDecision(limits, allowed, scoped.merge(null, group.settle(cost, allowed, scoped.global())),
-						RateLimitDecision.Source.LOCAL_FALLBACK);
+						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? group.heldSlots(cost) : HeldSlots.NONE);
 			}
 		}
 		LocalBuckets own = bucketsOf(key(limits, client), scoped.client(), share, cost);
@@ -98,7 +105,8 @@ public class LocalFallbackLimiter {
 				return new RateLimitDecision(limits, allowed,
 						scoped.merge(own.settle(cost, allowed, scoped.client()),
 								group.settle(cost, allowed, scoped.global())),
-						RateLimitDecision.Source.LOCAL_FALLBACK);
+						RateLimitDecision.Source.LOCAL_FALLBACK,
+						allowed ? HeldSlots.both(own.heldSlots(cost), group.heldSlots(cost)) : HeldSlots.NONE);
 			}
 		}
 	}
@@ -135,6 +143,11 @@ public class LocalFallbackLimiter {
 
 		private final double[] tokens;
 
+		/** Whether limit i is a concurrency limit: {@code tokens[i]} are its free slots, never refilled by time. */
+		private final boolean[] slots;
+
+		private final boolean hasSlots;
+
 		private long stamp;
 
 		LocalBuckets(PlanLimits limits, int share, long cost) {
@@ -144,12 +157,20 @@ public class LocalFallbackLimiter {
 			this.capacity = new double[n];
 			this.ratePerNano = new double[n];
 			this.tokens = new double[n];
+			this.slots = new boolean[n];
 			for (int i = 0; i < n; i++) {
 				LimitDefinition limit = limits.limits().get(i);
-				this.capacity[i] = Math.max((double) limit.capacity() / share, Math.min(cost, limit.capacity()));
-				this.ratePerNano[i] = (double) limit.refillTokens() / share / limit.refillPeriod().toNanos();
+				if (limit.isConcurrency()) {
+					this.slots[i] = true;
+					this.capacity[i] = Math.max(1, limit.capacity() / share);
+				}
+				else {
+					this.capacity[i] = Math.max((double) limit.capacity() / share, Math.min(cost, limit.capacity()));
+					this.ratePerNano[i] = (double) limit.refillTokens() / share / limit.refillPeriod().toNanos();
+				}
 				this.tokens[i] = this.capacity[i];
 			}
+			this.hasSlots = limits.hasConcurrencyLimits();
 			this.stamp = Long.MIN_VALUE;
 		}
 
@@ -182,14 +203,35 @@ public class LocalFallbackLimiter {
 			}
 		}
 
-		/** Whether every bucket holds {@code cost} tokens. Callers hold this object's monitor. */
+		/** What a request of this cost takes from limit i: a slot from a concurrency limit (none to read), else cost. */
+		private long taken(int i, long cost) {
+			return this.slots[i] ? Math.min(cost, 1) : cost;
+		}
+
+		/** Whether every bucket holds {@code cost} tokens (a free slot). Callers hold this object's monitor. */
 		boolean admits(long cost) {
-			for (double available : this.tokens) {
-				if (available + 1e-9 < cost) {
+			for (int i = 0; i < this.tokens.length; i++) {
+				if (this.tokens[i] + 1e-9 < taken(i, cost)) {
 					return false;
 				}
 			}
 			return true;
+		}
+
+		/** The slots an allowed request of this cost took here, given back once. */
+		HeldSlots heldSlots(long cost) {
+			if (!this.hasSlots || cost == 0) {
+				return HeldSlots.NONE;
+			}
+			return HeldSlots.once(() -> {
+				synchronized (this) {
+					for (int i = 0; i < this.tokens.length; i++) {
+						if (this.slots[i]) {
+							this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + 1);
+						}
+					}
+				}
+			});
 		}
 
 		/**
@@ -201,12 +243,21 @@ public class LocalFallbackLimiter {
 			int n = this.tokens.length;
 			List<LimitStatus> statuses = new ArrayList<>(n);
 			for (int i = 0; i < n; i++) {
-				boolean satisfied = this.tokens[i] + 1e-9 >= cost;
-				long retryMs = satisfied ? 0 : (long) Math.ceil((cost - this.tokens[i]) / this.ratePerNano[i] / 1e6);
+				long taken = taken(i, cost);
+				boolean satisfied = this.tokens[i] + 1e-9 >= taken;
 				if (allowed) {
-					this.tokens[i] = Math.max(0, this.tokens[i] - cost);
+					this.tokens[i] = Math.max(0, this.tokens[i] - taken);
 				}
-				long resetMs = (long) Math.ceil((this.capacity[i] - this.tokens[i]) / this.ratePerNano[i] / 1e6);
+				long retryMs;
+				long resetMs;
+				if (this.slots[i]) {
+					retryMs = satisfied ? 0 : LOCAL_SLOT_RETRY_MILLIS;
+					resetMs = (this.tokens[i] < this.capacity[i]) ? reportAs.limits().get(i).refillPeriod().toMillis() : 0;
+				}
+				else {
+					retryMs = satisfied ? 0 : (long) Math.ceil((taken - this.tokens[i]) / this.ratePerNano[i] / 1e6);
+					resetMs = (long) Math.ceil((this.capacity[i] - this.tokens[i]) / this.ratePerNano[i] / 1e6);
+				}
 				statuses.add(new LimitStatus(reportAs.limits().get(i), satisfied, (long) Math.floor(this.tokens[i] + 1e-9),
 						retryMs, resetMs));
 			}

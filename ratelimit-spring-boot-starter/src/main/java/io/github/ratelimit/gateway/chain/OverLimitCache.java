@@ -20,7 +20,9 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * {@code cost} tokens until t + R, and nothing but time adds tokens (other instances only take them). The entry is
  * timed from before the Redis call was sent (so it never outlives the true moment) and kept 1 ms less than R (the
  * script rounds R up to whole ms). So no request Redis would have allowed is ever denied here, except after an
- * operator reset or a refund of an abandoned check, and then at most until the remembered Retry-After. Bounded by a
+ * operator reset or a refund of an abandoned check, and then at most until the remembered Retry-After. A denial by a
+ * concurrency limit is never remembered: its slot may free with the next response, and its Retry-After is an
+ * estimate. Bounded by a
  * Caffeine cache of {@code maxEntries}; entries expire at their Retry-After.
  */
 public class OverLimitCache implements RateLimitChecker {
@@ -114,10 +116,20 @@ public class OverLimitCache implements RateLimitChecker {
 	 */
 	public void remember(ClientKey client, PlanLimits limits, long cost, long startNanos, RateLimitDecision decision) {
 		long holdMs = decision.retryAfterMillis() - 1;
-		if (decision.allowed() || decision.source() != RateLimitDecision.Source.SHARED || holdMs <= 0) {
+		if (decision.allowed() || decision.source() != RateLimitDecision.Source.SHARED || holdMs <= 0
+				|| deniedByConcurrency(decision)) {
 			return;
 		}
 		this.denials.put(key(client, limits), new Denial(decision, cost, startNanos, startNanos + holdMs * 1_000_000));
+	}
+
+	private static boolean deniedByConcurrency(RateLimitDecision decision) {
+		for (LimitStatus status : decision.statuses()) {
+			if (!status.satisfied() && status.limit().isConcurrency()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

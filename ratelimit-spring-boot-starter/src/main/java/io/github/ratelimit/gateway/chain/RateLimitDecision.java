@@ -12,11 +12,35 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * @param allowed whether the request may proceed
  * @param statuses the state of each limit, in the order of {@code limits.limits()}; empty when no limiter decided
  * @param source where the decision came from
+ * @param slots the concurrency slots an allowed request holds until its response completes (the front end releases
+ * them); {@link HeldSlots#NONE} when its limits have no concurrency limit, and for every denial
  */
-public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses, Source source) {
+public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses, Source source,
+		HeldSlots slots) {
 
 	public RateLimitDecision {
 		statuses = List.copyOf(statuses);
+		slots = (slots != null) ? slots : HeldSlots.NONE;
+	}
+
+	/**
+	 * A decision that holds no concurrency slot.
+	 * @param limits the limits that were checked
+	 * @param allowed whether the request may proceed
+	 * @param statuses the state of each limit, in the order of {@code limits.limits()}
+	 * @param source where the decision came from
+	 */
+	public RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses, Source source) {
+		this(limits, allowed, statuses, source, HeldSlots.NONE);
+	}
+
+	/**
+	 * The same decision holding these slots.
+	 * @param held the slots the request holds until its response completes
+	 * @return the decision with those slots
+	 */
+	public RateLimitDecision withSlots(HeldSlots held) {
+		return new RateLimitDecision(this.limits, this.allowed, this.statuses, this.source, held);
 	}
 
 	/**
@@ -68,7 +92,8 @@ public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitSt
 
 	/**
 	 * Milliseconds until every violated limit holds enough tokens: the largest retry-after among them, because a
-	 * denied request consumed nothing and buckets only gain tokens while waiting.
+	 * denied request consumed nothing and buckets only gain tokens while waiting (for a concurrency limit, an
+	 * estimate of when a slot frees).
 	 * @return milliseconds to wait, 0 when allowed
 	 */
 	public long retryAfterMillis() {

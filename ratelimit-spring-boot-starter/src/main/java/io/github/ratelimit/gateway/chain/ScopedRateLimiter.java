@@ -24,9 +24,11 @@ import org.slf4j.LoggerFactory;
  * <li>the client's own limits, under the client's key; a denial stops here, so a client over its own limit never
  * takes from the group-wide quota (the group-wide limits are then only read, with cost 0, for the header fields);</li>
  * <li>the global limits, under {@link ClientKey#everyone(String)}; if they deny, the client's limits are given back
- * ({@link ClientRateLimiter#refund}) before answering, so a denied request takes nothing from any limit.</li>
+ * ({@link ClientRateLimiter#refund}, and the slots of its concurrency limits released) before answering, so a denied
+ * request takes nothing from any limit.</li>
  * </ol>
- * Both calls are futures chained without blocking; the second starts on the thread that completed the first.
+ * Both calls are futures chained without blocking; the second starts on the thread that completed the first. An
+ * allowed decision holds the slots of both calls.
  * The decision lists every limit in configuration order, so the {@code RateLimit} fields and the problem body's
  * violated policies cover both scopes. When the global limits deny, the client limits' states are reported as after
  * the refund ({@code remaining} plus the cost, capped at capacity; the token bucket's time until full shortened
@@ -71,7 +73,8 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		ClientKey everyone = ClientKey.everyone(client.plan());
 		if (scoped.client() == null) {
 			return this.store.tryConsume(everyone, scoped.global(), cost)
-				.thenApply((shared) -> decision(scoped, shared.allowed(), null, shared.statuses()));
+				.thenApply((shared) -> decision(scoped, shared.allowed(), null, shared.statuses())
+					.withSlots(shared.slots()));
 		}
 		return this.store.tryConsume(client, scoped.client(), cost).thenCompose((own) -> {
 			if (!own.allowed()) {
@@ -82,14 +85,15 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 			}
 			return this.store.tryConsume(everyone, scoped.global(), cost).handle((shared, ex) -> {
 				if (ex != null) {
-					return giveBack(client, scoped.client(), cost)
+					return giveBack(client, scoped.client(), cost, own)
 						.thenCompose((ignored) -> CompletableFuture.<RateLimitDecision>failedFuture(Futures.unwrap(ex)));
 				}
 				if (shared.allowed()) {
-					return CompletableFuture.completedFuture(decision(scoped, true, own.statuses(), shared.statuses()));
+					return CompletableFuture.completedFuture(decision(scoped, true, own.statuses(), shared.statuses())
+						.withSlots(HeldSlots.both(own.slots(), shared.slots())));
 				}
-				return giveBack(client, scoped.client(), cost)
-					.thenApply((ignored) -> decision(scoped, false, refunded(own.statuses(), cost), shared.statuses()));
+				return giveBack(client, scoped.client(), cost, own)
+					.thenApply((ignored) -> decision(scoped, false, givenBack(own.statuses(), cost), shared.statuses()));
 			}).thenCompose(Function.identity());
 		});
 	}
@@ -129,8 +133,12 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		return (scoped != null) ? scoped : this.splits.computeIfAbsent(limits, ScopedLimits::of);
 	}
 
-	/** The refund of the client's limits, completing normally whatever its outcome (a failure is logged). */
-	private CompletableFuture<Void> giveBack(ClientKey client, PlanLimits own, long cost) {
+	/**
+	 * The refund of the client's limits, completing normally whatever its outcome (a failure is logged); the slots
+	 * their check took are given back too.
+	 */
+	private CompletableFuture<Void> giveBack(ClientKey client, PlanLimits own, long cost, RateLimitDecision taken) {
+		taken.slots().release();
 		return Futures.call(() -> this.store.refund(client, own, cost)).handle((ignored, ex) -> {
 			if (ex != null) {
 				logger.debug("Refund of the client limits of a request denied by a global limit failed "
@@ -145,11 +153,11 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		return RateLimitDecision.shared(scoped.all(), allowed, scoped.merge(own, shared));
 	}
 
-	/** The client limits' states once the cost taken from them is given back. */
-	private static List<LimitStatus> refunded(List<LimitStatus> statuses, long cost) {
+	/** The client limits' states once what was taken from them (cost tokens, a slot) is given back. */
+	private static List<LimitStatus> givenBack(List<LimitStatus> statuses, long cost) {
 		List<LimitStatus> result = new ArrayList<>(statuses.size());
 		for (LimitStatus status : statuses) {
-			result.add(status.afterRefund(cost));
+			result.add(status.afterGiveBack(cost));
 		}
 		return result;
 	}

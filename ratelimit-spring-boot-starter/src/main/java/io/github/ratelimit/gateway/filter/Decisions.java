@@ -25,7 +25,8 @@ final class Decisions {
 	 * single I/O thread of the Redis connection, or a timer's pool thread) is handed to the event loop of the
 	 * request's connection, so the rest of the request's processing runs there in parallel with other requests;
 	 * a decision already made (a remembered denial, an open breaker) is emitted on the calling thread. Cancelling
-	 * the {@code Mono} (the client went away) cancels the future, which abandons the check.
+	 * the {@code Mono} (the client went away) cancels the future, which abandons the check; a decision that arrives
+	 * after the cancellation is discarded, and the concurrency slots it holds are released.
 	 * @param decision the chain's answer, never completed exceptionally
 	 * @param exchange the request
 	 * @return the decision
@@ -45,13 +46,10 @@ final class Decisions {
 		if (decision.isDone() && !decision.isCompletedExceptionally()) {
 			return Mono.just(decision.join());
 		}
-		if (loop == null) {
-			return Mono.fromFuture(decision);
-		}
-		return Mono.create((sink) -> {
+		return Mono.<RateLimitDecision>create((sink) -> {
 			sink.onCancel(() -> decision.cancel(false));
 			decision.whenComplete((answer, error) -> {
-				if (loop instanceof EventExecutor executor && executor.inEventLoop()) {
+				if (loop == null || (loop instanceof EventExecutor executor && executor.inEventLoop())) {
 					emit(sink, answer, error);
 					return;
 				}
@@ -62,7 +60,7 @@ final class Decisions {
 					emit(sink, answer, error);
 				}
 			});
-		});
+		}).doOnDiscard(RateLimitDecision.class, (dropped) -> dropped.slots().release());
 	}
 
 	private static void emit(MonoSink<RateLimitDecision> sink, RateLimitDecision answer,

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.RateLimitChecker;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.RateLimitRequest;
@@ -181,22 +182,22 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			if (!decision.allowed()) {
 				this.denialLog.denied(client, route.routeId(), route.group(), decision, route.shadow());
 			}
-			return enforce(exchange, chain, decision, route.shadow());
+			return enforce(exchange, chain, decision, route);
 		});
 	}
 
 	private Mono<Void> enforce(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitDecision decision,
-			boolean shadow) {
+			RouteLimitSettings route) {
 		ServerHttpResponse response = exchange.getResponse();
-		if (shadow) {
+		if (route.shadow()) {
 			if (this.properties.isShadowHeaders()) {
 				this.headers.write(decision, response.getHeaders());
 			}
-			return chain.filter(exchange);
+			return proceed(exchange, chain, decision, route);
 		}
 		this.headers.write(decision, response.getHeaders());
 		if (decision.allowed()) {
-			return chain.filter(exchange);
+			return proceed(exchange, chain, decision, route);
 		}
 		if (decision.isFailedClosed()) {
 			return this.responseWriter.write(exchange,
@@ -204,6 +205,33 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		}
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMillis());
 		return this.responseWriter.write(exchange, RateLimitRefusal.quotaExceeded(decision, retryAfter));
+	}
+
+	/**
+	 * The rest of the chain for an admitted request; the concurrency slots it holds are given back once the exchange
+	 * is over, however it ends: the response written, an error (upstream refused or timed out), or a cancellation
+	 * (the client closed the connection). The {@link SlotReleaseWebFilter} does it; without it (a bean replaced), the
+	 * end of this filter's chain does, which for a streamed body is when the upstream's response headers arrived.
+	 */
+	private Mono<Void> proceed(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitDecision decision,
+			RouteLimitSettings route) {
+		HeldSlots slots = decision.slots();
+		if (slots == HeldSlots.NONE) {
+			return chain.filter(exchange);
+		}
+		Runnable counted = this.metrics.recordInFlight(route.group());
+		HeldSlots release = () -> {
+			try {
+				slots.release();
+			}
+			finally {
+				counted.run();
+			}
+		};
+		if (SlotReleaseWebFilter.releaseWhenDone(exchange, release)) {
+			return chain.filter(exchange);
+		}
+		return chain.filter(exchange).doFinally((signal) -> release.release());
 	}
 
 	/**

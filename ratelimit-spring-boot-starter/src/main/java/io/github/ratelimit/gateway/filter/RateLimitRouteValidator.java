@@ -288,7 +288,7 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 					limits = plan.getValue().getDefault();
 				}
 				for (RateLimitProperties.Limit limit : limits) {
-					if (cost > limit.getCapacity()) {
+					if (!limit.isConcurrency() && cost > limit.getCapacity()) { // a slot is one, whatever the cost
 						v.add(new ConfigurationViolation(property + ".args.cost",
 								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
 										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",

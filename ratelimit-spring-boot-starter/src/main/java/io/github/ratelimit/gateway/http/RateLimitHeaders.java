@@ -19,7 +19,9 @@ import org.springframework.http.HttpHeaders;
  * <li>IETF style (draft-ietf-httpapi-ratelimit-headers-10, structured fields per RFC 9651): one list member per
  * limit, {@code RateLimit-Policy: "free-search";q=5;w=5} (q: capacity in tokens, w: seconds an empty bucket takes to
  * fill) and {@code RateLimit: "free-search";r=3;t=2} (r: whole tokens remaining, t: seconds until the bucket is full,
- * rounded up).</li>
+ * rounded up). A concurrency limit is {@code "pro-reports-concurrency";q=3;qu="concurrency"} (q: requests in flight at
+ * most, qu: the draft's quota unit for concurrent requests; no window) and {@code "pro-reports-concurrency";r=1}
+ * (r: free slots; no reset time, as slots free when responses complete).</li>
  * <li>Legacy style: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (seconds
  * until full, rounded up) of the most constraining limit (a violated one, else the one with fewest tokens
  * left).</li>
@@ -120,7 +122,13 @@ public final class RateLimitHeaders {
 				field.append(", ");
 			}
 			appendString(field, limit.policyName());
-			field.append(";q=").append(limit.capacity()).append(";w=").append(limit.windowSeconds());
+			field.append(";q=").append(limit.capacity());
+			if (limit.isConcurrency()) {
+				field.append(";qu=\"concurrency\"");
+			}
+			else {
+				field.append(";w=").append(limit.windowSeconds());
+			}
 		}
 		return field.toString();
 	}
@@ -132,7 +140,10 @@ public final class RateLimitHeaders {
 				field.append(", ");
 			}
 			appendString(field, status.limit().policyName());
-			field.append(";r=").append(status.remaining()).append(";t=").append(ceilSeconds(status.resetMillis()));
+			field.append(";r=").append(status.remaining());
+			if (!status.limit().isConcurrency()) {
+				field.append(";t=").append(ceilSeconds(status.resetMillis()));
+			}
 		}
 		return field.toString();
 	}

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.http;
 import java.util.List;
 import java.util.Objects;
 
+import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import org.jspecify.annotations.Nullable;
 
@@ -54,12 +55,20 @@ public record RateLimitRefusal(Reason reason, long retryAfterSeconds, List<Strin
 	 * @param retryAfterSeconds seconds after which the same request is admitted, at least 1 (see
 	 * {@link RateLimitHeaders#retryAfterSeconds(long)})
 	 * @return the refusal, with the violated policies and the detail
-	 * {@code Quota exceeded for <policies>; retry after <n> s.}
+	 * {@code Quota exceeded for <policies>; retry after <n> s.}, or, when only concurrency limits were violated,
+	 * {@code Too many requests in flight for <policies> (at most <q> at once); retry after about <n> s.} (the wait is
+	 * an estimate there: a slot frees when a response completes)
 	 */
 	public static RateLimitRefusal quotaExceeded(RateLimitDecision decision, long retryAfterSeconds) {
-		List<String> violated = decision.violated().stream().map((s) -> s.limit().policyName()).toList();
-		return new RateLimitRefusal(Reason.QUOTA_EXCEEDED, retryAfterSeconds, violated, decision,
-				"Quota exceeded for " + String.join(", ", violated) + "; retry after " + retryAfterSeconds + " s.");
+		List<LimitStatus> statuses = decision.violated();
+		List<String> violated = statuses.stream().map((s) -> s.limit().policyName()).toList();
+		boolean inFlightOnly = !statuses.isEmpty() && statuses.stream().allMatch((s) -> s.limit().isConcurrency());
+		String detail = inFlightOnly
+				? "Too many requests in flight for " + String.join(", ", violated) + " (at most "
+						+ statuses.stream().mapToLong((s) -> s.limit().capacity()).min().orElse(0)
+						+ " at once); retry after about " + retryAfterSeconds + " s."
+				: "Quota exceeded for " + String.join(", ", violated) + "; retry after " + retryAfterSeconds + " s.";
+		return new RateLimitRefusal(Reason.QUOTA_EXCEEDED, retryAfterSeconds, violated, decision, detail);
 	}
 
 	/**

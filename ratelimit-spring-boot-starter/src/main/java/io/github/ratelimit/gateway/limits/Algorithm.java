@@ -3,9 +3,9 @@ package io.github.ratelimit.gateway.limits;
 import java.util.Locale;
 
 /**
- * How one limit is enforced. Every algorithm runs in the same Lua script over Redis time and answers the same way
- * (satisfied, remaining, retry-after, reset), so headers, 429s and the all-or-nothing rule across several limits do
- * not depend on it. Trade-offs, memory per client and measured precision: {@code src/docs/algorithms.md}.
+ * How one limit is enforced: four rate algorithms, and the {@link #CONCURRENCY concurrency} limit. Every algorithm
+ * runs in the same Lua script over Redis time and answers the same way (satisfied, remaining, retry-after, reset), so
+ * headers, 429s and the all-or-nothing rule across several limits do not depend on it. Trade-offs, memory per client and measured precision: {@code src/docs/algorithms.md}.
  *
  * <p>For the window algorithms a limit's {@code capacity} is the number of tokens (requests, at cost 1) admitted per
  * window, and the window is its {@code refill-period}; its {@code refill-tokens} equals the capacity.
@@ -37,7 +37,18 @@ public enum Algorithm {
 	 * {@code refill-period} since the Unix epoch (UTC). One counter; a client can pass up to twice the capacity
 	 * within one period across a window edge.
 	 */
-	FIXED_WINDOW("fw", ":fw");
+	FIXED_WINDOW("fw", ":fw"),
+
+	/**
+	 * Concurrency: at most {@code capacity} requests of a client in flight at once, across every instance (the IETF
+	 * quota unit {@code concurrency}). A request takes a slot when it is admitted and gives it back when its response
+	 * completes, however it ends; a slot not given back (its instance died) frees itself once it is
+	 * {@code refill-period} old, the longest a request may run. One slot per request, whatever its cost. State: one
+	 * sorted-set entry per request in flight, and a moving average of how long slots were held (for the
+	 * Retry-After estimate). Configured as {@code type: concurrency} with {@code max-in-flight} and
+	 * {@code max-request-duration}.
+	 */
+	CONCURRENCY("cc", ":cc");
 
 	private final String scriptCode;
 
@@ -50,7 +61,7 @@ public enum Algorithm {
 
 	/**
 	 * The code the Lua script dispatches on.
-	 * @return {@code tb}, {@code swl}, {@code swc} or {@code fw}
+	 * @return {@code tb}, {@code swl}, {@code swc}, {@code fw} or {@code cc}
 	 */
 	public String scriptCode() {
 		return this.scriptCode;
@@ -68,10 +79,18 @@ public enum Algorithm {
 
 	/**
 	 * Whether this is a window algorithm: {@code capacity} tokens per {@code refill-period} window.
-	 * @return {@code false} only for the token bucket
+	 * @return {@code true} for the sliding window log, the sliding window counter and the fixed window
 	 */
 	public boolean isWindow() {
-		return this != TOKEN_BUCKET;
+		return this == SLIDING_WINDOW_LOG || this == SLIDING_WINDOW_COUNTER || this == FIXED_WINDOW;
+	}
+
+	/**
+	 * Whether this limits requests in flight rather than a rate.
+	 * @return {@code true} only for {@link #CONCURRENCY}
+	 */
+	public boolean isConcurrency() {
+		return this == CONCURRENCY;
 	}
 
 	/**

@@ -7,13 +7,17 @@ import java.util.Objects;
  * One limit as enforced. With the {@link Algorithm#TOKEN_BUCKET token bucket} (the default): a bucket of
  * {@code capacity} tokens gaining {@code refillTokens} tokens per {@code refillPeriod}, continuously. With a
  * {@link Algorithm#isWindow() window algorithm}: at most {@code capacity} tokens per window of one
- * {@code refillPeriod}, and {@code refillTokens == capacity} (a window's worth of tokens per window).
+ * {@code refillPeriod}, and {@code refillTokens == capacity} (a window's worth of tokens per window). A
+ * {@link Algorithm#CONCURRENCY concurrency limit} (see {@link #concurrency}): at most {@code capacity} requests in
+ * flight, a slot not given back freeing itself after {@code refillPeriod} (the longest request duration), and
+ * {@code refillTokens == capacity}.
  *
  * @param policyName name of the quota policy shown to clients in the {@code RateLimit-Policy} and
  * {@code RateLimit} fields, e.g. {@code free-search}
- * @param capacity most tokens the bucket holds, or tokens per window (1 to 2^53)
- * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms
- * @param refillPeriod the refill period, or the window (at least 1 ms)
+ * @param capacity most tokens the bucket holds, or tokens per window (1 to 2^53), or requests in flight
+ * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms and
+ * concurrency limits
+ * @param refillPeriod the refill period, or the window, or the longest request duration (at least 1 ms)
  * @param algorithm how the limit is enforced
  * @param scope who shares the limit's state: each client ({@link LimitScope#CLIENT}) or every client of the endpoint
  * group ({@link LimitScope#GLOBAL})
@@ -44,13 +48,13 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 
 	/**
 	 * Validate the combination.
-	 * @throws IllegalArgumentException if a window algorithm's {@code refillTokens} differs from its capacity, or the
-	 * lease budget is out of range or set on a window algorithm
+	 * @throws IllegalArgumentException if a window algorithm's or a concurrency limit's {@code refillTokens} differs
+	 * from its capacity, or the lease budget is out of range or set on another limit than a token bucket
 	 */
 	public LimitDefinition {
 		Objects.requireNonNull(algorithm, "algorithm");
 		Objects.requireNonNull(scope, "scope");
-		if (algorithm.isWindow() && refillTokens != capacity) {
+		if (algorithm != Algorithm.TOKEN_BUCKET && refillTokens != capacity) {
 			throw new IllegalArgumentException(algorithm.configName() + " limit '" + policyName
 					+ "' takes capacity tokens per window: refillTokens must equal capacity " + capacity + ", was "
 					+ refillTokens);
@@ -116,6 +120,26 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	}
 
 	/**
+	 * A concurrency limit of one client: at most {@code maxInFlight} requests in flight at once.
+	 * @param policyName name of the quota policy shown to clients
+	 * @param maxInFlight requests in flight at most (1 to 2^53)
+	 * @param maxRequestDuration the longest a request may hold its slot: a slot not given back (its instance died)
+	 * is free again this long after it was taken (at least 1 ms)
+	 * @return the limit
+	 */
+	public static LimitDefinition concurrency(String policyName, long maxInFlight, Duration maxRequestDuration) {
+		return new LimitDefinition(policyName, maxInFlight, maxInFlight, maxRequestDuration, Algorithm.CONCURRENCY);
+	}
+
+	/**
+	 * Whether this limits requests in flight ({@link Algorithm#CONCURRENCY}) rather than a rate.
+	 * @return {@code true} for a concurrency limit
+	 */
+	public boolean isConcurrency() {
+		return this.algorithm == Algorithm.CONCURRENCY;
+	}
+
+	/**
 	 * The same limit under another policy name.
 	 * @param name the new policy name
 	 * @return the renamed limit
@@ -173,7 +197,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	/**
 	 * The window of this limit for the {@code w} parameter of {@code RateLimit-Policy}: the time an empty bucket
 	 * takes to fill, {@code capacity / (refillTokens / refillPeriod)}, in whole seconds rounded up; for window
-	 * algorithms that is the window itself.
+	 * algorithms that is the window itself, for a concurrency limit the longest request duration.
 	 * @return the window in seconds, at least 1
 	 */
 	public long windowSeconds() {

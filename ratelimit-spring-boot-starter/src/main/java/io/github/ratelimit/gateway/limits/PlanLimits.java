@@ -22,11 +22,17 @@ public record PlanLimits(String plan, String group, List<LimitDefinition> limits
 	}
 
 	/**
-	 * The smallest capacity of these limits: no request may cost more.
-	 * @return the smallest capacity in tokens
+	 * The smallest capacity of these rate limits: no request may cost more. A concurrency limit takes one slot per
+	 * request whatever its cost, so it does not count.
+	 * @return the smallest capacity in tokens; {@link LimitDefinition#MAX_TOKENS} when every limit is a concurrency
+	 * limit
 	 */
 	public long smallestCapacity() {
-		return this.limits.stream().mapToLong(LimitDefinition::capacity).min().orElseThrow();
+		return this.limits.stream()
+			.filter((limit) -> !limit.isConcurrency())
+			.mapToLong(LimitDefinition::capacity)
+			.min()
+			.orElse(LimitDefinition.MAX_TOKENS);
 	}
 
 	/**
@@ -40,6 +46,20 @@ public record PlanLimits(String plan, String group, List<LimitDefinition> limits
 			tokens = Math.min(tokens, this.limits.get(i).leaseTokens());
 		}
 		return tokens;
+	}
+
+	/**
+	 * Whether any of these limits is a concurrency limit, so that an admitted request holds slots until its response
+	 * completes ({@link io.github.ratelimit.gateway.chain.RateLimitDecision#slots()}). Allocates nothing.
+	 * @return {@code true} if at least one limit counts requests in flight
+	 */
+	public boolean hasConcurrencyLimits() {
+		for (int i = 0; i < this.limits.size(); i++) {
+			if (this.limits.get(i).isConcurrency()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

@@ -4,9 +4,11 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
@@ -24,6 +26,11 @@ import io.micrometer.core.instrument.Timer;
  * Redis attempt before a fallback.</li>
  * <li>{@value #REDIS_ERRORS} (counter; tag {@code kind}: {@code timeout}, {@code circuit-open}, {@code connection},
  * {@code script}, {@code other}): failed calls to Redis.</li>
+ * <li>{@value #DENIALS} (counter; tags {@code route}, {@code group}, {@code kind}: {@code rate} or
+ * {@code concurrency}): decided denials (by Redis, the over-limit cache or the local fallback, shadow ones included)
+ * by the kind of limit they violated; a denial that violated both kinds counts once in each.</li>
+ * <li>{@value #IN_FLIGHT} (gauge; tag {@code group}): requests of groups with concurrency limits that this instance
+ * admitted and that still hold their slots (every instance publishes its own; their sum is the group's total).</li>
  * </ul>
  * The circuit breaker's own meters ({@code resilience4j.circuitbreaker.*}, tag {@code name=ratelimit-redis}) come from
  * Resilience4j's Micrometer binding; {@value #TRANSITIONS} (counter; tags {@code from}, {@code to}: {@code closed},
@@ -40,6 +47,12 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	/** Name of the Redis error counter. */
 	public static final String REDIS_ERRORS = "ratelimit.redis.errors";
 
+	/** Name of the denial counter, by kind of limit violated. */
+	public static final String DENIALS = "ratelimit.denials";
+
+	/** Name of the gauge of requests in flight holding concurrency slots. */
+	public static final String IN_FLIGHT = "ratelimit.requests.in.flight";
+
 	/** Name of the circuit breaker transition counter. */
 	public static final String TRANSITIONS = "ratelimit.circuitbreaker.transitions";
 
@@ -51,6 +64,11 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	private final Map<RateLimitDecision.Source, Timer> checks = new ConcurrentHashMap<>();
 
 	private final Map<String, Counter> errors = new ConcurrentHashMap<>();
+
+	/** Denial counters by route, then group, each [rate, concurrency]. */
+	private final Map<String, Map<String, Counter[]>> denials = new ConcurrentHashMap<>();
+
+	private final Map<String, AtomicLong> inFlight = new ConcurrentHashMap<>();
 
 	/**
 	 * Create the metrics.
@@ -84,6 +102,52 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 					.register(this.registry));
 		}
 		counter.increment();
+		if (!decision.allowed() && decision.isDecided()) {
+			recordDenial(route, group, decision);
+		}
+	}
+
+	private void recordDenial(String route, String group, RateLimitDecision decision) {
+		boolean[] kinds = RateLimitMetrics.violatedKinds(decision);
+		Map<String, Counter[]> byGroup = this.denials.get(route);
+		Counter[] counters = (byGroup != null) ? byGroup.get(group) : null;
+		if (counters == null) {
+			counters = this.denials.computeIfAbsent(route, (r) -> new ConcurrentHashMap<>())
+				.computeIfAbsent(group, (g) -> new Counter[] { denialCounter(route, group, "rate"),
+						denialCounter(route, group, "concurrency") });
+		}
+		for (int i = 0; i < kinds.length; i++) {
+			if (kinds[i]) {
+				counters[i].increment();
+			}
+		}
+	}
+
+	private Counter denialCounter(String route, String group, String kind) {
+		return Counter.builder(DENIALS)
+			.description("Rate limit denials by the kind of limit violated")
+			.tag("route", route)
+			.tag("group", group)
+			.tag("kind", kind)
+			.register(this.registry);
+	}
+
+	@Override
+	public Runnable recordInFlight(String group) {
+		AtomicLong count = this.inFlight.get(group);
+		if (count == null) {
+			count = this.inFlight.computeIfAbsent(group, (g) -> {
+				AtomicLong held = new AtomicLong();
+				Gauge.builder(IN_FLIGHT, held, AtomicLong::get)
+					.description("Requests admitted by this instance that hold concurrency slots")
+					.tag("group", g)
+					.register(this.registry);
+				return held;
+			});
+		}
+		AtomicLong held = count;
+		held.incrementAndGet();
+		return held::decrementAndGet;
 	}
 
 	@Override

@@ -30,6 +30,31 @@ public interface RateLimitMetrics extends CheckListener {
 	}
 
 	/**
+	 * Record that an admitted request of a group now holds concurrency slots, until the returned action runs.
+	 * @param group the endpoint group
+	 * @return run once when the request gives its slots back (the front end does it with the release)
+	 */
+	default Runnable recordInFlight(String group) {
+		return () -> {
+		};
+	}
+
+	/**
+	 * The kinds of limit a denial violated: {@code rate} (a token bucket or window limit) and {@code concurrency}.
+	 * @param decision a decided denial
+	 * @return whether [a rate limit, a concurrency limit] was violated
+	 */
+	static boolean[] violatedKinds(RateLimitDecision decision) {
+		boolean[] kinds = new boolean[2];
+		for (var status : decision.statuses()) {
+			if (!status.satisfied()) {
+				kinds[status.limit().isConcurrency() ? 1 : 0] = true;
+			}
+		}
+		return kinds;
+	}
+
+	/**
 	 * The outcome label of a decision: {@code allowed}, {@code denied}, {@code fallback-allowed},
 	 * {@code fallback-denied}, {@code unchecked} (let through, no limiter available), {@code failed-closed}, and in
 	 * shadow mode {@code shadow-denied} for any refusal that was let through.

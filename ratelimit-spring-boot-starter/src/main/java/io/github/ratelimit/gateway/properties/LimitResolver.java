@@ -214,6 +214,9 @@ public class LimitResolver implements KnownPlans {
 			copy.setAlgorithm(limit.getAlgorithm());
 			copy.setScope(limit.getScope());
 			copy.setLease(limit.getLease());
+			copy.setType(limit.getType());
+			copy.setMaxInFlight(limit.getMaxInFlight());
+			copy.setMaxRequestDuration(limit.getMaxRequestDuration());
 			copies.add(copy);
 		}
 		return Collections.unmodifiableList(copies);
@@ -234,17 +237,35 @@ public class LimitResolver implements KnownPlans {
 
 	/**
 	 * The enforced form of a configured limit: window algorithms take {@code capacity} tokens per window, so their
-	 * refill count is the capacity (whether {@code refill-tokens} was left out or set equal to it).
+	 * refill count is the capacity (whether {@code refill-tokens} was left out or set equal to it); a concurrency
+	 * limit is {@code max-in-flight} slots freed after {@code max-request-duration} (default
+	 * {@value #DEFAULT_MAX_REQUEST_DURATION_SECONDS} s).
 	 * @param name the policy name
 	 * @param limit the validated configured limit
 	 * @return the limit
 	 */
 	static LimitDefinition toLimitDefinition(String name, RateLimitProperties.Limit limit) {
-		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 		LimitScope scope = (limit.getScope() != null) ? limit.getScope() : LimitScope.CLIENT;
+		if (limit.isConcurrency()) {
+			return LimitDefinition.concurrency(name, limit.getMaxInFlight(), maxRequestDuration(limit)).withScope(scope);
+		}
+		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
 		return new LimitDefinition(name, limit.getCapacity(), refillTokens, limit.getRefillPeriod(), algorithm, scope,
 				leaseBudgetPercent(limit.getLease()));
+	}
+
+	/** Default of a concurrency limit's {@code max-request-duration}, in seconds. */
+	public static final long DEFAULT_MAX_REQUEST_DURATION_SECONDS = 30;
+
+	/**
+	 * A concurrency limit's {@code max-request-duration}, or its default.
+	 * @param limit a configured concurrency limit
+	 * @return the longest a request may hold its slot
+	 */
+	static Duration maxRequestDuration(RateLimitProperties.Limit limit) {
+		return (limit.getMaxRequestDuration() != null) ? limit.getMaxRequestDuration()
+				: Duration.ofSeconds(DEFAULT_MAX_REQUEST_DURATION_SECONDS);
 	}
 
 	/**
@@ -273,11 +294,14 @@ public class LimitResolver implements KnownPlans {
 
 	/**
 	 * {@code <plan>-<group>}, or {@code <group>-global} for a global limit (shared across plans, so not named after
-	 * one), with {@code -<period>} appended when the list has several limits.
+	 * one), with {@code -<period>} (or {@code -concurrency}) appended when the list has several limits.
 	 */
 	private static String defaultPolicyName(String plan, String group, RateLimitProperties.Limit limit, int count) {
 		String base = (limit.getScope() == LimitScope.GLOBAL) ? group + "-global" : plan + "-" + group;
-		return (count == 1) ? base : base + "-" + periodLabel(limit.getRefillPeriod());
+		if (count == 1) {
+			return base;
+		}
+		return base + "-" + (limit.isConcurrency() ? "concurrency" : periodLabel(limit.getRefillPeriod()));
 	}
 
 	private static List<LimitDefinition> dedupeNames(List<LimitDefinition> limits) {

@@ -343,9 +343,33 @@ public class RateLimitProperties {
 	/**
 	 * One limit. With the default token bucket: a bucket of {@code capacity} tokens that gains {@code refill-tokens}
 	 * tokens per {@code refill-period}, continuously (a fraction of a token per fraction of the period). With a window
-	 * algorithm: at most {@code capacity} tokens per {@code refill-period} window.
+	 * algorithm: at most {@code capacity} tokens per {@code refill-period} window. With {@code type: concurrency}: at
+	 * most {@code max-in-flight} requests of the client in flight at once, across every instance.
 	 */
 	public static class Limit {
+
+		/**
+		 * What the limit counts: rate (the default: tokens per time, set with capacity, refill-tokens, refill-period
+		 * and algorithm) or concurrency (requests in flight at once, set with max-in-flight and
+		 * max-request-duration). Both kinds can share one list: a request must pass every limit, and a denied one
+		 * takes from none.
+		 */
+		private Type type = Type.RATE;
+
+		/**
+		 * Concurrency limits only: most requests of the client (or, with scope global, of the endpoint group) in
+		 * flight at once, across every gateway instance (1 to 1,000,000). A request holds its slot from admission
+		 * until its response completes, however it ends.
+		 */
+		private long maxInFlight;
+
+		/**
+		 * Concurrency limits only: the longest a request may hold its slot (1ms to 7d, default 30s). A slot that is
+		 * never given back (its gateway instance died) is free again this long after it was taken, and not before;
+		 * set it at least as long as the route's response timeout, or a slow request's slot frees while it still
+		 * runs.
+		 */
+		private Duration maxRequestDuration;
 
 		/**
 		 * Most tokens the bucket holds, i.e. the largest burst (1 to 2^53); for window algorithms, tokens per window
@@ -395,6 +419,38 @@ public class RateLimitProperties {
 		 * lease is out (see the LeasingRateLimiter class).
 		 */
 		private String lease;
+
+		public Type getType() {
+			return this.type;
+		}
+
+		public void setType(Type type) {
+			this.type = type;
+		}
+
+		public long getMaxInFlight() {
+			return this.maxInFlight;
+		}
+
+		public void setMaxInFlight(long maxInFlight) {
+			this.maxInFlight = maxInFlight;
+		}
+
+		public Duration getMaxRequestDuration() {
+			return this.maxRequestDuration;
+		}
+
+		public void setMaxRequestDuration(Duration maxRequestDuration) {
+			this.maxRequestDuration = maxRequestDuration;
+		}
+
+		/**
+		 * Whether this is a concurrency limit.
+		 * @return {@code true} for {@code type: concurrency}
+		 */
+		public boolean isConcurrency() {
+			return this.type == Type.CONCURRENCY;
+		}
 
 		public long getCapacity() {
 			return this.capacity;
@@ -450,6 +506,17 @@ public class RateLimitProperties {
 
 		public void setLease(String lease) {
 			this.lease = lease;
+		}
+
+		/** What a limit counts. */
+		public enum Type {
+
+			/** Tokens per time: a token bucket or a window algorithm. */
+			RATE,
+
+			/** Requests in flight at once ({@link Algorithm#CONCURRENCY}). */
+			CONCURRENCY
+
 		}
 
 	}

@@ -30,6 +30,12 @@ public final class RateLimitPropertiesValidator {
 	/** Longest refill period accepted (3650 days). */
 	static final Duration MAX_PERIOD = Duration.ofDays(3650);
 
+	/** Largest max-request-duration of a concurrency limit. */
+	static final Duration MAX_REQUEST_DURATION = Duration.ofDays(7);
+
+	/** Largest max-in-flight of a concurrency limit: Redis keeps one sorted-set entry per request in flight. */
+	static final long MAX_IN_FLIGHT = 1_000_000;
+
 	private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9_.:-]+");
 
 	private RateLimitPropertiesValidator() {
@@ -213,7 +219,27 @@ public final class RateLimitPropertiesValidator {
 		for (int i = 0; i < limits.size(); i++) {
 			String at = property + "[" + i + "]";
 			RateLimitProperties.Limit limit = limits.get(i);
+			if (limit.getType() == null) {
+				v.add(new ConfigurationViolation(at + ".type", "must be set.",
+						"use rate (the default: tokens per time) or concurrency (requests in flight at once)."));
+			}
+			else if (limit.isConcurrency()) {
+				validateConcurrencyLimit(at, limit, v);
+				continue;
+			}
+			if (limit.getMaxInFlight() != 0 || limit.getMaxRequestDuration() != null) {
+				v.add(new ConfigurationViolation(
+						at + ((limit.getMaxInFlight() != 0) ? ".max-in-flight" : ".max-request-duration"),
+						"applies to concurrency limits only, and this limit has type rate.",
+						"add type: concurrency to limit requests in flight (and leave capacity, refill-tokens and "
+								+ "refill-period out), or remove it."));
+			}
 			Algorithm algorithm = limit.getAlgorithm();
+			if (algorithm == Algorithm.CONCURRENCY) {
+				v.add(new ConfigurationViolation(at + ".algorithm", "is concurrency, which is a type, not an algorithm.",
+						"write type: concurrency with max-in-flight and max-request-duration instead."));
+				continue;
+			}
 			if (algorithm == null) {
 				v.add(new ConfigurationViolation(at + ".algorithm", "must be set.",
 						"use token-bucket (the default), sliding-window-log, sliding-window-counter or fixed-window."));
@@ -280,6 +306,45 @@ public final class RateLimitPropertiesValidator {
 			}
 			else if (algorithm == Algorithm.TOKEN_BUCKET && limit.getCapacity() >= 1 && limit.getRefillTokens() >= 1) {
 				validateTokenBucketTime(at, limit, period, v);
+			}
+		}
+	}
+
+	/**
+	 * A concurrency limit: max-in-flight slots, each freed at the latest after max-request-duration; the rate
+	 * settings do not apply. Its scope may be client or global like any limit's.
+	 */
+	private static void validateConcurrencyLimit(String at, RateLimitProperties.Limit limit,
+			List<ConfigurationViolation> v) {
+		if (limit.getScope() == null) {
+			v.add(new ConfigurationViolation(at + ".scope", "must be set.",
+					"use client (the default: requests in flight per client) or global (requests in flight of the "
+							+ "whole endpoint group)."));
+		}
+		if (limit.getMaxInFlight() < 1 || limit.getMaxInFlight() > MAX_IN_FLIGHT) {
+			v.add(new ConfigurationViolation(at + ".max-in-flight",
+					"must be between 1 and 1,000,000 requests, was " + limit.getMaxInFlight() + ".",
+					"set how many requests may be in flight at once, at least 1 (Redis keeps one entry per "
+							+ "request in flight)."));
+		}
+		Duration duration = limit.getMaxRequestDuration();
+		if (duration != null && (duration.toMillis() < 1 || duration.compareTo(MAX_REQUEST_DURATION) > 0)) {
+			v.add(new ConfigurationViolation(at + ".max-request-duration",
+					"must be between 1ms and 7d, was " + duration + ".",
+					"set the longest a request may run, e.g. 30s (the default); a slot never given back frees "
+							+ "itself after it."));
+		}
+		String[] rateOnly = { (limit.getCapacity() != 0) ? "capacity" : null,
+				(limit.getRefillTokens() != 0) ? "refill-tokens" : null,
+				(limit.getRefillPeriod() != null) ? "refill-period" : null,
+				(limit.getLease() != null) ? "lease" : null,
+				(limit.getAlgorithm() != null && limit.getAlgorithm() != Algorithm.TOKEN_BUCKET) ? "algorithm" : null };
+		for (String name : rateOnly) {
+			if (name != null) {
+				v.add(new ConfigurationViolation(at + "." + name,
+						"applies to rate limits only, and this limit has type concurrency.",
+						"remove " + name + " (a concurrency limit is max-in-flight and max-request-duration), or "
+								+ "put the rate in a limit of its own in the same list."));
 			}
 		}
 	}
@@ -392,7 +457,11 @@ public final class RateLimitPropertiesValidator {
 			return global;
 		}
 		for (RateLimitProperties.Limit limit : limits) {
-			if (limit.getScope() == LimitScope.GLOBAL) {
+			if (limit.getScope() == LimitScope.GLOBAL && limit.isConcurrency()) {
+				global.add("{type: concurrency, max-in-flight: " + limit.getMaxInFlight() + ", max-request-duration: "
+						+ LimitResolver.maxRequestDuration(limit) + "}");
+			}
+			else if (limit.getScope() == LimitScope.GLOBAL) {
 				Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 				long refill = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
 				global.add("{capacity: " + limit.getCapacity() + ", refill-tokens: " + refill + ", refill-period: "

@@ -1,15 +1,23 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.LeaseStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
@@ -18,6 +26,9 @@ import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.support.ThrottledLog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.Lifecycle;
@@ -32,11 +43,14 @@ import org.springframework.data.redis.core.script.RedisScript;
  * ({@value #SCRIPT_LOCATION}) per request, whatever mix of algorithms the request's limits use; the same script gives
  * back the tokens of an abandoned check. The store's job is the logic around the script: the keys
  * ({@link BucketKeys}), the arguments (encoded once per set of limits) and the reply (decoded into a
- * {@link RateLimitDecision}). Reaching Redis is its {@link RedisScriptExecutor}'s job ({@link LettuceScriptExecutor}
+ * {@link RateLimitDecision}), and the concurrency slots of admitted requests (taken by the check, given back when the
+ * front end releases them, see {@link HeldSlots}). Reaching Redis is its {@link RedisScriptExecutor}'s job ({@link LettuceScriptExecutor}
  * or {@link SpringDataScriptExecutor}), which the store owns: it starts, stops and closes it with itself.
  *
- * <p>Script arguments (see the script's header): {@code KEYS} = one key per limit ({@link BucketKeys});
- * {@code ARGV} = operation ({@code check} or {@code refund}), cost, limit count n, then four values per limit: the
+ * <p>Script arguments (see the script's header): {@code KEYS} = one key per limit ({@link BucketKeys}), then one per
+ * concurrency limit (its hold statistics); {@code ARGV} = operation ({@code check}, {@code refund}, or
+ * {@code acquire} and {@code release} with the slot's id after n when the limits count requests in flight), cost,
+ * limit count n, then four values per limit: the
  * {@linkplain Algorithm#scriptCode() algorithm code}, capacity, refill tokens and refill period (microseconds); a
  * {@code lease} has five more values after n (tokens wanted, the lease's duration, and the previous lease's granted
  * tokens, unspent tokens and end). As a {@link LeaseStore} it takes token leases of token buckets. As
@@ -60,6 +74,17 @@ public class RedisRateLimitStore
 	/** {@code ARGV[1]} of a check that takes a lease. */
 	static final String LEASE = "lease";
 
+	/** {@code ARGV[1]} of a check that takes a slot in every concurrency limit. */
+	static final String ACQUIRE = "acquire";
+
+	/** {@code ARGV[1]} of the call that gives a request's slots back. */
+	static final String RELEASE = "release";
+
+	/** Longest wait, when the store stops, for the slots still held to be given back. */
+	private static final Duration RELEASE_ON_STOP_WAIT = Duration.ofSeconds(2);
+
+	private static final Logger logger = LoggerFactory.getLogger(RedisRateLimitStore.class);
+
 	private final RedisScriptExecutor executor;
 
 	private final LuaScript script;
@@ -72,6 +97,16 @@ public class RedisRateLimitStore
 	private volatile Arguments lastArguments;
 
 	private volatile boolean running;
+
+	/** Random start of this store's slot ids, so that ids of two instances never meet. */
+	private final String slotIdPrefix = newSlotIdPrefix();
+
+	private final AtomicLong slotIds = new AtomicLong();
+
+	/** Slots taken and not yet given back: released when the store stops. */
+	private final Set<RedisSlots> heldSlots = ConcurrentHashMap.newKeySet();
+
+	private final ThrottledLog releaseFailures = new ThrottledLog(Duration.ofSeconds(10));
 
 	/**
 	 * Create a store running the shipped script ({@value #SCRIPT_LOCATION}).
@@ -110,14 +145,111 @@ public class RedisRateLimitStore
 	 * @param client who is limited
 	 * @param limits the plan's limits in the endpoint group
 	 * @param cost tokens this request takes (1 to the smallest capacity); 0 reads the buckets without consuming
-	 * @return the decision; completed exceptionally when Redis is unreachable, answers an error or an unexpected
-	 * reply (an {@link IllegalStateException} naming it); never completed with {@code null}
+	 * @return the decision; with concurrency limits among {@code limits} and a cost above 0, an allowed decision holds
+	 * a slot in each ({@link RateLimitDecision#slots()}, given back in one script call). Completed exceptionally when
+	 * Redis is unreachable, answers an error or an unexpected reply (an {@link IllegalStateException} naming it);
+	 * never completed with {@code null}
 	 */
 	@Override
 	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 		Arguments arguments = arguments(limits);
-		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.check(cost))
-			.thenApply((reply) -> toDecision(limits, reply));
+		byte[][] keys = arguments.keys(this.keys, client);
+		if (cost == 0 || !limits.hasConcurrencyLimits()) {
+			return this.executor.eval(this.script, keys, arguments.check(cost))
+				.thenApply((reply) -> toDecision(limits, reply));
+		}
+		byte[] slot = nextSlotId();
+		return this.executor.eval(this.script, keys, arguments.acquire(cost, slot)).thenApply((reply) -> {
+			RateLimitDecision decision = toDecision(limits, reply);
+			return decision.allowed() ? decision.withSlots(hold(arguments, keys, slot)) : decision;
+		});
+	}
+
+	/**
+	 * The slots an allowed acquire took, registered until given back. Should the acquire's future be abandoned
+	 * before this runs, the caller releases the decision it later gets.
+	 */
+	private HeldSlots hold(Arguments arguments, byte[][] keys, byte[] slot) {
+		RedisSlots slots = new RedisSlots(arguments, keys, slot);
+		this.heldSlots.add(slots);
+		return slots;
+	}
+
+	/**
+	 * Concurrency slots taken in Redis by one acquire: given back by the script's {@code release}, once. A release
+	 * that fails (Redis unreachable) is logged at most once per 10 s; the slots then free themselves after the
+	 * limits' longest request duration.
+	 */
+	private final class RedisSlots implements HeldSlots {
+
+		private final Arguments arguments;
+
+		private final byte[][] keys;
+
+		private final byte[] slot;
+
+		private final AtomicBoolean released = new AtomicBoolean();
+
+		RedisSlots(Arguments arguments, byte[][] keys, byte[] slot) {
+			this.arguments = arguments;
+			this.keys = keys;
+			this.slot = slot;
+		}
+
+		@Override
+		public void release() {
+			giveBack();
+		}
+
+		CompletableFuture<Void> giveBack() {
+			if (!this.released.compareAndSet(false, true)) {
+				return CompletableFuture.completedFuture(null);
+			}
+			return RedisRateLimitStore.this.executor
+				.eval(RedisRateLimitStore.this.script, this.keys, this.arguments.release(this.slot))
+				.handle((reply, ex) -> {
+					RedisRateLimitStore.this.heldSlots.remove(this);
+					if (ex != null) {
+						releaseFailed(this.arguments.limits, ex);
+					}
+					return null;
+				});
+		}
+
+	}
+
+	private void releaseFailed(PlanLimits limits, Throwable error) {
+		this.releaseFailures.log((skipped) -> logger.warn(
+				"Could not give back a concurrency slot in group '{}' ({}): it frees itself after the limit's "
+						+ "max-request-duration{}",
+				limits.group(), unwrap(error), ThrottledLog.notLogged(skipped)));
+	}
+
+	private static String unwrap(Throwable error) {
+		Throwable cause = error;
+		while (cause instanceof CompletionException && cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause.toString();
+	}
+
+	/**
+	 * The number of concurrency slots this store took in Redis and has not given back yet (requests in flight).
+	 * @return slots held, 0 or more
+	 */
+	public int heldSlotCount() {
+		return this.heldSlots.size();
+	}
+
+	private byte[] nextSlotId() {
+		return (this.slotIdPrefix + Long.toString(this.slotIds.incrementAndGet(), 36))
+			.getBytes(StandardCharsets.US_ASCII);
+	}
+
+	private static String newSlotIdPrefix() {
+		byte[] random = new byte[9];
+		new SecureRandom().nextBytes(random);
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(random) + ":";
 	}
 
 	/**
@@ -195,10 +327,14 @@ public class RedisRateLimitStore
 		}
 	}
 
-	/** Stops the executor too, if it has a life cycle (a {@link LettuceScriptExecutor} closes its connection). */
+	/**
+	 * Gives back the concurrency slots still held (waiting at most 2 s for Redis to answer), then stops the executor
+	 * too, if it has a life cycle (a {@link LettuceScriptExecutor} closes its connection).
+	 */
 	@Override
 	public void stop() {
 		this.running = false;
+		releaseHeldSlots();
 		if (this.executor instanceof Lifecycle lifecycle) {
 			lifecycle.stop();
 		}
@@ -207,6 +343,28 @@ public class RedisRateLimitStore
 	@Override
 	public boolean isRunning() {
 		return this.running;
+	}
+
+	private void releaseHeldSlots() {
+		List<CompletableFuture<Void>> releases = new ArrayList<>();
+		for (RedisSlots slots : this.heldSlots) {
+			releases.add(slots.giveBack());
+		}
+		if (releases.isEmpty()) {
+			return;
+		}
+		try {
+			CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
+				.get(RELEASE_ON_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+			logger.info("Gave back {} concurrency slot(s) of requests still in flight on shutdown", releases.size());
+		}
+		catch (TimeoutException | java.util.concurrent.ExecutionException ex) {
+			logger.warn("Could not give back every concurrency slot on shutdown within {}: they free themselves after "
+					+ "their limit's max-request-duration", RELEASE_ON_STOP_WAIT);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	/**
@@ -305,6 +463,12 @@ public class RedisRateLimitStore
 
 		private static final byte[] LEASE_BYTES = LEASE.getBytes(StandardCharsets.UTF_8);
 
+		private static final byte[] ACQUIRE_BYTES = ACQUIRE.getBytes(StandardCharsets.UTF_8);
+
+		private static final byte[] RELEASE_BYTES = RELEASE.getBytes(StandardCharsets.UTF_8);
+
+		private static final byte[] ZERO = { '0' };
+
 		final PlanLimits limits;
 
 		private final byte[][] check;
@@ -318,12 +482,31 @@ public class RedisRateLimitStore
 			for (int i = 0; i < this.check.length; i++) {
 				this.check[i] = strings.get(i).getBytes(StandardCharsets.UTF_8);
 			}
-			int count = limits.limits().size();
-			this.keySuffixes = new byte[count][];
-			for (int i = 0; i < count; i++) {
-				this.keySuffixes[i] = ("}:" + i + limits.limits().get(i).algorithm().keySuffix())
-					.getBytes(StandardCharsets.UTF_8);
+			List<String> suffixes = BucketKeys.keySuffixes(limits);
+			this.keySuffixes = new byte[suffixes.size()][];
+			for (int i = 0; i < this.keySuffixes.length; i++) {
+				this.keySuffixes[i] = ("}" + suffixes.get(i)).getBytes(StandardCharsets.UTF_8);
 			}
+		}
+
+		/** {@code acquire}, cost, n, the slot's id, then the limits. */
+		byte[][] acquire(long cost, byte[] slot) {
+			return withSlot(ACQUIRE_BYTES, (cost == 1) ? this.check[1] : encode(cost), slot);
+		}
+
+		/** {@code release}, 0 tokens to refund, n, the slot's id, then the limits. */
+		byte[][] release(byte[] slot) {
+			return withSlot(RELEASE_BYTES, ZERO, slot);
+		}
+
+		private byte[][] withSlot(byte[] operation, byte[] cost, byte[] slot) {
+			byte[][] args = new byte[this.check.length + 1][];
+			args[0] = operation;
+			args[1] = cost;
+			args[2] = this.check[2];
+			args[3] = slot;
+			System.arraycopy(this.check, 3, args, 4, this.check.length - 3);
+			return args;
 		}
 
 		byte[][] check(long cost) {

@@ -42,6 +42,50 @@ class LocalFallbackLimiterTest {
 	}
 
 	@Test
+	void aConcurrencyLimitsShareIsWholeSlotsGivenBackOnRelease() {
+		// 5 in flight over 2 instances: 2 here (never more than the whole across instances), at least 1
+		PlanLimits limits = limits(LimitDefinition.concurrency("free-api-concurrency", 5, Duration.ofSeconds(30)));
+		RateLimitDecision first = consume(limits);
+		RateLimitDecision second = consume(limits);
+		RateLimitDecision third = consume(limits);
+		assertThat(first.allowed()).isTrue();
+		assertThat(second.allowed()).isTrue();
+		assertThat(third.allowed()).isFalse();
+		assertThat(third.slots()).isSameAs(HeldSlots.NONE);
+		assertThat(third.retryAfterMillis()).isEqualTo(LocalFallbackLimiter.LOCAL_SLOT_RETRY_MILLIS);
+		// time alone frees nothing
+		this.nanos.addAndGet(Duration.ofHours(1).toNanos());
+		assertThat(consume(limits).allowed()).isFalse();
+		first.slots().release();
+		first.slots().release(); // once only
+		RateLimitDecision fourth = consume(limits);
+		assertThat(fourth.allowed()).isTrue();
+		assertThat(fourth.statuses().get(0).remaining()).isZero();
+		assertThat(consume(limits).allowed()).isFalse();
+		this.instances.set(9);
+		// 5 over 9 instances: still one slot each
+		assertThat(consume(limits(LimitDefinition.concurrency("other", 5, Duration.ofSeconds(30)))).allowed()).isTrue();
+	}
+
+	@Test
+	void aRateLimitDenialTakesNoSlotAndASlotDenialTakesNoToken() {
+		this.instances.set(1);
+		PlanLimits limits = limits(new LimitDefinition("free-api-1h", 2, 2, Duration.ofHours(1)),
+				LimitDefinition.concurrency("free-api-concurrency", 1, Duration.ofSeconds(30)));
+		RateLimitDecision held = consume(limits);
+		assertThat(held.allowed()).isTrue();
+		RateLimitDecision bySlot = consume(limits);
+		assertThat(bySlot.allowed()).isFalse();
+		assertThat(bySlot.statuses().get(0).remaining()).isEqualTo(1);
+		held.slots().release();
+		assertThat(consume(limits).allowed()).isTrue(); // the last token, and the slot
+		RateLimitDecision byRate = consume(limits);
+		assertThat(byRate.allowed()).isFalse();
+		assertThat(byRate.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-api-1h",
+				"free-api-concurrency");
+	}
+
+	@Test
 	void deniedRequestConsumesFromNoLimit() {
 		PlanLimits limits = limits(new LimitDefinition("free-api-1s", 20, 20, Duration.ofSeconds(1)),
 				new LimitDefinition("free-api-1h", 2, 2, Duration.ofHours(1)));

@@ -67,6 +67,21 @@ class OverLimitCacheTest {
 	}
 
 	@Test
+	void aDenialByAConcurrencyLimitIsNotRemembered() {
+		long start = System.nanoTime();
+		LimitDefinition slots = LimitDefinition.concurrency("free-a-concurrency", 2, Duration.ofSeconds(30));
+		PlanLimits mixed = new PlanLimits("free", "a", List.of(LIMIT, slots));
+		// a slot may free with the next response: the estimate of 5 s must not hold the client off
+		this.cache.remember(CLIENT, mixed, 1, start, RateLimitDecision.shared(mixed, false,
+				List.of(new LimitStatus(LIMIT, true, 3, 0, 60_000), new LimitStatus(slots, false, 0, 5_000, 30_000))));
+		assertThat(this.cache.lookup(CLIENT, mixed, 1, start)).isNull();
+		// denied by the rate limit alone: remembered as always
+		this.cache.remember(CLIENT, mixed, 1, start, RateLimitDecision.shared(mixed, false,
+				List.of(new LimitStatus(LIMIT, false, 0, 30_000, 90_000), new LimitStatus(slots, true, 1, 0, 30_000))));
+		assertThat(this.cache.lookup(CLIENT, mixed, 1, start)).isNotNull();
+	}
+
+	@Test
 	void asALayerAnswersARememberedDenialWithoutAskingTheNextLayer() {
 		RateLimitRequest request = new RateLimitRequest(CLIENT, LIMITS, 1, false);
 		assertThat(this.cache.check(request).join().source()).isEqualTo(RateLimitDecision.Source.SHARED);

@@ -34,6 +34,17 @@ class RateLimitHeadersTest {
 	}
 
 	@Test
+	void aConcurrencyLimitHasTheQuotaUnitConcurrencyAndNoWindowNorReset() {
+		LimitDefinition slots = LimitDefinition.concurrency("pro-reports-concurrency", 3, Duration.ofSeconds(30));
+		PlanLimits limits = new PlanLimits("pro", "reports", List.of(PER_SECOND, slots));
+		HttpHeaders headers = write(HeaderStyle.IETF, RateLimitDecision.shared(limits, true,
+				List.of(new LimitStatus(PER_SECOND, true, 19, 0, 100), new LimitStatus(slots, true, 1, 0, 30_000))));
+		assertThat(headers.getFirst("RateLimit-Policy"))
+			.isEqualTo("\"free-api-1s\";q=20;w=2, \"pro-reports-concurrency\";q=3;qu=\"concurrency\"");
+		assertThat(headers.getFirst("RateLimit")).isEqualTo("\"free-api-1s\";r=19;t=1, \"pro-reports-concurrency\";r=1");
+	}
+
+	@Test
 	void legacyFieldsDescribeTheViolatedLimit() {
 		HttpHeaders headers = write(HeaderStyle.LEGACY, this.denied);
 		assertThat(headers.getFirst("X-RateLimit-Limit")).isEqualTo("20");

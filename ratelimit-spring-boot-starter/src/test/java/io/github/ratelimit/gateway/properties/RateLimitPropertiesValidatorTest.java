@@ -117,6 +117,48 @@ class RateLimitPropertiesValidatorTest {
 	}
 
 	@Test
+	void aConcurrencyLimitNeedsMaxInFlightInRangeAndNoRateSettings() {
+		this.algorithms.withPropertyValues(LIMIT + "type=concurrency", LIMIT + "capacity=5", LIMIT + "refill-period=1s")
+			.run((context) -> assertThat(failure(context))
+				.contains(LIMIT + "max-in-flight: must be between 1 and 1,000,000 requests, was 0.")
+				.contains(LIMIT + "capacity: applies to rate limits only, and this limit has type concurrency.")
+				.contains(LIMIT + "refill-period: applies to rate limits only")
+				.contains("put the rate in a limit of its own in the same list."));
+		this.algorithms.withPropertyValues(LIMIT + "type=concurrency", LIMIT + "max-in-flight=1000001",
+				LIMIT + "max-request-duration=8d")
+			.run((context) -> assertThat(failure(context)).contains(LIMIT + "max-in-flight: must be between 1 and")
+				.contains(LIMIT + "max-request-duration: must be between 1ms and 7d, was PT192H."));
+	}
+
+	@Test
+	void aValidConcurrencyLimitStartsAndDefaultsItsDurationTo30Seconds() {
+		this.algorithms.withPropertyValues(LIMIT + "type=concurrency", LIMIT + "max-in-flight=3").run((context) -> {
+			assertThat(context).hasNotFailed();
+			var limits = context.getBean(LimitResolver.class).limitsFor("free", "search");
+			assertThat(limits.limits()).singleElement().satisfies((limit) -> {
+				assertThat(limit.isConcurrency()).isTrue();
+				assertThat(limit.capacity()).isEqualTo(3);
+				assertThat(limit.refillPeriod()).isEqualTo(java.time.Duration.ofSeconds(30));
+			});
+		});
+	}
+
+	@Test
+	void concurrencySettingsOnARateLimitOrConcurrencyAsAnAlgorithmAreRefused() {
+		this.algorithms.withPropertyValues(LIMIT + "capacity=5", LIMIT + "refill-period=1s", LIMIT + "max-in-flight=3")
+			.run((context) -> assertThat(failure(context))
+				.contains(LIMIT + "max-in-flight: applies to concurrency limits only, and this limit has type rate.")
+				.contains("add type: concurrency"));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=5", LIMIT + "refill-period=1s", LIMIT + "algorithm=concurrency")
+			.run((context) -> assertThat(failure(context))
+				.contains(LIMIT + "algorithm: is concurrency, which is a type, not an algorithm.")
+				.contains("write type: concurrency with max-in-flight and max-request-duration instead."));
+		this.algorithms.withPropertyValues(LIMIT + "type=parallel", LIMIT + "max-in-flight=3")
+			.run((context) -> assertThat(messages(context.getStartupFailure())).contains(LIMIT + "type")
+				.contains("parallel"));
+	}
+
+	@Test
 	void unknownAlgorithmStopsStartUpNamingTheProperty() {
 		this.algorithms.withPropertyValues(LIMIT + "capacity=5", LIMIT + "refill-period=1s", LIMIT + "algorithm=leaky-bucket")
 			.run((context) -> {

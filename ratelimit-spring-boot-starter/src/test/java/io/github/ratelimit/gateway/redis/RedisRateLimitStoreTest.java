@@ -73,6 +73,34 @@ class RedisRateLimitStoreTest {
 		testRedis.flushAll();
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void anAllowedCheckWithAConcurrencyLimitHoldsASlotUntilReleased(String path) throws Exception {
+		RedisRateLimitStore store = limiter(path);
+		PlanLimits limits = new PlanLimits("free", "reports",
+				List.of(new LimitDefinition("free-reports-1h", 10, 10, Duration.ofHours(1)),
+						LimitDefinition.concurrency("free-reports-concurrency", 1, Duration.ofSeconds(30))));
+		int before = store.heldSlotCount();
+		RateLimitDecision first = store.tryConsume(this.client, limits, 1).get(5, TimeUnit.SECONDS);
+		assertThat(first.allowed()).isTrue();
+		assertThat(store.heldSlotCount()).isEqualTo(before + 1);
+		assertThat(testRedis.command("ZCARD", "rl:{reports|k:hashed-client}:1:cc")).isEqualTo("1");
+		RateLimitDecision second = store.tryConsume(this.client, limits, 1).get(5, TimeUnit.SECONDS);
+		assertThat(second.allowed()).isFalse();
+		assertThat(second.slots()).isSameAs(io.github.ratelimit.gateway.chain.HeldSlots.NONE);
+		// a read (the endpoint's) takes no slot and sees the one in flight
+		assertThat(store.tryConsume(this.client, limits, 0).get(5, TimeUnit.SECONDS).statuses().get(1).remaining())
+			.isZero();
+		first.slots().release();
+		org.awaitility.Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> testRedis.command("ZCARD", "rl:{reports|k:hashed-client}:1:cc").equals("0"));
+		assertThat(store.heldSlotCount()).isEqualTo(before);
+		// the hold time was measured for the Retry-After estimate, in the limit's second key
+		assertThat(testRedis.command("HEXISTS", "rl:{reports|k:hashed-client}:1:cc:h", "h")).isEqualTo("1");
+		assertThat(store.tryConsume(this.client, limits, 1).get(5, TimeUnit.SECONDS).allowed()).isTrue();
+	}
+
 	@Test
 	void argumentsCarryEachLimitsAlgorithmCodeBeforeItsNumbers() {
 		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("check", "1", "4", "tb", "10",

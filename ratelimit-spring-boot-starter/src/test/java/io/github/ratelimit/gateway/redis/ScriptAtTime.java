@@ -72,6 +72,40 @@ final class ScriptAtTime {
 				values[2 + 4 * limits.length]);
 	}
 
+	/**
+	 * Run a check that takes a slot in every concurrency limit ({@code acquire}), at a time.
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @param cost tokens (a concurrency limit takes one slot whatever the cost; 0 reads)
+	 * @param slot the slot's id
+	 * @param keyBase limit i's key is {@code keyBase:i}; a concurrency limit's hold statistics {@code keyBase:i:h}
+	 * @param limits the limits
+	 * @return the reply
+	 */
+	Result acquire(long timeMicros, long cost, String slot, String keyBase, Limit... limits) {
+		String reply = this.redis.command(command(at(timeMicros), RedisRateLimitStore.ACQUIRE, cost, List.of(slot),
+				keyBase, limits));
+		return new Result(values(reply, 1 + 4 * limits.length));
+	}
+
+	/**
+	 * Give a request's slot back in every concurrency limit ({@code release}), refunding {@code cost} tokens to the
+	 * rate limits, at a time.
+	 * @return the number of limits changed
+	 */
+	long release(long timeMicros, long cost, String slot, String keyBase, Limit... limits) {
+		return Long.parseLong(this.redis.command(command(at(timeMicros), RedisRateLimitStore.RELEASE, cost,
+				List.of(slot), keyBase, limits)));
+	}
+
+	/**
+	 * The average hold time a concurrency limit keeps for its retry estimate.
+	 * @return microseconds, or -1 when none is kept
+	 */
+	long averageHoldMicros(String keyBase, int i) {
+		String average = this.redis.command("HGET", keyBase + ":" + i + ":h", "h");
+		return (average != null) ? Long.parseLong(average) : -1;
+	}
+
 	/** No previous lease. */
 	static final long[] NO_LEASE = { 0, 0, 0 };
 
@@ -134,6 +168,12 @@ final class ScriptAtTime {
 		for (int i = 0; i < limits.length; i++) {
 			command.add(keyBase + ":" + i);
 		}
+		for (int i = 0; i < limits.length; i++) {
+			if (limits[i].code().equals("cc")) {
+				command.add(keyBase + ":" + i + ":h");
+			}
+		}
+		command.set(2, Integer.toString(command.size() - 3));
 		command.add(operation);
 		command.add(Long.toString(cost));
 		command.add(Integer.toString(limits.length));
@@ -166,6 +206,11 @@ final class ScriptAtTime {
 		/** A window limit: capacity tokens per window ({@code swl}, {@code swc} or {@code fw}). */
 		static Limit window(String code, long capacity, long windowMicros) {
 			return new Limit(code, capacity, capacity, windowMicros);
+		}
+
+		/** A concurrency limit: at most {@code maxInFlight} slots, each freed at the latest after {@code maxHoldMicros}. */
+		static Limit concurrency(long maxInFlight, long maxHoldMicros) {
+			return new Limit("cc", maxInFlight, maxInFlight, maxHoldMicros);
 		}
 
 		/** The same kind of limit with other numbers (a token bucket refilling capacity per period). */

@@ -97,6 +97,9 @@ public final class MemoryPerKeyRun {
 			md.append("| algorithm | state | used_memory per key (INFO) | MEMORY USAGE of one key | TTL after one check |\n");
 			md.append("|---|---|---:|---:|---:|\n");
 			for (Algorithm algorithm : Algorithm.values()) {
+				if (algorithm.isConcurrency()) {
+					continue; // a rate algorithm's state per key; a concurrency limit's grows with requests in flight
+				}
 				admin.flushAll();
 				PlanLimits limits = limits(algorithm);
 				limiter.tryConsume(client(-1), limits, 1).orTimeout(5, TimeUnit.SECONDS).join(); // load the script
@@ -141,6 +144,7 @@ public final class MemoryPerKeyRun {
 			case SLIDING_WINDOW_LOG -> "sorted set, 1 entry per admitted token";
 			case SLIDING_WINDOW_COUNTER -> "hash {w, c, p}";
 			case FIXED_WINDOW -> "hash {w, c}";
+			case CONCURRENCY -> "sorted set, 1 entry per request in flight";
 		};
 	}
 

@@ -1,0 +1,62 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The concurrency slots an admitted request holds (one in each of its {@linkplain
+ * io.github.ratelimit.gateway.limits.Algorithm#CONCURRENCY concurrency limits}) until its response completes. The
+ * front end calls {@link #release()} once the exchange is over, however it ended: response written, upstream error or
+ * timeout, client gone, cancellation. A slot never released (its instance died) frees itself after the limit's
+ * longest request duration.
+ */
+@FunctionalInterface
+public interface HeldSlots {
+
+	/** No slots: a decision without concurrency limits, a denial, or one that took none. */
+	HeldSlots NONE = () -> {
+	};
+
+	/**
+	 * Give the slots back. Implementations do it at most once (a second call does nothing) and never throw: a store
+	 * that cannot be reached is logged, and its slots then free themselves after the longest request duration.
+	 */
+	void release();
+
+	/**
+	 * Slots given back by an action run at most once, however often {@link #release()} is called.
+	 * @param action gives the slots back; must not throw
+	 * @return the slots
+	 */
+	static HeldSlots once(Runnable action) {
+		AtomicBoolean released = new AtomicBoolean();
+		return () -> {
+			if (released.compareAndSet(false, true)) {
+				action.run();
+			}
+		};
+	}
+
+	/**
+	 * Slots of two places (a client's limits and the group-wide ones), given back together.
+	 * @param first some slots
+	 * @param second other slots
+	 * @return both; {@code first} or {@code second} alone when the other is {@link #NONE}
+	 */
+	static HeldSlots both(HeldSlots first, HeldSlots second) {
+		if (first == NONE) {
+			return second;
+		}
+		if (second == NONE) {
+			return first;
+		}
+		return () -> {
+			try {
+				first.release();
+			}
+			finally {
+				second.release();
+			}
+		};
+	}
+
+}
