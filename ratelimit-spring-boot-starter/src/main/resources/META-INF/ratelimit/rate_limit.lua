@@ -9,17 +9,19 @@
 --           concurrency limit), 'lease' (check and consume, and take a lease of extra tokens for the instance to
 --           spend locally, giving back its previous lease; token buckets only), 'refund' (give back the tokens of an
 --           allowed check that the caller abandoned: it timed out and was decided without Redis, but Redis ran it
---           anyway) or 'release' (give back a request's slot in every concurrency limit, and refund its tokens)
--- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund' and
---           'release', the tokens to give back to each rate limit (0 for none). A concurrency limit counts one slot
---           per request, whatever the cost.
+--           anyway), 'release' (give back the slot of a request that completed in every concurrency limit, its hold
+--           time counted into the average, and refund tokens) or 'abandon' (the same for a slot the request never
+--           used: an abandoned or compensated check, a shutdown; its hold time is not counted)
+-- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund',
+--           'release' and 'abandon', the tokens to give back to each rate limit (0 for none). A concurrency limit
+--           counts one slot per request, whatever the cost.
 -- ARGV[3]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
--- 'acquire' and 'release' only, ARGV[4]: the slot's id, unique per request and instance (at most 64 bytes)
+-- 'acquire', 'release' and 'abandon' only, ARGV[4]: the slot's id, unique per request and instance
 -- 'lease' only, ARGV[4..8]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
 --           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
 --           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
 --           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is none)
--- then, per limit, four values (from ARGV[4], ARGV[5] for 'acquire' and 'release', ARGV[9] for 'lease'):
+-- then, per limit, four values (from ARGV[4], ARGV[5] for 'acquire', 'release' and 'abandon', ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
 --           refill period (microseconds, >= 1000)
 --   The algorithm codes:
@@ -34,8 +36,8 @@
 --   The window algorithms take capacity tokens per window, and a concurrency limit capacity slots; their refill
 --   tokens equal the capacity (not used here).
 -- An unknown operation or algorithm code (a window or concurrency limit in a lease, a concurrency limit in a 'check'
--- of cost > 0), an argument count other than 3 + 4n (4 + 4n for 'acquire' and 'release', 8 + 4n for 'lease') or a
--- key count other than n plus the concurrency limits is an error reply before any write.
+-- of cost > 0), an argument count other than 3 + 4n (4 + 4n for 'acquire', 'release' and 'abandon', 8 + 4n for
+-- 'lease') or a key count other than n plus the concurrency limits is an error reply before any write.
 --
 -- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
 -- back never makes room at once (a window stays the stored one; a token bucket gets no refill); a token bucket within
@@ -61,7 +63,8 @@
 -- has left the window, the counter no longer weighs, the window is over, the newest slot has expired, the hold
 -- statistics are an hour unused), so idle clients cost no memory.
 -- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
--- left alone, and no TTL changes. 'release' returns the same, a concurrency limit counting when it held the slot.
+-- left alone, and no TTL changes. 'release' and 'abandon' return the same, a concurrency limit counting when it held
+-- the slot and the slot had not expired.
 --
 -- State, in key KEYS[i] (the key names differ per algorithm, so one algorithm never reads another's state):
 --   tb    string: tat (integer microseconds, see the token bucket below); 'tat:reserved:until:since' while leases
@@ -583,12 +586,16 @@ function cc.refund(l)
   return 0
 end
 
--- Removes the slot, and counts how long it was held into the average (a slot that had expired is gone already).
+-- Removes the slot and, for a request that used it ('release', not 'abandon'), counts how long it was held into the
+-- average. A slot that has expired counts for nothing: it is removed if still stored (not yet trimmed), the average
+-- is left alone, and 0 is returned.
 function cc.release(l)
   local key = KEYS[l.i]
   local taken = tonumber(redis.call('ZSCORE', key, slot))
   if taken == nil then return 0 end
   redis.call('ZREM', key, slot)
+  if taken <= now - l.period then return 0 end
+  if operation == 'abandon' then return 1 end
   local held = now - taken
   if held < 0 then held = 0 end
   local average = tonumber(redis.call('HGET', KEYS[l.stats], 'h'))
@@ -606,7 +613,7 @@ local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw, cc = cc }
 local header = 3                       -- ARGV values before the limits
 if operation == 'lease' then
   header = 8
-elseif operation == 'acquire' or operation == 'release' then
+elseif operation == 'acquire' or operation == 'release' or operation == 'abandon' then
   header = 4
   slot = ARGV[4]
 elseif operation ~= 'check' and operation ~= 'refund' then
@@ -653,7 +660,7 @@ end
 local time = redis.call('TIME')
 now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 
-if operation == 'release' then
+if operation == 'release' or operation == 'abandon' then
   local released = 0
   for i = 1, n do
     local l = limits[i]

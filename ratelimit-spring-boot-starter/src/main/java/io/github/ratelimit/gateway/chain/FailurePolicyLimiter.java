@@ -160,17 +160,37 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 				Throwable failure = (error != null) ? Futures.unwrap(error)
 						: (decision == null) ? new IllegalStateException("The shared limiter answered nothing") : null;
 				if (failure != null) {
-					complete(fallback(this.request, failure, this.start));
+					settle(fallback(this.request, failure, this.start), false);
 					return;
 				}
 				FailurePolicyLimiter.this.listener.recordCheck(decision.source(), elapsed);
-				complete(decision);
+				settle(decision, true);
 			}
 			else if (error == null && decision != null && decision.allowed()) {
-				decision.slots().release();
-				if (this.request.cost() > 0) {
-					refundAbandoned(this.request);
+				giveBack(decision);
+			}
+		}
+
+		/**
+		 * Complete with a decision; if the caller cancelled meanwhile (between the state change and this), what the
+		 * decision took is given back: its slots, and the tokens of a shared store's allowed check.
+		 */
+		private void settle(RateLimitDecision decision, boolean shared) {
+			if (!complete(decision) && decision.allowed()) {
+				if (shared) {
+					giveBack(decision);
 				}
+				else {
+					decision.slots().abandon();
+				}
+			}
+		}
+
+		/** An allowed answer nobody will use: its slots back, and its tokens refunded. */
+		private void giveBack(RateLimitDecision decision) {
+			decision.slots().abandon();
+			if (this.request.cost() > 0) {
+				refundAbandoned(this.request);
 			}
 		}
 
@@ -180,7 +200,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 			if (STATE.compareAndSet(this, PENDING, ABANDONED)) {
 				TimeoutException failure = new TimeoutException(
 						"No answer from the shared limiter within " + FailurePolicyLimiter.this.timeout);
-				complete(fallback(this.request, failure, this.start));
+				settle(fallback(this.request, failure, this.start), false);
 			}
 		}
 

@@ -17,13 +17,24 @@ public interface HeldSlots {
 	};
 
 	/**
-	 * Give the slots back. Implementations do it at most once (a second call does nothing) and never throw: a store
-	 * that cannot be reached is logged, and its slots then free themselves after the longest request duration.
+	 * Give the slots back once the request has completed: the time they were held counts into the limits' average
+	 * hold time (the Retry-After estimate). Implementations do it at most once (a second call, or one after
+	 * {@link #abandon()}, does nothing) and never throw: a store that cannot be reached is logged, and its slots then
+	 * free themselves after the longest request duration.
 	 */
 	void release();
 
 	/**
-	 * Slots given back by an action run at most once, however often {@link #release()} is called.
+	 * Give the slots back without counting their hold time: the request never used them (its check was abandoned,
+	 * or undone because a group-wide limit denied it) or was cut short (shutdown). The default releases.
+	 */
+	default void abandon() {
+		release();
+	}
+
+	/**
+	 * Slots given back by an action run at most once, however often {@link #release()} or {@link #abandon()} is
+	 * called (for slots whose hold time is not measured, such as the local fallback's).
 	 * @param action gives the slots back; must not throw
 	 * @return the slots
 	 */
@@ -49,12 +60,25 @@ public interface HeldSlots {
 		if (second == NONE) {
 			return first;
 		}
-		return () -> {
-			try {
-				first.release();
+		return new HeldSlots() {
+			@Override
+			public void release() {
+				try {
+					first.release();
+				}
+				finally {
+					second.release();
+				}
 			}
-			finally {
-				second.release();
+
+			@Override
+			public void abandon() {
+				try {
+					first.abandon();
+				}
+				finally {
+					second.abandon();
+				}
 			}
 		};
 	}

@@ -2,7 +2,10 @@ package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntSupplier;
@@ -29,7 +32,9 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  *
  * <p>A concurrency limit's share is whole slots: {@code max(1, floor(max-in-flight / instances))} requests of the
  * client in flight on this instance, taken by an allowed decision and given back when the front end releases its
- * {@link RateLimitDecision#slots()}; its Retry-After is 1 s (no hold time is measured here).
+ * {@link RateLimitDecision#slots()}, or free again once as old as the limit's {@code max-request-duration} (as in
+ * Redis); its Retry-After is 1 s (no hold time is measured here). Buckets replaced (the instance count changed) or
+ * evicted start with every slot free.
  *
  * <p>Limits with {@code scope: global} are kept once per endpoint group (not per client): this instance's share of
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
@@ -130,6 +135,17 @@ public class LocalFallbackLimiter {
 		return this.buckets.estimatedSize();
 	}
 
+	/** One slot taken here, in every concurrency limit of its buckets; identity is what tells two apart. */
+	private static final class LocalSlot {
+
+		final long takenAt;
+
+		LocalSlot(long takenAt) {
+			this.takenAt = takenAt;
+		}
+
+	}
+
 	/** One client's buckets in one endpoint group, for one (limits, share) pair. */
 	private static final class LocalBuckets {
 
@@ -143,10 +159,18 @@ public class LocalFallbackLimiter {
 
 		private final double[] tokens;
 
-		/** Whether limit i is a concurrency limit: {@code tokens[i]} are its free slots, never refilled by time. */
+		/** Whether limit i is a concurrency limit: {@code tokens[i]} are its free slots, counted from {@link #held}. */
 		private final boolean[] slots;
 
 		private final boolean hasSlots;
+
+		/** A concurrency limit's longest request duration (ns): a slot not given back frees itself after it. */
+		private final long[] slotPeriodNanos;
+
+		private final long longestSlotPeriodNanos;
+
+		/** The slots taken here and not given back, oldest first (one per admitted request, in every cc limit). */
+		private final Set<LocalSlot> held = new LinkedHashSet<>();
 
 		private long stamp;
 
@@ -158,11 +182,15 @@ public class LocalFallbackLimiter {
 			this.ratePerNano = new double[n];
 			this.tokens = new double[n];
 			this.slots = new boolean[n];
+			this.slotPeriodNanos = new long[n];
+			long longest = 0;
 			for (int i = 0; i < n; i++) {
 				LimitDefinition limit = limits.limits().get(i);
 				if (limit.isConcurrency()) {
 					this.slots[i] = true;
 					this.capacity[i] = Math.max(1, limit.capacity() / share);
+					this.slotPeriodNanos[i] = limit.refillPeriod().toNanos();
+					longest = Math.max(longest, this.slotPeriodNanos[i]);
 				}
 				else {
 					this.capacity[i] = Math.max((double) limit.capacity() / share, Math.min(cost, limit.capacity()));
@@ -171,6 +199,7 @@ public class LocalFallbackLimiter {
 				this.tokens[i] = this.capacity[i];
 			}
 			this.hasSlots = limits.hasConcurrencyLimits();
+			this.longestSlotPeriodNanos = longest;
 			this.stamp = Long.MIN_VALUE;
 		}
 
@@ -194,12 +223,38 @@ public class LocalFallbackLimiter {
 			return true;
 		}
 
-		/** Add the tokens regained since the last check. Callers hold this object's monitor. */
+		/**
+		 * Add the tokens regained since the last check, and count the free slots: a slot given back is free, and so
+		 * is one older than its limit's longest request duration (as in Redis). Callers hold this object's monitor.
+		 */
 		void refill(long now) {
 			long elapsed = (this.stamp == Long.MIN_VALUE) ? 0 : Math.max(0, now - this.stamp);
 			this.stamp = now;
 			for (int i = 0; i < this.tokens.length; i++) {
 				this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + elapsed * this.ratePerNano[i]);
+			}
+			if (this.hasSlots) {
+				countFreeSlots(now);
+			}
+		}
+
+		private void countFreeSlots(long now) {
+			for (int i = 0; i < this.tokens.length; i++) {
+				if (this.slots[i]) {
+					this.tokens[i] = this.capacity[i];
+				}
+			}
+			for (Iterator<LocalSlot> oldestFirst = this.held.iterator(); oldestFirst.hasNext();) {
+				long age = now - oldestFirst.next().takenAt;
+				if (age >= this.longestSlotPeriodNanos) {
+					oldestFirst.remove(); // expired in every limit
+					continue;
+				}
+				for (int i = 0; i < this.tokens.length; i++) {
+					if (this.slots[i] && age < this.slotPeriodNanos[i]) {
+						this.tokens[i] = Math.max(0, this.tokens[i] - 1);
+					}
+				}
 			}
 		}
 
@@ -218,18 +273,19 @@ public class LocalFallbackLimiter {
 			return true;
 		}
 
-		/** The slots an allowed request of this cost took here, given back once. */
+		/**
+		 * The slots an allowed request of this cost took here (at the last refill's time), given back once; counted
+		 * free again from the next check. Callers hold this object's monitor.
+		 */
 		HeldSlots heldSlots(long cost) {
 			if (!this.hasSlots || cost == 0) {
 				return HeldSlots.NONE;
 			}
+			LocalSlot slot = new LocalSlot(this.stamp);
+			this.held.add(slot);
 			return HeldSlots.once(() -> {
 				synchronized (this) {
-					for (int i = 0; i < this.tokens.length; i++) {
-						if (this.slots[i]) {
-							this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + 1);
-						}
-					}
+					this.held.remove(slot);
 				}
 			});
 		}

@@ -83,7 +83,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 					.handle((shared, ex) -> decision(scoped, false, own.statuses(),
 							(ex != null) ? null : shared.statuses()));
 			}
-			return this.store.tryConsume(everyone, scoped.global(), cost).handle((shared, ex) -> {
+			return Futures.call(() -> this.store.tryConsume(everyone, scoped.global(), cost)).handle((shared, ex) -> {
 				if (ex != null) {
 					return giveBack(client, scoped.client(), cost, own)
 						.thenCompose((ignored) -> CompletableFuture.<RateLimitDecision>failedFuture(Futures.unwrap(ex)));
@@ -138,7 +138,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 	 * their check took are given back too.
 	 */
 	private CompletableFuture<Void> giveBack(ClientKey client, PlanLimits own, long cost, RateLimitDecision taken) {
-		taken.slots().release();
+		taken.slots().abandon();
 		return Futures.call(() -> this.store.refund(client, own, cost)).handle((ignored, ex) -> {
 			if (ex != null) {
 				logger.debug("Refund of the client limits of a request denied by a global limit failed "

@@ -60,7 +60,7 @@ final class Decisions {
 					emit(sink, answer, error);
 				}
 			});
-		}).doOnDiscard(RateLimitDecision.class, (dropped) -> dropped.slots().release());
+		}).doOnDiscard(RateLimitDecision.class, (dropped) -> dropped.slots().abandon());
 	}
 
 	private static void emit(MonoSink<RateLimitDecision> sink, RateLimitDecision answer,

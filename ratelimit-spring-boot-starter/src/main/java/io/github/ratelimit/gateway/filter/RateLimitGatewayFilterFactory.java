@@ -59,6 +59,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	/** Name of the filter in route definitions. */
 	public static final String FILTER_NAME = "RateLimit";
 
+	/** Start of the exchange attributes holding an attempt's slots, by route and group. */
+	private static final String ATTEMPT_SLOTS_ATTRIBUTE = RateLimitGatewayFilterFactory.class.getName() + ".slots.";
+
 	private final RateLimitProperties properties;
 
 	private final LimitResolver limitResolver;
@@ -164,6 +167,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * decision -> metrics and denial log -> HTTP.
 	 */
 	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route) {
+		releaseEarlierAttempt(exchange, route);
 		return this.clientKeyResolver.resolve(exchange, route.keyBy(), route.header())
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
@@ -220,18 +224,41 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			return chain.filter(exchange);
 		}
 		Runnable counted = this.metrics.recordInFlight(route.group());
-		HeldSlots release = () -> {
+		HeldSlots release = HeldSlots.once(() -> {
 			try {
 				slots.release();
 			}
 			finally {
 				counted.run();
 			}
-		};
+		});
+		// a Retry filter before this one runs it again per attempt: that attempt's slots go back first (see limit)
+		exchange.getAttributes().put(attemptSlotsAttribute(route), release);
 		if (SlotReleaseWebFilter.releaseWhenDone(exchange, release)) {
 			return chain.filter(exchange);
 		}
 		return chain.filter(exchange).doFinally((signal) -> release.release());
+	}
+
+	/** The exchange attribute holding the slots this route's filter took for the exchange's latest attempt. */
+	private static String attemptSlotsAttribute(RouteLimitSettings route) {
+		return ATTEMPT_SLOTS_ATTRIBUTE + route.routeId() + '|' + route.group();
+	}
+
+	/**
+	 * Give back the slots an earlier attempt of this exchange took in this route's limits (a {@code Retry} filter
+	 * in front runs this filter once per attempt; the earlier attempt is over), so that a retry does not count
+	 * against itself.
+	 */
+	private static void releaseEarlierAttempt(ServerWebExchange exchange, RouteLimitSettings route) {
+		if (!SlotReleaseWebFilter.mayHoldSlots(exchange)) {
+			return; // the usual case: no attempt of this exchange took a slot (no key is built)
+		}
+		HeldSlots earlier = exchange.getAttributes().remove(attemptSlotsAttribute(route)) instanceof HeldSlots held
+				? held : null;
+		if (earlier != null) {
+			earlier.release();
+		}
 	}
 
 	/**

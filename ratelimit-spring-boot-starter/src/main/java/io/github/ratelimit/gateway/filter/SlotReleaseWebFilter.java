@@ -49,6 +49,16 @@ public class SlotReleaseWebFilter implements WebFilter, Ordered {
 		return true;
 	}
 
+	/**
+	 * Whether some filter may have registered slots for this exchange: {@code false} only when this filter runs for
+	 * it and nothing was registered yet.
+	 * @param exchange the exchange
+	 * @return whether to look for slots of an earlier attempt
+	 */
+	static boolean mayHoldSlots(ServerWebExchange exchange) {
+		return exchange.getAttribute(SLOTS_ATTRIBUTE) != HeldSlots.NONE;
+	}
+
 	@Override
 	public int getOrder() {
 		return ORDER;

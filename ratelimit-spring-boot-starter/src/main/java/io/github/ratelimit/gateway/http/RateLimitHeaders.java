@@ -24,7 +24,8 @@ import org.springframework.http.HttpHeaders;
  * (r: free slots; no reset time, as slots free when responses complete).</li>
  * <li>Legacy style: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (seconds
  * until full, rounded up) of the most constraining limit (a violated one, else the one with fewest tokens
- * left).</li>
+ * left; a concurrency limit only when it alone is violated or there is no rate limit, and then without
+ * {@code X-RateLimit-Reset}).</li>
  * </ul>
  * {@code Retry-After} is written by the caller on denials, see {@link #retryAfterSeconds(long)}.
  */
@@ -84,7 +85,9 @@ public final class RateLimitHeaders {
 			LimitStatus tightest = mostConstraining(statuses);
 			headers.set(X_RATELIMIT_LIMIT, Long.toString(tightest.limit().capacity()));
 			headers.set(X_RATELIMIT_REMAINING, Long.toString(tightest.remaining()));
-			headers.set(X_RATELIMIT_RESET, Long.toString(ceilSeconds(tightest.resetMillis())));
+			if (!tightest.limit().isConcurrency()) { // nothing resets a concurrency limit by time
+				headers.set(X_RATELIMIT_RESET, Long.toString(ceilSeconds(tightest.resetMillis())));
+			}
 		}
 	}
 
@@ -148,15 +151,25 @@ public final class RateLimitHeaders {
 		return field.toString();
 	}
 
+	/**
+	 * A violated limit, else the one with fewest tokens left. A concurrency limit (free slots, not tokens) is chosen
+	 * only when it is violated and no rate limit is, or when there is no rate limit.
+	 */
 	private static LimitStatus mostConstraining(List<LimitStatus> statuses) {
-		LimitStatus tightest = statuses.get(0);
+		LimitStatus tightest = null;
 		for (LimitStatus status : statuses) {
-			if (status.satisfied() == tightest.satisfied() ? status.remaining() < tightest.remaining()
-					: !status.satisfied()) {
+			if (tightest == null || rank(status) > rank(tightest) || (rank(status) == rank(tightest)
+					&& status.remaining() < tightest.remaining())) {
 				tightest = status;
 			}
 		}
 		return tightest;
+	}
+
+	/** 3: a violated rate limit; 2: a violated concurrency limit; 1: a satisfied rate limit; 0: a satisfied slot. */
+	private static int rank(LimitStatus status) {
+		boolean rate = !status.limit().isConcurrency();
+		return status.satisfied() ? (rate ? 1 : 0) : (rate ? 3 : 2);
 	}
 
 	private static long ceilSeconds(long millis) {

@@ -55,9 +55,9 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 		Objects.requireNonNull(algorithm, "algorithm");
 		Objects.requireNonNull(scope, "scope");
 		if (algorithm != Algorithm.TOKEN_BUCKET && refillTokens != capacity) {
-			throw new IllegalArgumentException(algorithm.configName() + " limit '" + policyName
-					+ "' takes capacity tokens per window: refillTokens must equal capacity " + capacity + ", was "
-					+ refillTokens);
+			throw new IllegalArgumentException(algorithm.configName() + " limit '" + policyName + "' takes "
+					+ (algorithm.isConcurrency() ? "one slot per request" : "capacity tokens per window")
+					+ ": refillTokens must equal capacity " + capacity + ", was " + refillTokens);
 		}
 		if (!(leaseBudgetPercent >= 0 && leaseBudgetPercent <= MAX_LEASE_BUDGET_PERCENT)
 				|| (leaseBudgetPercent > 0 && algorithm != Algorithm.TOKEN_BUCKET)) {

@@ -53,12 +53,12 @@ public final class RedisAccessProbe implements ApplicationListener<ApplicationRe
 
 	/**
 	 * Every command the starter sends to Redis, directly or from its Lua scripts: the rate limit script (EVALSHA,
-	 * EVAL; inside TIME, GET, SET, HGET, HMGET, HSET, PEXPIRE and, for the window algorithms, ZADD, ZCARD, ZCOUNT,
-	 * ZRANGE, ZREMRANGEBYSCORE, ZREMRANGEBYRANK), the heartbeat script (ZADD, ZREMRANGEBYSCORE, PEXPIRE, ZCARD), the
+	 * EVAL; inside TIME, GET, SET, HGET, HMGET, HSET, PEXPIRE, for the window algorithms ZADD, ZCARD, ZCOUNT, ZRANGE,
+	 * ZREMRANGEBYSCORE, ZREMRANGEBYRANK, and for concurrency limits also ZRANGEBYSCORE, ZSCORE, ZREM), the heartbeat script (ZADD, ZREMRANGEBYSCORE, PEXPIRE, ZCARD), the
 	 * withdrawal of this instance at shutdown (ZREM), plan look-ups (GET) and resets from the actuator endpoint (DEL).
 	 */
 	static final List<String> COMMANDS = List.of("evalsha", "eval", "time", "get", "set", "del", "pexpire", "hget",
-			"hmget", "hset", "zadd", "zcard", "zcount", "zrange", "zrem", "zremrangebyscore", "zremrangebyrank");
+			"hmget", "hset", "zadd", "zcard", "zcount", "zrange", "zrem", "zremrangebyscore", "zremrangebyrank", "zrangebyscore", "zscore");
 
 	private static final PlanLimits PROBE_LIMITS = new PlanLimits(PROBE_GROUP, PROBE_GROUP,
 			List.of(new LimitDefinition(PROBE_GROUP, 1, 1, Duration.ofSeconds(1))));

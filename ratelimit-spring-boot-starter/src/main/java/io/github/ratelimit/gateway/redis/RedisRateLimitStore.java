@@ -77,8 +77,11 @@ public class RedisRateLimitStore
 	/** {@code ARGV[1]} of a check that takes a slot in every concurrency limit. */
 	static final String ACQUIRE = "acquire";
 
-	/** {@code ARGV[1]} of the call that gives a request's slots back. */
+	/** {@code ARGV[1]} of the call that gives a completed request's slots back. */
 	static final String RELEASE = "release";
+
+	/** {@code ARGV[1]} of the call that gives back slots a request never used (hold time not counted). */
+	static final String ABANDON = "abandon";
 
 	/** Longest wait, when the store stops, for the slots still held to be given back. */
 	private static final Duration RELEASE_ON_STOP_WAIT = Duration.ofSeconds(2);
@@ -176,9 +179,9 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * Concurrency slots taken in Redis by one acquire: given back by the script's {@code release}, once. A release
-	 * that fails (Redis unreachable) is logged at most once per 10 s; the slots then free themselves after the
-	 * limits' longest request duration.
+	 * Concurrency slots taken in Redis by one acquire: given back by the script's {@code release} (or {@code abandon},
+	 * which does not count the hold time), once. A call that fails (Redis unreachable) is logged at most once per
+	 * 10 s; the slots then free themselves after the limits' longest request duration.
 	 */
 	private final class RedisSlots implements HeldSlots {
 
@@ -198,22 +201,33 @@ public class RedisRateLimitStore
 
 		@Override
 		public void release() {
-			giveBack();
+			giveBack(false);
 		}
 
-		CompletableFuture<Void> giveBack() {
+		@Override
+		public void abandon() {
+			giveBack(true);
+		}
+
+		CompletableFuture<Void> giveBack(boolean unused) {
 			if (!this.released.compareAndSet(false, true)) {
 				return CompletableFuture.completedFuture(null);
 			}
-			return RedisRateLimitStore.this.executor
-				.eval(RedisRateLimitStore.this.script, this.keys, this.arguments.release(this.slot))
-				.handle((reply, ex) -> {
-					RedisRateLimitStore.this.heldSlots.remove(this);
-					if (ex != null) {
-						releaseFailed(this.arguments.limits, ex);
-					}
-					return null;
-				});
+			byte[][] args = unused ? this.arguments.abandon(this.slot) : this.arguments.release(this.slot);
+			CompletableFuture<List<Object>> call;
+			try {
+				call = RedisRateLimitStore.this.executor.eval(RedisRateLimitStore.this.script, this.keys, args);
+			}
+			catch (RuntimeException ex) { // an executor that breaks its contract must not break the caller's
+				call = CompletableFuture.failedFuture(ex);
+			}
+			return call.handle((reply, ex) -> {
+				RedisRateLimitStore.this.heldSlots.remove(this);
+				if (ex != null) {
+					releaseFailed(this.arguments.limits, ex);
+				}
+				return null;
+			});
 		}
 
 	}
@@ -310,8 +324,8 @@ public class RedisRateLimitStore
 	 * client's keys in a group share a hash tag, so this works on a Redis Cluster too).
 	 * @param client the client
 	 * @param limits the plan's limits in the endpoint group
-	 * @return the number of keys that existed and were removed (0 to the number of limits); completed exceptionally
-	 * when Redis is unreachable
+	 * @return the number of keys that existed and were removed (0 to the number of limits, plus one per concurrency
+	 * limit: its hold statistics); completed exceptionally when Redis is unreachable
 	 */
 	@Override
 	public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
@@ -348,7 +362,7 @@ public class RedisRateLimitStore
 	private void releaseHeldSlots() {
 		List<CompletableFuture<Void>> releases = new ArrayList<>();
 		for (RedisSlots slots : this.heldSlots) {
-			releases.add(slots.giveBack());
+			releases.add(slots.giveBack(true)); // cut short: their hold time would mislead the estimate
 		}
 		if (releases.isEmpty()) {
 			return;
@@ -467,6 +481,8 @@ public class RedisRateLimitStore
 
 		private static final byte[] RELEASE_BYTES = RELEASE.getBytes(StandardCharsets.UTF_8);
 
+		private static final byte[] ABANDON_BYTES = ABANDON.getBytes(StandardCharsets.UTF_8);
+
 		private static final byte[] ZERO = { '0' };
 
 		final PlanLimits limits;
@@ -497,6 +513,11 @@ public class RedisRateLimitStore
 		/** {@code release}, 0 tokens to refund, n, the slot's id, then the limits. */
 		byte[][] release(byte[] slot) {
 			return withSlot(RELEASE_BYTES, ZERO, slot);
+		}
+
+		/** {@code abandon}, 0 tokens to refund, n, the slot's id, then the limits. */
+		byte[][] abandon(byte[] slot) {
+			return withSlot(ABANDON_BYTES, ZERO, slot);
 		}
 
 		private byte[][] withSlot(byte[] operation, byte[] cost, byte[] slot) {

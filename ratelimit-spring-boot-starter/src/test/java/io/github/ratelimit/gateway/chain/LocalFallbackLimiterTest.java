@@ -53,8 +53,8 @@ class LocalFallbackLimiterTest {
 		assertThat(third.allowed()).isFalse();
 		assertThat(third.slots()).isSameAs(HeldSlots.NONE);
 		assertThat(third.retryAfterMillis()).isEqualTo(LocalFallbackLimiter.LOCAL_SLOT_RETRY_MILLIS);
-		// time alone frees nothing
-		this.nanos.addAndGet(Duration.ofHours(1).toNanos());
+		// within max-request-duration (30 s), time alone frees nothing
+		this.nanos.addAndGet(Duration.ofSeconds(29).toNanos());
 		assertThat(consume(limits).allowed()).isFalse();
 		first.slots().release();
 		first.slots().release(); // once only
@@ -65,6 +65,20 @@ class LocalFallbackLimiterTest {
 		this.instances.set(9);
 		// 5 over 9 instances: still one slot each
 		assertThat(consume(limits(LimitDefinition.concurrency("other", 5, Duration.ofSeconds(30)))).allowed()).isTrue();
+	}
+
+	@Test
+	void aLocalSlotNeverGivenBackIsFreeAgainAfterMaxRequestDurationAndNotBefore() {
+		this.instances.set(1);
+		PlanLimits limits = limits(LimitDefinition.concurrency("free-api-concurrency", 1, Duration.ofSeconds(30)));
+		assertThat(consume(limits).allowed()).isTrue(); // never released
+		this.nanos.addAndGet(Duration.ofSeconds(30).toNanos() - 1);
+		assertThat(consume(limits).allowed()).isFalse();
+		this.nanos.addAndGet(1);
+		RateLimitDecision after = consume(limits);
+		assertThat(after.allowed()).isTrue();
+		after.slots().release();
+		assertThat(consume(limits).allowed()).isTrue();
 	}
 
 	@Test

@@ -242,6 +242,17 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	@Test
+	void aRetryDoesNotCountAgainstItsOwnEarlierAttempt() {
+		String key = newKey();
+		int before = held.received();
+		// max 1 in flight; the upstream answers 500, so Retry runs RateLimit a second time in the same exchange
+		ResponseEntity<String> answer = get(this.port, "/retried/error/x", key).join();
+		assertThat(answer.getStatusCode().value()).as("the retry's own answer, not a 429").isEqualTo(500);
+		assertThat(held.received() - before).as("both attempts reached the upstream").isEqualTo(2);
+		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("single") == 0);
+	}
+
+	@Test
 	void theEndpointShowsAClientsRequestsInFlight() {
 		String key = newKey();
 		CompletableFuture<ResponseEntity<String>> inFlight = get(port(second), "/reports/hold/x", key);

@@ -42,7 +42,7 @@ abstract class ManagedRedisRouteIntegrationTest {
 	 * default {@code ratelimit.key-prefix} {@code rl}.
 	 */
 	static final String MINIMAL_RULE = "resetkeys ~rl:* resetchannels -@all +evalsha +eval +time +get +set +del "
-			+ "+pexpire +hget +hmget +hset +zadd +zcard +zcount +zrange +zrem +zremrangebyscore +zremrangebyrank";
+			+ "+pexpire +hget +hmget +hset +zadd +zcard +zcount +zrange +zrem +zremrangebyscore +zremrangebyrank +zrangebyscore +zscore";
 
 	/** A user with every command of the minimal rule but keys of another application ({@code cache:*}) only. */
 	static final String OTHER_KEYS_USER = "cache-user";

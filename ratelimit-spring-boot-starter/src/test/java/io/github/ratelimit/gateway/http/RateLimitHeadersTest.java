@@ -45,6 +45,21 @@ class RateLimitHeadersTest {
 	}
 
 	@Test
+	void legacyFieldsShowAConcurrencyLimitOnlyWhenItAloneIsViolatedAndWithoutReset() {
+		LimitDefinition slots = LimitDefinition.concurrency("pro-reports-concurrency", 3, Duration.ofSeconds(30));
+		PlanLimits limits = new PlanLimits("pro", "reports", List.of(PER_SECOND, slots));
+		HttpHeaders allowed = write(HeaderStyle.LEGACY, RateLimitDecision.shared(limits, true,
+				List.of(new LimitStatus(PER_SECOND, true, 19, 0, 100), new LimitStatus(slots, true, 0, 0, 30_000))));
+		assertThat(allowed.getFirst("X-RateLimit-Limit")).isEqualTo("20");
+		assertThat(allowed.getFirst("X-RateLimit-Remaining")).isEqualTo("19");
+		HttpHeaders bySlots = write(HeaderStyle.LEGACY, RateLimitDecision.shared(limits, false,
+				List.of(new LimitStatus(PER_SECOND, true, 19, 0, 100), new LimitStatus(slots, false, 0, 2_000, 30_000))));
+		assertThat(bySlots.getFirst("X-RateLimit-Limit")).isEqualTo("3");
+		assertThat(bySlots.getFirst("X-RateLimit-Remaining")).isEqualTo("0");
+		assertThat(bySlots.containsHeader("X-RateLimit-Reset")).isFalse();
+	}
+
+	@Test
 	void legacyFieldsDescribeTheViolatedLimit() {
 		HttpHeaders headers = write(HeaderStyle.LEGACY, this.denied);
 		assertThat(headers.getFirst("X-RateLimit-Limit")).isEqualTo("20");

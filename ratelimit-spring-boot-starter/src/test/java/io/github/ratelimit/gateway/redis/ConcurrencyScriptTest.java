@@ -80,6 +80,23 @@ class ConcurrencyScriptTest {
 	}
 
 	@Test
+	void anExpiredSlotNotYetTrimmedAndAnAbandonedOneLeaveTheAverageAlone() {
+		this.script.acquire(T0, 1, "a", "k", THREE_IN_FLIGHT);
+		this.script.release(T0 + 2 * SECOND, 0, "a", "k", THREE_IN_FLIGHT); // average 2 s
+		this.script.acquire(T0, 1, "late", "k", THREE_IN_FLIGHT);
+		// 31 s later: expired, but no acquire has trimmed it yet
+		assertThat(this.redis.command("ZCARD", "k:0")).isEqualTo("1");
+		assertThat(this.script.release(T0 + 31 * SECOND, 0, "late", "k", THREE_IN_FLIGHT)).isZero();
+		assertThat(this.redis.command("ZCARD", "k:0")).isEqualTo("0");
+		assertThat(this.script.averageHoldMicros("k", 0)).isEqualTo(2 * SECOND);
+		// a slot the request never used goes back without its (short) hold time
+		this.script.acquire(T0 + 40 * SECOND, 1, "unused", "k", THREE_IN_FLIGHT);
+		assertThat(this.script.abandon(T0 + 40 * SECOND + 1, 0, "unused", "k", THREE_IN_FLIGHT)).isEqualTo(1);
+		assertThat(this.redis.command("ZCARD", "k:0")).isEqualTo("0");
+		assertThat(this.script.averageHoldMicros("k", 0)).isEqualTo(2 * SECOND);
+	}
+
+	@Test
 	void retryEstimateIsWhenTheOldestSlotHasBeenHeldAsLongAsTheAverageBoundedByItsExpiry() {
 		this.script.acquire(T0, 1, "m", "k", THREE_IN_FLIGHT);
 		this.script.release(T0 + 4 * SECOND, 0, "m", "k", THREE_IN_FLIGHT); // average hold 4 s

@@ -98,6 +98,15 @@ final class ScriptAtTime {
 	}
 
 	/**
+	 * Give back a slot the request never used ({@code abandon}): its hold time is not counted.
+	 * @return the number of limits changed
+	 */
+	long abandon(long timeMicros, long cost, String slot, String keyBase, Limit... limits) {
+		return Long.parseLong(this.redis.command(command(at(timeMicros), RedisRateLimitStore.ABANDON, cost,
+				List.of(slot), keyBase, limits)));
+	}
+
+	/**
 	 * The average hold time a concurrency limit keeps for its retry estimate.
 	 * @return microseconds, or -1 when none is kept
 	 */
