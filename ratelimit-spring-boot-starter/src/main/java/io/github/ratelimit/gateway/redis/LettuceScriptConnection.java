@@ -283,7 +283,8 @@ final class LettuceScriptConnection implements AutoCloseable {
 		suspend();
 	}
 
-	private static Throwable unwrap(Throwable ex) {
+	/** The failure a {@link CompletionException} wraps (the store's logs name it too). */
+	static Throwable unwrap(Throwable ex) {
 		Throwable cause = ex;
 		while (cause instanceof CompletionException && cause.getCause() != null) {
 			cause = cause.getCause();

@@ -157,7 +157,7 @@ public class RedisRateLimitStore
 	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 		Arguments arguments = arguments(limits);
 		byte[][] keys = arguments.keys(this.keys, client);
-		if (cost == 0 || !limits.hasConcurrencyLimits()) {
+		if (cost == 0 || !arguments.takesSlots) {
 			return this.executor.eval(this.script, keys, arguments.check(cost))
 				.thenApply((reply) -> toDecision(limits, reply));
 		}
@@ -236,15 +236,7 @@ public class RedisRateLimitStore
 		this.releaseFailures.log((skipped) -> logger.warn(
 				"Could not give back a concurrency slot in group '{}' ({}): it frees itself after the limit's "
 						+ "max-request-duration{}",
-				limits.group(), unwrap(error), ThrottledLog.notLogged(skipped)));
-	}
-
-	private static String unwrap(Throwable error) {
-		Throwable cause = error;
-		while (cause instanceof CompletionException && cause.getCause() != null) {
-			cause = cause.getCause();
-		}
-		return cause.toString();
+				limits.group(), LettuceScriptConnection.unwrap(error), ThrottledLog.notLogged(skipped)));
 	}
 
 	/**
@@ -487,12 +479,16 @@ public class RedisRateLimitStore
 
 		final PlanLimits limits;
 
+		/** Whether the limits hold a concurrency limit, so that a check of cost above 0 acquires slots. */
+		final boolean takesSlots;
+
 		private final byte[][] check;
 
 		private final byte[][] keySuffixes;
 
 		Arguments(PlanLimits limits) {
 			this.limits = limits;
+			this.takesSlots = limits.hasConcurrencyLimits();
 			List<String> strings = scriptArguments(limits);
 			this.check = new byte[strings.size()][];
 			for (int i = 0; i < this.check.length; i++) {
