@@ -10,9 +10,10 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * The starter's packages by concept, checked on its compiled classes: no package cycle, and the core (the limits
- * model and the limiter chain) knows neither WebFlux nor Reactor, so another front end (Gateway Server MVC) can reuse
- * it.
+ * The starter's packages by concept, checked on its compiled classes: no package cycle; the core (the limits
+ * model and the limiter chain) knows neither WebFlux nor Reactor; only the two front ends ({@code webflux} for
+ * Gateway on WebFlux, {@code mvc} for Gateway Server MVC) and the auto-configuration know a web server, and each
+ * front end only its own.
  */
 class PackageStructureTest {
 
@@ -41,14 +42,47 @@ class PackageStructureTest {
 	}
 
 	@Test
+	void onlyTheFrontEndsKnowAWebServer() {
+		noClasses().that()
+			.resideInAnyPackage("..gateway.limits..", "..gateway.chain..", "..gateway.client..", "..gateway.plan..",
+					"..gateway.redis..", "..gateway.http..", "..gateway.route..", "..gateway.metrics..",
+					"..gateway.properties..", "..gateway.actuate..", "..gateway.support..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("org.springframework.web.server..", "org.springframework.http.server..",
+					"org.springframework.web.reactive..", "org.springframework.web.servlet..", "jakarta.servlet..",
+					"org.springframework.cloud.gateway..")
+			.check(classes);
+	}
+
+	@Test
+	void eachFrontEndKnowsOnlyItsOwnServer() {
+		noClasses().that()
+			.resideInAPackage("..gateway.webflux..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("..gateway.mvc..", "org.springframework.web.servlet..", "jakarta.servlet..",
+					"org.springframework.cloud.gateway.server.mvc..")
+			.check(classes);
+		noClasses().that()
+			.resideInAPackage("..gateway.mvc..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("..gateway.webflux..", "org.springframework.web.server..",
+					"org.springframework.web.reactive..", "org.springframework.http.server.reactive..",
+					"org.springframework.cloud.gateway.filter..", "org.springframework.cloud.gateway.route..")
+			.check(classes);
+	}
+
+	@Test
 	void supportDependsOnNothingElseOfTheStarter() {
 		noClasses().that()
 			.resideInAPackage("..gateway.support..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage("..gateway.limits..", "..gateway.chain..", "..gateway.client..", "..gateway.plan..",
-					"..gateway.redis..", "..gateway.filter..", "..gateway.http..", "..gateway.actuate..",
-					"..gateway.metrics..", "..gateway.properties..", "..gateway.autoconfigure..")
+					"..gateway.redis..", "..gateway.webflux..", "..gateway.mvc..", "..gateway.http..", "..gateway.route..",
+					"..gateway.actuate..", "..gateway.metrics..", "..gateway.properties..", "..gateway.autoconfigure..")
 			.check(classes);
 	}
 
@@ -59,8 +93,8 @@ class PackageStructureTest {
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage("..gateway.chain..", "..gateway.client..", "..gateway.plan..", "..gateway.redis..",
-					"..gateway.filter..", "..gateway.http..", "..gateway.actuate..", "..gateway.metrics..",
-					"..gateway.properties..", "..gateway.autoconfigure..")
+					"..gateway.webflux..", "..gateway.mvc..", "..gateway.http..", "..gateway.route..",
+					"..gateway.actuate..", "..gateway.metrics..", "..gateway.properties..", "..gateway.autoconfigure..")
 			.check(classes);
 	}
 

@@ -8,7 +8,7 @@ import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.RateLimitPropertiesValidator;
 import io.github.ratelimit.gateway.chain.FallbackMode;
-import io.github.ratelimit.gateway.filter.RateLimitRouteValidator;
+import io.github.ratelimit.gateway.webflux.RateLimitRouteValidator;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;

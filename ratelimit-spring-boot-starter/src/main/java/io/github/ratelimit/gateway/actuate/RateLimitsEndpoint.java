@@ -12,12 +12,13 @@ import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKey;
-import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.route.RouteLimitSettings;
+import io.github.ratelimit.gateway.route.RouteRateLimiter;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -73,7 +74,7 @@ public class RateLimitsEndpoint {
 
 	private final ClientRateLimiter limiter;
 
-	private final RateLimitGatewayFilterFactory filters;
+	private final RouteRateLimiter routes;
 
 	private final OverLimitCache overLimitCache;
 
@@ -87,18 +88,18 @@ public class RateLimitsEndpoint {
 	 * @param limits finds the limits of a plan in a group
 	 * @param plans finds the plan of an API key
 	 * @param limiter the shared limiter, both scopes (the chain's {@code ScopedRateLimiter}: read with cost 0, reset)
-	 * @param filters knows the routes' settings
+	 * @param routes knows the routes' settings (of both front ends)
 	 * @param overLimitCache the chain's over-limit cache, which forgets a reset client; {@code null} when disabled
 	 * @param access who may look up and reset single clients
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RateLimitGatewayFilterFactory filters, @Nullable OverLimitCache overLimitCache,
+			ClientRateLimiter limiter, RouteRateLimiter routes, @Nullable OverLimitCache overLimitCache,
 			RateLimitsEndpointProperties access) {
 		this.properties = properties;
 		this.limits = limits;
 		this.plans = plans;
 		this.limiter = limiter;
-		this.filters = filters;
+		this.routes = routes;
 		this.overLimitCache = overLimitCache;
 		this.access = access;
 	}
@@ -135,13 +136,13 @@ public class RateLimitsEndpoint {
 		result.put("plans", plans);
 		result.put("groups", groups);
 		Map<String, Object> routes = new LinkedHashMap<>();
-		this.filters.routeSettings().forEach((id, route) -> routes.put(id, describe(route)));
+		this.routes.routeSettings().forEach((id, route) -> routes.put(id, describe(route)));
 		result.put("routes", routes);
 		return result;
 	}
 
 	/** A route's settings, with {@code header} only on {@code key-by: header} routes. */
-	private static Map<String, Object> describe(RateLimitGatewayFilterFactory.RouteLimitSettings route) {
+	private static Map<String, Object> describe(RouteLimitSettings route) {
 		Map<String, Object> entry = new LinkedHashMap<>();
 		entry.put("routeId", route.routeId());
 		entry.put("group", route.group());
@@ -267,7 +268,7 @@ public class RateLimitsEndpoint {
 		RateLimitProperties effective = this.limits.effectiveProperties();
 		boolean known = effective.getGroups().containsKey(group)
 				|| effective.getPlans().values().stream().anyMatch((plan) -> plan.getGroups().containsKey(group))
-				|| this.filters.routeSettings().values().stream().anyMatch((route) -> route.group().equals(group));
+				|| this.routes.routeSettings().values().stream().anyMatch((route) -> route.group().equals(group));
 		return known ? Mono.empty() : Mono.error(new NotFound("unknown endpoint group '" + group + "'"));
 	}
 

@@ -15,12 +15,7 @@ import io.github.ratelimit.gateway.chain.StoreShards;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
-import io.github.ratelimit.gateway.filter.CanonicalPathWebFilter;
-import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.filter.RateLimitRouteValidator;
-import io.github.ratelimit.gateway.filter.SlotReleaseWebFilter;
-import io.github.ratelimit.gateway.http.ProblemDetailResponseWriter;
-import io.github.ratelimit.gateway.http.RateLimitResponseWriter;
+import io.github.ratelimit.gateway.http.RateLimitProblems;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.plan.PlanResolver;
@@ -31,6 +26,7 @@ import io.github.ratelimit.gateway.properties.LimitReloader;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationCheck;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.properties.RouteArgumentsValidator;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.ratelimit.gateway.redis.LettuceScriptExecutor;
@@ -40,6 +36,7 @@ import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
+import io.github.ratelimit.gateway.route.RouteRateLimiter;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -55,34 +52,33 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.cloud.gateway.config.GatewayProperties;
-import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
-import org.springframework.http.codec.ServerCodecConfigurer;
 
 /**
- * Auto-configuration of the {@code RateLimit} gateway filter and the Redis token bucket limiter behind it.
+ * Auto-configuration of the core of the limiter, shared by both front ends: the limits, client identification, the
+ * limiter chain over the Redis store, and the request path of rate limited routes ({@link RouteRateLimiter}). The
+ * front ends are configured by {@link RateLimitWebFluxAutoConfiguration} (Gateway on WebFlux) and
+ * {@code RateLimitServerMvcAutoConfiguration} (Gateway Server MVC), each only with its own server.
  *
- * <p>Active when Spring Cloud Gateway (server, WebFlux) and reactive Spring Data Redis are on the class path and a
- * {@link ReactiveRedisConnectionFactory} exists. Every bean can be replaced by declaring one of the same type. The
+ * <p>Active when reactive Spring Data Redis is on the class path (the starter brings it; it needs no web server) and
+ * a {@link ReactiveRedisConnectionFactory} exists. Every bean can be replaced by declaring one of the same type. The
  * starter defines none of Gateway's own {@code RateLimiter}/{@code KeyResolver} types, so it never clashes with
  * Gateway's {@code RequestRateLimiter} beans.
  *
  * <p>Off with {@code ratelimit.enabled=false}, like the starter's other auto-configurations; then
- * {@link RateLimitDisabledAutoConfiguration} registers a {@code RateLimit} filter that lets every request pass.
+ * {@link RateLimitDisabledAutoConfiguration} registers {@code RateLimit} filters that let every request pass.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration",
 		"org.springframework.cloud.gateway.config.GatewayAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 		"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
-@ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
+@ConditionalOnClass(ReactiveStringRedisTemplate.class)
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitAutoConfiguration {
@@ -90,17 +86,15 @@ public final class RateLimitAutoConfiguration {
 	/** Name of the store's circuit breaker (standalone or Sentinel-managed Redis); on a Cluster each master has its own, {@code ratelimit-redis@host:port}. */
 	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
-	/** The rules of the routes' {@code RateLimit} arguments; not replaceable, like the check that runs them. */
-	@Bean
-	RateLimitRouteValidator rateLimitRouteValidator(ObjectProvider<GatewayProperties> gatewayProperties) {
-		return new RateLimitRouteValidator(gatewayProperties.getIfAvailable());
-	}
-
-	/** Not replaceable: the configuration is checked whichever beans the application defines. */
+	/**
+	 * Not replaceable: the configuration is checked whichever beans the application defines, the routes of each
+	 * front end by its {@link RouteArgumentsValidator} (not replaceable either).
+	 */
 	@Bean
 	RateLimitConfigurationCheck rateLimitConfigurationCheck(RateLimitProperties properties,
-			RateLimitRouteValidator rateLimitRouteValidator) {
-		return new RateLimitConfigurationCheck(properties, rateLimitRouteValidator);
+			ObjectProvider<RouteArgumentsValidator> routeValidators) {
+		return new RateLimitConfigurationCheck(properties,
+				RouteArgumentsValidator.allOf(routeValidators.orderedStream().toList()));
 	}
 
 	@Bean
@@ -115,8 +109,9 @@ public final class RateLimitAutoConfiguration {
 	 */
 	@Bean
 	static LimitReloader rateLimitLimitReloader(ObjectProvider<LimitResolver> limitResolver,
-			ObjectProvider<RateLimitRouteValidator> rateLimitRouteValidator) {
-		return new LimitReloader(limitResolver, rateLimitRouteValidator::getIfAvailable);
+			ObjectProvider<RouteArgumentsValidator> routeValidators) {
+		return new LimitReloader(limitResolver,
+				() -> RouteArgumentsValidator.allOf(routeValidators.orderedStream().toList()));
 	}
 
 	@Bean
@@ -132,31 +127,13 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
-	 * Writes every refusal (429, 503, 400, 501) as {@code application/problem+json}, encoded by the application's
-	 * codecs (Spring Boot's {@code JsonMapper}; Spring's default codecs outside a WebFlux application). Replace it by
-	 * declaring a {@link RateLimitResponseWriter} bean.
+	 * The bodies of every refusal (429, 503, 400, 501), for both front ends: RFC 9457 problems. Replace it by
+	 * declaring a {@link RateLimitProblems} bean (a subclass adding members, or localising {@code detail}).
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitResponseWriter rateLimitResponseWriter(ObjectProvider<ServerCodecConfigurer> codecs) {
-		return new ProblemDetailResponseWriter(codecs.getIfAvailable(ServerCodecConfigurer::create));
-	}
-
-	/** Refuses or repairs request paths that are not canonical before any route is matched. */
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-	CanonicalPathWebFilter rateLimitCanonicalPathWebFilter(RateLimitProperties properties,
-			RateLimitResponseWriter responseWriter) {
-		return new CanonicalPathWebFilter(properties.getNonCanonicalPaths(), responseWriter);
-	}
-
-	/** Gives back the concurrency slots of a request once its whole response is written (or it ended otherwise). */
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-	SlotReleaseWebFilter rateLimitSlotReleaseWebFilter() {
-		return new SlotReleaseWebFilter();
+	RateLimitProblems rateLimitProblems() {
+		return new RateLimitProblems();
 	}
 
 	/**
@@ -326,19 +303,19 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
-	 * The filter, over the outermost layer of the chain: the over-limit cache when enabled, else the failure policy.
+	 * The request path of rate limited routes, shared by the front ends, over the outermost layer of the chain: the
+	 * over-limit cache when enabled, else the failure policy.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(FailurePolicyLimiter.class)
-	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitProperties properties,
-			LimitResolver limitResolver, ClientKeyResolver clientKeyResolver, FailurePolicyLimiter failurePolicy,
-			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics,
-			RateLimitResponseWriter responseWriter) {
+	RouteRateLimiter rateLimitRouteRateLimiter(RateLimitProperties properties, LimitResolver limitResolver,
+			ClientKeyResolver clientKeyResolver, FailurePolicyLimiter failurePolicy,
+			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics) {
 		RateLimitChecker cache = overLimitCache.getIfAvailable();
 		RateLimitChecker chain = (cache != null) ? cache : failurePolicy;
-		return new RateLimitGatewayFilterFactory(properties, limitResolver, clientKeyResolver, chain,
-				metrics.getIfAvailable(() -> RateLimitMetrics.NONE), responseWriter);
+		return new RouteRateLimiter(properties, limitResolver, clientKeyResolver, chain,
+				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
 
 	/**

@@ -13,7 +13,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
@@ -23,7 +22,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  * resolver then backs off; an application's own {@link ClientAddressResolver} bean replaces it.
  */
 @AutoConfiguration(before = RateLimitAutoConfiguration.class)
-@ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
+@ConditionalOnClass(ReactiveStringRedisTemplate.class)
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @EnableConfigurationProperties({ RateLimitProperties.class, ClientIpProperties.class })
 public final class RateLimitClientAddressAutoConfiguration {

@@ -1,6 +1,6 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
-import io.github.ratelimit.gateway.filter.DisabledRateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.webflux.DisabledRateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 
 import org.springframework.beans.factory.ObjectProvider;

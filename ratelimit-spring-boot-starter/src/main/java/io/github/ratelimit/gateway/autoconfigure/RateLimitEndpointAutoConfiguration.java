@@ -5,10 +5,10 @@ import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
-import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.route.RouteRateLimiter;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -29,7 +29,7 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
-@ConditionalOnBean(RateLimitGatewayFilterFactory.class)
+@ConditionalOnBean(RouteRateLimiter.class)
 @EnableConfigurationProperties(RateLimitsEndpointProperties.class)
 public final class RateLimitEndpointAutoConfiguration {
 
@@ -37,11 +37,11 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ScopedRateLimiter limiter, RateLimitGatewayFilterFactory filters,
+			ScopedRateLimiter limiter, RouteRateLimiter routes,
 			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<ClientAddressResolver> addresses,
 			RateLimitsEndpointProperties access) {
 		// the chain's own scoped limiter (both scopes, one store) and over-limit cache
-		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, limiter, filters,
+		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, limiter, routes,
 				overLimitCache.getIfAvailable(), access);
 		addresses.ifAvailable(endpoint::setClientAddressResolver);
 		return endpoint;

@@ -13,7 +13,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
-import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -37,7 +36,7 @@ import org.springframework.context.annotation.Bean;
  * {@link RateLimitRedisConnectionAutoConfiguration}).
  */
 @AutoConfiguration(beforeName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
-@ConditionalOnClass({ GatewayFilterFactory.class, ClientOptions.class, LettuceClientOptionsBuilderCustomizer.class })
+@ConditionalOnClass({ ClientOptions.class, LettuceClientOptionsBuilderCustomizer.class })
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @ConditionalOnProperty(prefix = RateLimitProperties.Redis.PREFIX, name = "configure-application-client",
 		havingValue = "true")

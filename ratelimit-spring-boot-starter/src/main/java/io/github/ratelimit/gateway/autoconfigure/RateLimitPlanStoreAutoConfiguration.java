@@ -24,7 +24,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
@@ -40,7 +39,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 @AutoConfiguration(before = RateLimitAutoConfiguration.class,
 		afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 				"org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration" })
-@ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class, Caffeine.class })
+@ConditionalOnClass({ ReactiveStringRedisTemplate.class, Caffeine.class })
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @EnableConfigurationProperties({ RateLimitProperties.class, PlanStoreProperties.class })
 public final class RateLimitPlanStoreAutoConfiguration {

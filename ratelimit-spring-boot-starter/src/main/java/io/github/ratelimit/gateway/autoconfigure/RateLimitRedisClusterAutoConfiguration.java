@@ -13,7 +13,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
-import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
@@ -32,7 +31,7 @@ import org.springframework.core.env.Environment;
  * {@link RateLimitLettuceAutoConfiguration}'s, under the same property.
  */
 @AutoConfiguration(beforeName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
-@ConditionalOnClass({ GatewayFilterFactory.class, ClusterClientOptions.class,
+@ConditionalOnClass({ ClusterClientOptions.class,
 		LettuceClientOptionsBuilderCustomizer.class })
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @ConditionalOnProperty(prefix = RateLimitProperties.Redis.PREFIX, name = "configure-application-client",

@@ -17,7 +17,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
-import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
@@ -41,7 +40,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 @AutoConfiguration(before = { RateLimitAutoConfiguration.class, RateLimitPlanStoreAutoConfiguration.class },
 		afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 				"org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration" })
-@ConditionalOnClass({ GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
+@ConditionalOnClass(ReactiveStringRedisTemplate.class)
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 public final class RateLimitRedisConnectionAutoConfiguration {
 

@@ -9,7 +9,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
@@ -23,7 +22,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  */
 @AutoConfiguration(before = RateLimitAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.security.core.Authentication",
-		value = { GatewayFilterFactory.class, ReactiveStringRedisTemplate.class })
+		value = ReactiveStringRedisTemplate.class)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 public final class RateLimitSecurityAutoConfiguration {

@@ -12,7 +12,6 @@ import io.netty.util.NetUtil;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.StringUtils;
-import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Finds the client IP address of a request, trusting X-Forwarded-For only as far as configured
@@ -80,19 +79,18 @@ public class ClientAddressResolver {
 	/**
 	 * The client's IP address in canonical text form: an IPv4 address, or an IPv6 address (without zone id) reduced
 	 * to its prefix, e.g. {@code 2001:db8:1:2:0:0:0:0/64} (the whole address when the prefix length is 128).
-	 * @param exchange the current exchange
+	 * @param request the current request
 	 * @return the address, or empty when neither a trusted forwarded entry nor the peer address is an IP address
 	 */
-	public Optional<String> resolve(ServerWebExchange exchange) {
+	public Optional<String> resolve(ClientRequest request) {
 		if (this.trustedProxies > 0) {
-			String entry = trustedEntry(exchange.getRequest().getHeaders().get(X_FORWARDED_FOR));
+			String entry = trustedEntry(request.headerValues(X_FORWARDED_FOR));
 			InetAddress forwarded = (entry != null) ? addressOf(entry) : null;
 			if (forwarded != null) {
 				return Optional.of(clientIdOf(forwarded));
 			}
 		}
-		InetSocketAddress peer = exchange.getRequest().getRemoteAddress();
-		InetAddress address = (peer != null) ? peer.getAddress() : null;
+		InetAddress address = request.remoteAddress();
 		return (address != null) ? Optional.of(clientIdOf(address)) : Optional.empty();
 	}
 
@@ -101,8 +99,8 @@ public class ClientAddressResolver {
 	 * combined in order, or the leftmost when there are fewer entries.
 	 * @return the entry, or {@code null} when the header is absent or has no entries
 	 */
-	private @Nullable String trustedEntry(@Nullable List<String> lines) {
-		if (lines == null || lines.isEmpty()) {
+	private @Nullable String trustedEntry(List<String> lines) {
+		if (lines.isEmpty()) {
 			return null;
 		}
 		List<String> entries = new ArrayList<>(4);
@@ -132,7 +130,7 @@ public class ClientAddressResolver {
 	 * @param text the literal
 	 * @return the address, or {@code null} when the text is not such a literal
 	 */
-	static @Nullable InetAddress addressOf(String text) {
+	public static @Nullable InetAddress addressOf(String text) {
 		String literal = text;
 		if (literal.startsWith("[")) {
 			int close = literal.indexOf(']');

@@ -17,15 +17,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
-import org.springframework.http.HttpHeaders;
-import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Default {@link ClientKeyResolver}. The plan is decided here, once, against the plans the limits in force define.
  * <ul>
  * <li>{@link KeyBy#API_KEY}: a non-blank API key header whose plan the {@link PlanResolver} knows identifies the
  * client (hashed); a key whose plan the limits do not define gets the anonymous plan.</li>
- * <li>{@link KeyBy#PRINCIPAL}: the exchange's authenticated principal ({@link ServerWebExchange#getPrincipal()})
+ * <li>{@link KeyBy#PRINCIPAL}: the request's authenticated principal ({@link ClientRequest#principal()})
  * identifies the client by the hash of its name; Spring Security's anonymous authentication and authentications not
  * authenticated never do (whatever the {@link PrincipalPlanResolver}), nor do principals the resolver refuses
  * ({@link PrincipalPlanResolver#isAuthenticated}). It is limited under the plan its credentials name; no plan, or
@@ -142,11 +140,11 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	/**
 	 * {@inheritDoc}
 	 * @throws IllegalArgumentException for {@link KeyBy#HEADER}, which needs the header's name (see
-	 * {@link #resolve(ServerWebExchange, KeyBy, String)})
+	 * {@link #resolve(ClientRequest, KeyBy, String)})
 	 */
 	@Override
-	public Mono<ClientKey> resolve(ServerWebExchange exchange, KeyBy keyBy) {
-		return resolve(exchange, keyBy, null);
+	public Mono<ClientKey> resolve(ClientRequest request, KeyBy keyBy) {
+		return resolve(request, keyBy, null);
 	}
 
 	/**
@@ -154,27 +152,27 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	 * @throws IllegalArgumentException for {@link KeyBy#HEADER} without a header name
 	 */
 	@Override
-	public Mono<ClientKey> resolve(ServerWebExchange exchange, KeyBy keyBy, @Nullable String header) {
-		Mono<ClientKey> byAddress = Mono.defer(() -> Mono.justOrEmpty(this.addressResolver.resolve(exchange)
+	public Mono<ClientKey> resolve(ClientRequest request, KeyBy keyBy, @Nullable String header) {
+		Mono<ClientKey> byAddress = Mono.defer(() -> Mono.justOrEmpty(this.addressResolver.resolve(request)
 			.map((ip) -> new ClientKey(ClientKey.Kind.IP, ip, this.plans.anonymousPlan()))));
 		return switch (keyBy) {
 			case IP -> byAddress;
-			case API_KEY -> byApiKey(exchange, byAddress);
-			case PRINCIPAL -> byPrincipal(exchange, byAddress);
+			case API_KEY -> byApiKey(request, byAddress);
+			case PRINCIPAL -> byPrincipal(request, byAddress);
 			case HEADER -> {
 				if (header == null || header.isBlank()) {
 					throw new IllegalArgumentException("key-by: header needs the name of the header (the route's "
 							+ "header argument)");
 				}
-				yield byHeader(exchange, header, byAddress);
+				yield byHeader(request, header, byAddress);
 			}
 		};
 	}
 
-	private Mono<ClientKey> byApiKey(ServerWebExchange exchange, Mono<ClientKey> byAddress) {
+	private Mono<ClientKey> byApiKey(ClientRequest request, Mono<ClientKey> byAddress) {
 		String apiKey;
 		try {
-			apiKey = singleValue(exchange.getRequest().getHeaders(), this.apiKeyHeader, this.lookAlikeHeaders,
+			apiKey = singleValue(request, this.apiKeyHeader, this.lookAlikeHeaders,
 					"API key", "key", false);
 		}
 		catch (AmbiguousClientException ex) {
@@ -202,8 +200,8 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		return new ClientKey(ClientKey.Kind.API_KEY, hash, anonymous);
 	}
 
-	private Mono<ClientKey> byPrincipal(ServerWebExchange exchange, Mono<ClientKey> byAddress) {
-		return exchange.<Principal>getPrincipal()
+	private Mono<ClientKey> byPrincipal(ClientRequest request, Mono<ClientKey> byAddress) {
+		return request.principal()
 			.filter((principal) -> !UnauthenticatedPrincipals.isStandIn(principal)
 					&& this.principalPlans.isAuthenticated(principal) && principal.getName() != null
 					&& !principal.getName().isBlank())
@@ -235,12 +233,12 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		return new ClientKey(ClientKey.Kind.PRINCIPAL, hash, fallback);
 	}
 
-	private Mono<ClientKey> byHeader(ServerWebExchange exchange, String header, Mono<ClientKey> byAddress) {
+	private Mono<ClientKey> byHeader(ClientRequest request, String header, Mono<ClientKey> byAddress) {
 		List<String> lookAlikes = this.routeHeaderLookAlikes.computeIfAbsent(header,
 				DefaultClientKeyResolver::lookAlikes);
 		String value;
 		try {
-			value = singleValue(exchange.getRequest().getHeaders(), header, lookAlikes, "value", "value", true);
+			value = singleValue(request, header, lookAlikes, "value", "value", true);
 		}
 		catch (AmbiguousClientException ex) {
 			return Mono.error(ex);
@@ -265,7 +263,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 
 	/**
 	 * The one value of an identity header, without the optional whitespace around it.
-	 * @param headers the request's headers
+	 * @param request the request
 	 * @param header the header's name
 	 * @param lookAlikes names upstreams may read as the header
 	 * @param what what one value is, for messages ({@code API key})
@@ -277,17 +275,17 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	 * with a character other than visible ASCII (and, where allowed, inner spaces and tabs); the message names the
 	 * header and the kind of character, never a value
 	 */
-	private static @Nullable String singleValue(HttpHeaders headers, String header, List<String> lookAlikes,
+	private static @Nullable String singleValue(ClientRequest request, String header, List<String> lookAlikes,
 			String what, String alone, boolean innerWhitespace) {
 		for (String lookAlike : lookAlikes) {
-			if (headers.containsHeader(lookAlike)) {
+			if (!request.headerValues(lookAlike).isEmpty()) {
 				throw new AmbiguousClientException("The request carries a header named like " + header
 						+ " with '_' for '-'" + ((header.indexOf('_') >= 0) ? " or '-' for '_'" : "") + " (" + lookAlike
 						+ "), which upstreams may read as " + header + "; send only " + header + ".");
 			}
 		}
-		List<String> values = headers.get(header);
-		if (values == null || values.isEmpty()) {
+		List<String> values = request.headerValues(header);
+		if (values.isEmpty()) {
 			return null;
 		}
 		String value = values.get(0);

@@ -26,7 +26,7 @@ final class UnauthenticatedPrincipals {
 	/**
 	 * Whether a principal stands in for nobody: Spring Security's anonymous authentication, or an authentication that
 	 * is not authenticated.
-	 * @param principal the exchange's principal
+	 * @param principal the request's principal
 	 * @return whether the request is to be limited as if it had no principal
 	 */
 	static boolean isStandIn(Principal principal) {

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.ProblemDetail;
 
 /**
- * The {@link ProblemDetail} the {@link ProblemDetailResponseWriter} writes, serialised the same way by any Jackson
+ * The {@link ProblemDetail} the {@link RateLimitProblems} make (and the front ends write), serialised the same way by any Jackson
  * {@code JsonMapper}: the RFC 9457 members in the RFC's order ({@code type}, {@code title}, {@code status},
  * {@code detail}, {@code instance}), then the extension members ({@link #setProperty}) in the order they were set,
  * members that are {@code null} left out.

@@ -11,7 +11,7 @@ import org.springframework.http.HttpStatus;
 
 /**
  * Why the limiter refuses a request, with everything an answer needs: handed to the
- * {@link RateLimitResponseWriter}, which writes the response.
+ * front end's response writer, which writes the response.
  *
  * @param reason why the request is refused; decides the status code ({@link #status()})
  * @param retryAfterSeconds the {@code Retry-After} value in whole seconds (at least 1) for a

@@ -1,7 +1,7 @@
 package io.github.ratelimit.gateway.actuate;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.filter.BaseRouteIntegrationTest;
+import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.HttpStatus;

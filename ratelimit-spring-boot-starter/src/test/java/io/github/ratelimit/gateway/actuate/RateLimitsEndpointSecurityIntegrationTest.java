@@ -14,8 +14,8 @@ import java.util.function.Consumer;
 import com.jayway.jsonpath.JsonPath;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.filter.BaseRouteIntegrationTest;
-import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
+import io.github.ratelimit.gateway.route.RouteRateLimiter;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
@@ -86,7 +86,7 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 	ScopedRateLimiter limiter;
 
 	@Autowired
-	RateLimitGatewayFilterFactory filters;
+	RouteRateLimiter routes;
 
 	/** Requests to the actuator. */
 	WebTestClient management;
@@ -204,7 +204,7 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 		access.setShowClients(showClients);
 		access.setRoles(Set.of("OPERATOR"));
 		return new RateLimitsEndpoint(this.properties, this.limits, SecuredGateway.PLANS,
-				this.limiter, this.filters, this.overLimitCache, access);
+				this.limiter, this.routes, this.overLimitCache, access);
 	}
 
 	private WebTestClient.ResponseSpec traffic(String path, String apiKey) {

@@ -18,7 +18,7 @@ import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
-import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.webflux.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.plan.PrincipalPlanResolver;
 import io.github.ratelimit.gateway.plan.SecurityPrincipalPlanResolver;
@@ -35,6 +35,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -42,9 +43,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class RateLimitAutoConfigurationTest {
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-				DataRedisReactiveAutoConfiguration.class, RateLimitAutoConfiguration.class))
+				DataRedisReactiveAutoConfiguration.class, RateLimitAutoConfiguration.class, RateLimitWebFluxAutoConfiguration.class))
 		.withPropertyValues("ratelimit.plans.anonymous.default[0].capacity=60",
 				"ratelimit.plans.anonymous.default[0].refill-tokens=60",
 				"ratelimit.plans.anonymous.default[0].refill-period=1m");

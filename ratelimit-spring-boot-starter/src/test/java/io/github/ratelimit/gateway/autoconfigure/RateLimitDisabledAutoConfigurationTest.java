@@ -5,10 +5,10 @@ import java.io.InputStream;
 import java.net.URL;
 import java.util.Enumeration;
 
-import io.github.ratelimit.gateway.filter.CanonicalPathWebFilter;
-import io.github.ratelimit.gateway.filter.DisabledRateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.filter.RateLimitGatewayFilterFactory;
-import io.github.ratelimit.gateway.http.RateLimitResponseWriter;
+import io.github.ratelimit.gateway.webflux.CanonicalPathWebFilter;
+import io.github.ratelimit.gateway.webflux.DisabledRateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.webflux.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.webflux.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
 import org.junit.jupiter.api.Test;
@@ -21,6 +21,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,9 +33,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RateLimitDisabledAutoConfigurationTest {
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-				DataRedisReactiveAutoConfiguration.class, RateLimitAutoConfiguration.class,
+				DataRedisReactiveAutoConfiguration.class, RateLimitAutoConfiguration.class, RateLimitWebFluxAutoConfiguration.class,
 				RateLimitDisabledAutoConfiguration.class, RateLimitHealthAutoConfiguration.class,
 				RateLimitEndpointAutoConfiguration.class, RateLimitPlanStoreAutoConfiguration.class,
 				RateLimitClientAddressAutoConfiguration.class, RateLimitLettuceAutoConfiguration.class,

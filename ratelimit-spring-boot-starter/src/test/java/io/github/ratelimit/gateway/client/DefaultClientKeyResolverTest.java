@@ -17,6 +17,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
+import io.github.ratelimit.gateway.webflux.ExchangeClientRequest;
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
 import org.springframework.security.core.authority.AuthorityUtils;
@@ -211,8 +212,8 @@ class DefaultClientKeyResolverTest {
 	void keyByHeaderNeedsTheHeadersName() {
 		MockServerWebExchange exchange = exchange((request) -> {
 		}, null);
-		assertThatIllegalArgumentException().isThrownBy(() -> this.resolver.resolve(exchange, KeyBy.HEADER));
-		assertThatIllegalArgumentException().isThrownBy(() -> this.resolver.resolve(exchange, KeyBy.HEADER, " "));
+		assertThatIllegalArgumentException().isThrownBy(() -> this.resolver.resolve(new ExchangeClientRequest(exchange), KeyBy.HEADER));
+		assertThatIllegalArgumentException().isThrownBy(() -> this.resolver.resolve(new ExchangeClientRequest(exchange), KeyBy.HEADER, " "));
 	}
 
 	private ClientKey principal(String name) {
@@ -232,7 +233,7 @@ class DefaultClientKeyResolverTest {
 
 	private static ClientKey resolve(DefaultClientKeyResolver resolver, MockServerWebExchange exchange, KeyBy keyBy,
 			String header) {
-		return resolver.resolve(exchange, keyBy, header).block(TIMEOUT);
+		return resolver.resolve(new ExchangeClientRequest(exchange), keyBy, header).block(TIMEOUT);
 	}
 
 	private static MockServerWebExchange exchange(Consumer<MockServerHttpRequest.BaseBuilder<?>> headers,

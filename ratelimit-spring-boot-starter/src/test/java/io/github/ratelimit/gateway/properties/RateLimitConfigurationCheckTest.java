@@ -6,7 +6,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.PLANS_AND_ROUTE;
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.failure;
@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThatNoException;
  */
 class RateLimitConfigurationCheckTest {
 
-	private final ApplicationContextRunner runner = runner(PLANS_AND_ROUTE);
+	private final ReactiveWebApplicationContextRunner runner = runner(PLANS_AND_ROUTE);
 
 	@Test
 	void validConfigurationStarts() {

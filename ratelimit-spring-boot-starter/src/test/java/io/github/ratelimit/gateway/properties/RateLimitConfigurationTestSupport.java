@@ -3,12 +3,13 @@ package io.github.ratelimit.gateway.properties;
 import java.time.Duration;
 
 import io.github.ratelimit.gateway.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.gateway.autoconfigure.RateLimitWebFluxAutoConfiguration;
 import io.github.ratelimit.gateway.limits.LimitScope;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.context.annotation.Configuration;
 
@@ -62,8 +63,9 @@ public final class RateLimitConfigurationTestSupport {
 	 * @param properties the configuration, e.g. {@link #PLANS_AND_ROUTE}
 	 * @return the runner
 	 */
-	public static ApplicationContextRunner runner(String... properties) {
-		return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+	public static ReactiveWebApplicationContextRunner runner(String... properties) {
+		return new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitWebFluxAutoConfiguration.class))
 			.withUserConfiguration(GatewayRoutes.class)
 			.withPropertyValues(properties);
 	}
@@ -73,7 +75,7 @@ public final class RateLimitConfigurationTestSupport {
 	 * @param context a context that failed to start
 	 * @return the message, one line per violation
 	 */
-	public static String failure(AssertableApplicationContext context) {
+	public static String failure(ApplicationContextAssertProvider<?> context) {
 		assertThat(context).hasFailed();
 		Throwable cause = context.getStartupFailure();
 		while (cause != null && !(cause instanceof RateLimitConfigurationException)) {

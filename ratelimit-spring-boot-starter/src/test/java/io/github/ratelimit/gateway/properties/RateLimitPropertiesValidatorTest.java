@@ -6,7 +6,7 @@ import java.util.List;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.ANONYMOUS_AND_FREE;
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.FREE_WITH_GLOBAL_SEARCH;
@@ -26,13 +26,13 @@ class RateLimitPropertiesValidatorTest {
 	private static final String LIMIT = "ratelimit.plans.free.groups.search[0].";
 
 	/** For ranges, plans and the plans that API keys and anonymous clients map to. */
-	private final ApplicationContextRunner runner = runner(PLANS_AND_ROUTE);
+	private final ReactiveWebApplicationContextRunner runner = runner(PLANS_AND_ROUTE);
 
 	/** For the {@code algorithm} of a limit ({@link #LIMIT}) and what it implies for capacity and refill tokens. */
-	private final ApplicationContextRunner algorithms = runner(ANONYMOUS_AND_FREE);
+	private final ReactiveWebApplicationContextRunner algorithms = runner(ANONYMOUS_AND_FREE);
 
 	/** For the {@code scope} of a limit: plans must agree on a group's global limits (one shared bucket). */
-	private final ApplicationContextRunner scopes = runner(FREE_WITH_GLOBAL_SEARCH);
+	private final ReactiveWebApplicationContextRunner scopes = runner(FREE_WITH_GLOBAL_SEARCH);
 
 	@Test
 	void zeroCapacityAndZeroRefillAreRefusedNamingEachProperty() {

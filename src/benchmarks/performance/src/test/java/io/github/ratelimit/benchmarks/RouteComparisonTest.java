@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.github.ratelimit.gateway.webflux.ExchangeClientRequest;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKey;
@@ -174,7 +175,7 @@ class RouteComparisonTest {
 		ClientAddressResolver addresses = new ClientAddressResolver(0);
 		ClientKey known = new DefaultClientKeyResolver(BenchGateway.API_KEY_HEADER, "anonymous",
 				new BenchGateway.EveryKeyPlanResolver(BenchGateway.PLAN), addresses)
-			.resolve(exchange, KeyBy.API_KEY)
+			.resolve(new ExchangeClientRequest(exchange), KeyBy.API_KEY)
 			.block();
 		assertThat(known.kind()).isEqualTo(ClientKey.Kind.API_KEY);
 		assertThat(known.plan()).isEqualTo(BenchGateway.PLAN);
@@ -182,7 +183,7 @@ class RouteComparisonTest {
 		// the starter's default resolver, with no ratelimit.api-keys: the key is unknown, the client is its address
 		ClientKey unknown = new DefaultClientKeyResolver(BenchGateway.API_KEY_HEADER, "anonymous",
 				new StaticPlanResolver(Map.of()), addresses)
-			.resolve(exchange, KeyBy.API_KEY)
+			.resolve(new ExchangeClientRequest(exchange), KeyBy.API_KEY)
 			.block();
 		assertThat(unknown.kind()).isEqualTo(ClientKey.Kind.IP);
 		assertThat(unknown.plan()).isEqualTo("anonymous");

@@ -1,0 +1,82 @@
+package io.github.ratelimit.gateway.autoconfigure;
+
+import io.github.ratelimit.gateway.http.RateLimitProblems;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.webflux.CanonicalPathWebFilter;
+import io.github.ratelimit.gateway.webflux.ProblemDetailResponseWriter;
+import io.github.ratelimit.gateway.webflux.RateLimitGatewayFilterFactory;
+import io.github.ratelimit.gateway.webflux.RateLimitResponseWriter;
+import io.github.ratelimit.gateway.webflux.RateLimitRouteValidator;
+import io.github.ratelimit.gateway.webflux.SlotReleaseWebFilter;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.codec.ServerCodecConfigurer;
+
+/**
+ * The WebFlux front end: the {@code RateLimit} gateway filter of Spring Cloud Gateway on WebFlux over the core's
+ * {@link RouteRateLimiter}, the path check and slot release web filters, the response writer and the validator of
+ * the {@code spring.cloud.gateway.server.webflux.*} routes. Only in a reactive web application with Gateway's
+ * WebFlux server on the class path; a Server MVC application gets {@code RateLimitServerMvcAutoConfiguration}
+ * instead. Every bean but the route validator can be replaced by declaring one of the same type.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class,
+		afterName = "org.springframework.cloud.gateway.config.GatewayAutoConfiguration")
+@ConditionalOnClass(GatewayFilterFactory.class)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
+public final class RateLimitWebFluxAutoConfiguration {
+
+	/** The rules of the WebFlux routes' {@code RateLimit} arguments; not replaceable, like the check that runs them. */
+	@Bean
+	RateLimitRouteValidator rateLimitRouteValidator(ObjectProvider<GatewayProperties> gatewayProperties) {
+		return new RateLimitRouteValidator(gatewayProperties.getIfAvailable());
+	}
+
+	/**
+	 * Writes every refusal (429, 503, 400, 501): the {@link RateLimitProblems} body as
+	 * {@code application/problem+json}, encoded by the application's codecs (Spring Boot's {@code JsonMapper}).
+	 * Replace it by declaring a {@link RateLimitResponseWriter} bean.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitResponseWriter rateLimitResponseWriter(ObjectProvider<ServerCodecConfigurer> codecs,
+			ObjectProvider<RateLimitProblems> problems) {
+		return new ProblemDetailResponseWriter(codecs.getIfAvailable(ServerCodecConfigurer::create),
+				problems.getIfAvailable(RateLimitProblems::new));
+	}
+
+	/** Refuses or repairs request paths that are not canonical before any route is matched. */
+	@Bean
+	@ConditionalOnMissingBean
+	CanonicalPathWebFilter rateLimitCanonicalPathWebFilter(RateLimitProperties properties,
+			RateLimitResponseWriter responseWriter) {
+		return new CanonicalPathWebFilter(properties.getNonCanonicalPaths(), responseWriter);
+	}
+
+	/** Gives back the concurrency slots of a request once its whole response is written (or it ended otherwise). */
+	@Bean
+	@ConditionalOnMissingBean
+	SlotReleaseWebFilter rateLimitSlotReleaseWebFilter() {
+		return new SlotReleaseWebFilter();
+	}
+
+	/** The filter, over the request path shared by the front ends. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(RouteRateLimiter.class)
+	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RouteRateLimiter limiter,
+			RateLimitResponseWriter responseWriter) {
+		return new RateLimitGatewayFilterFactory(limiter, responseWriter);
+	}
+
+}

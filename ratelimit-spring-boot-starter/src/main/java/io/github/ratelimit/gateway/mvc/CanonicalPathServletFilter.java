@@ -1,0 +1,127 @@
+package io.github.ratelimit.gateway.mvc;
+
+import java.io.IOException;
+
+import io.github.ratelimit.gateway.http.RateLimitRefusal;
+import io.github.ratelimit.gateway.http.RequestPathCheck;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.core.Ordered;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * Runs {@link RequestPathCheck} on every request before Server MVC matches a route ({@code ratelimit.non-canonical-paths}),
+ * so that the path a route predicate matches, the limiter counts and the gateway forwards upstream is one and the
+ * same: a request whose path is not canonical is refused with 400 Bad Request and a problem body, or, with
+ * {@link RequestPathCheck.Policy#NORMALIZE}, routed and forwarded under its canonical path (the request's URI and URL
+ * are the repaired ones, which Spring MVC matches routes on and Gateway forwards; a query with characters RFC 3986 does not allow there is forwarded
+ * percent-encoded). {@code CONNECT} and {@code TRACE} are answered 501 Not Implemented. With
+ * {@link RequestPathCheck.Policy#ALLOW} every request goes through unchanged. The Server MVC counterpart of the
+ * WebFlux front end's {@code CanonicalPathWebFilter}; the 400 and 501 answers are written by the
+ * {@link RateLimitServletResponseWriter}.
+ *
+ * <p>The path checked is the raw request URI without the context path; a servlet container may have refused some
+ * spellings already (Tomcat answers 400 to an encoded {@code /} by default).
+ */
+public class CanonicalPathServletFilter extends OncePerRequestFilter implements Ordered {
+
+	/** Order of this filter: early, before Spring Security's filter chain (-100). */
+	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
+
+	private static final Logger logger = LoggerFactory.getLogger(CanonicalPathServletFilter.class);
+
+	private final RequestPathCheck.Policy policy;
+
+	private final RateLimitServletResponseWriter responseWriter;
+
+	/**
+	 * Create the filter.
+	 * @param policy what to do with a path that is not canonical ({@link RequestPathCheck.Policy#ALLOW} lets every
+	 * request through unchanged)
+	 * @param responseWriter writes the 400 and 501 answers
+	 */
+	public CanonicalPathServletFilter(RequestPathCheck.Policy policy, RateLimitServletResponseWriter responseWriter) {
+		this.policy = policy;
+		this.responseWriter = responseWriter;
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		if (this.policy == RequestPathCheck.Policy.ALLOW) {
+			chain.doFilter(request, response);
+			return;
+		}
+		String method = request.getMethod();
+		if (method.equals("CONNECT") || method.equals("TRACE")) {
+			this.responseWriter.write(request, response, RateLimitRefusal.methodNotImplemented(method));
+			return;
+		}
+		String contextPath = request.getContextPath();
+		String uri = request.getRequestURI();
+		String rawPath = uri.substring(Math.min(contextPath.length(), uri.length()));
+		RequestPathCheck.Verdict verdict = RequestPathCheck.check(rawPath, this.policy);
+		if (verdict.refused()) {
+			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
+			this.responseWriter.write(request, response, RateLimitRefusal.nonCanonicalPath(verdict.problem()));
+			return;
+		}
+		String rawQuery = request.getQueryString();
+		String query = (rawQuery != null) ? RequestPathCheck.encodedQuery(rawQuery) : null;
+		if (!verdict.repaired() && query == rawQuery) {
+			chain.doFilter(request, response);
+			return;
+		}
+		chain.doFilter(new CanonicalRequest(request, contextPath + verdict.path(), query), response);
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+	/** The request under its canonical path and query. */
+	private static final class CanonicalRequest extends HttpServletRequestWrapper {
+
+		private final String requestUri;
+
+		private final @Nullable String query;
+
+		CanonicalRequest(HttpServletRequest request, String requestUri, @Nullable String query) {
+			super(request);
+			this.requestUri = requestUri;
+			this.query = query;
+		}
+
+		@Override
+		public String getRequestURI() {
+			return this.requestUri;
+		}
+
+		@Override
+		public StringBuffer getRequestURL() {
+			StringBuffer url = new StringBuffer();
+			String scheme = getScheme();
+			int port = getServerPort();
+			url.append(scheme).append("://").append(getServerName());
+			if ((scheme.equals("http") && port != 80) || (scheme.equals("https") && port != 443)) {
+				url.append(':').append(port);
+			}
+			return url.append(this.requestUri);
+		}
+
+		@Override
+		public @Nullable String getQueryString() {
+			return this.query;
+		}
+
+	}
+
+}

@@ -1,0 +1,280 @@
+package io.github.ratelimit.gateway.mvc;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.github.ratelimit.gateway.chain.HeldSlots;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.client.AmbiguousClientException;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.http.RateLimitRefusal;
+import io.github.ratelimit.gateway.properties.ConfigurationViolation;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.route.RouteLimitSettings;
+import io.github.ratelimit.gateway.route.RouteOutcome;
+import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.support.ThrottledLog;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.http.HttpHeaders;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.servlet.function.HandlerFunction;
+import org.springframework.web.servlet.function.ServerRequest;
+import org.springframework.web.servlet.function.ServerResponse;
+
+/**
+ * The Server MVC front end of the limiter: runs the {@link RouteRateLimiter}'s request path for the
+ * {@code RateLimit} filters of Server MVC routes ({@link RateLimitFilterFunctions}) and writes its outcome as a
+ * {@link ServerResponse}. Allowed requests go upstream with the rate limit header fields; refused ones are answered
+ * by the {@link RateLimitServletResponseWriter} (429, 503, 400), exactly as on WebFlux.
+ *
+ * <p>The request's thread waits for the decision once, on the chain's future, which the chain's failure policy
+ * completes within {@code ratelimit.redis-timeout} (with the local fallback's decision, or fail-closed); the wait is
+ * a plain {@link CompletableFuture#get}, which parks a virtual thread ({@code spring.threads.virtual.enabled}) without
+ * pinning its carrier. No code runs on the Redis client's event loop but completing that future. As a safety net
+ * against a replaced bean whose future never completes, the wait ends after {@value #ANSWER_WAIT_SECONDS} s: the
+ * route then fails closed (503) or lets the request through, as the failure policy would.
+ *
+ * <p>Once the application context has started it checks the arguments of every {@code RateLimit} filter built so far
+ * that names a group, and stops start-up with a {@link RateLimitConfigurationException} if one does not fit the
+ * limits.
+ */
+public class ServerMvcRateLimiter implements SmartInitializingSingleton {
+
+	/** Longest wait for the chain's answer, in seconds: far beyond its own timeout, a safety net only. */
+	static final long ANSWER_WAIT_SECONDS = 30;
+
+	private static final Logger logger = LoggerFactory.getLogger(ServerMvcRateLimiter.class);
+
+	/** Start of the request attributes holding an attempt's slots, by route and group. */
+	private static final String ATTEMPT_SLOTS_ATTRIBUTE = ServerMvcRateLimiter.class.getName() + ".slots.";
+
+	private final @Nullable RouteRateLimiter limiter;
+
+	private final RateLimitServletResponseWriter responseWriter;
+
+	private final ThrottledLog unanswered = new ThrottledLog(Duration.ofSeconds(10));
+
+	/**
+	 * Create the front end.
+	 * @param limiter the request path shared by the front ends
+	 * @param responseWriter writes the answers to refused requests
+	 */
+	public ServerMvcRateLimiter(RouteRateLimiter limiter, RateLimitServletResponseWriter responseWriter) {
+		this.limiter = limiter;
+		this.responseWriter = responseWriter;
+	}
+
+	private ServerMvcRateLimiter() {
+		this.limiter = null;
+		this.responseWriter = (request, response, refusal) -> {
+		};
+	}
+
+	/**
+	 * The front end with the starter switched off ({@code ratelimit.enabled=false}): every {@code RateLimit} filter
+	 * lets every request pass; one WARN at start-up names the filters.
+	 * @return the switched-off front end
+	 */
+	public static ServerMvcRateLimiter disabled() {
+		return new ServerMvcRateLimiter();
+	}
+
+	/**
+	 * Limit one request of a route.
+	 * @param request the request
+	 * @param next the rest of the route
+	 * @param filter the route's filter, with its arguments
+	 * @return the upstream's response with the rate limit header fields, or the refusal
+	 * @throws Exception what the rest of the route throws; {@link InterruptedException} when the thread is
+	 * interrupted while it waits for the decision
+	 */
+	ServerResponse filter(ServerRequest request, HandlerFunction<ServerResponse> next,
+			RateLimitHandlerFilterFunction filter) throws Exception {
+		RouteRateLimiter limiter = this.limiter;
+		if (limiter == null) {
+			return next.handle(request);
+		}
+		RouteLimitSettings route = filter.settings(request, limiter);
+		releaseEarlierAttempt(request, route);
+		CompletableFuture<@Nullable Checked> answer = limiter.client(new ServerRequestClientRequest(request), route)
+			.toFuture()
+			.thenCompose((client) -> (client == null) ? CompletableFuture.completedFuture(null)
+					: limiter.check(client, route).thenApply((decision) -> new Checked(client, decision)));
+		Checked checked;
+		try {
+			checked = answer.get(ANSWER_WAIT_SECONDS, TimeUnit.SECONDS);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() instanceof CompletionException wrapped && wrapped.getCause() != null)
+					? wrapped.getCause() : ex.getCause();
+			if (cause instanceof AmbiguousClientException ambiguous) {
+				return refuse(null, RateLimitRefusal.ambiguousClient(ambiguous.getMessage()));
+			}
+			throw (cause instanceof Exception exception) ? exception : ex;
+		}
+		catch (TimeoutException ex) {
+			answer.cancel(false);
+			return unanswered(request, next, route);
+		}
+		if (checked == null) {
+			return refuse(null, RateLimitRefusal.clientUnidentified());
+		}
+		RouteOutcome outcome = limiter.enforce(checked.client(), route, checked.decision());
+		if (!outcome.admitted()) {
+			return refuse(outcome, outcome.refusal());
+		}
+		return proceed(request, next, route, outcome, limiter);
+	}
+
+	/**
+	 * The rest of the route for an admitted request, with the rate limit header fields on its response; the
+	 * concurrency slots it holds are given back once the response is written (by the
+	 * {@link SlotReleaseServletFilter}), or, without that filter (a bean replaced), once the route has returned.
+	 */
+	private ServerResponse proceed(ServerRequest request, HandlerFunction<ServerResponse> next,
+			RouteLimitSettings route, RouteOutcome outcome, RouteRateLimiter limiter) throws Exception {
+		HeldSlots slots = limiter.hold(route, outcome);
+		boolean releasedAtEnd = true;
+		if (slots != HeldSlots.NONE) {
+			HttpServletRequest servletRequest = request.servletRequest();
+			// a Retry filter before this one runs it again per attempt: that attempt's slots go back first
+			servletRequest.setAttribute(attemptSlotsAttribute(route), slots);
+			releasedAtEnd = SlotReleaseServletFilter.releaseWhenDone(servletRequest, slots);
+		}
+		ServerResponse response;
+		try {
+			response = next.handle(request);
+		}
+		finally {
+			if (!releasedAtEnd) {
+				slots.release();
+			}
+		}
+		writeHeaders(response, outcome, limiter);
+		return response;
+	}
+
+	/**
+	 * Put the rate limit header fields on the response: on its own headers where they can be changed (Gateway's
+	 * proxied responses), so that later filters see them; else straight on the servlet response, before the
+	 * response writes its own.
+	 */
+	private static void writeHeaders(ServerResponse response, RouteOutcome outcome, RouteRateLimiter limiter) {
+		if (!outcome.writesHeaders()) {
+			return;
+		}
+		try {
+			limiter.writeHeaders(outcome, response.headers());
+		}
+		catch (UnsupportedOperationException readOnly) {
+			RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+			HttpServletResponse servletResponse = (attributes instanceof ServletRequestAttributes servlet)
+					? servlet.getResponse() : null;
+			if (servletResponse != null && !servletResponse.isCommitted()) {
+				HttpHeaders headers = new HttpHeaders();
+				limiter.writeHeaders(outcome, headers);
+				headers.forEach((name, values) -> values.forEach((value) -> servletResponse.addHeader(name, value)));
+			}
+		}
+	}
+
+	private ServerResponse refuse(@Nullable RouteOutcome outcome, RateLimitRefusal refusal) {
+		return ServerResponse.status(refusal.status()).headers((headers) -> {
+			if (outcome != null && this.limiter != null) {
+				this.limiter.writeHeaders(outcome, headers);
+			}
+		}).build((servletRequest, servletResponse) -> {
+			this.responseWriter.write(servletRequest, servletResponse, refusal);
+			return null;
+		});
+	}
+
+	/** No decision within the safety wait: fail closed or let the request through, as the failure policy does. */
+	private ServerResponse unanswered(ServerRequest request, HandlerFunction<ServerResponse> next,
+			RouteLimitSettings route) throws Exception {
+		this.unanswered.log((skipped) -> logger.warn("The rate limiter gave no decision within {} s for route '{}'; "
+				+ "{}{}", ANSWER_WAIT_SECONDS, route.routeId(),
+				route.failsClosed() ? "refusing it (critical)" : "letting the request through",
+				ThrottledLog.notLogged(skipped)));
+		if (route.failsClosed()) {
+			return refuse(null, new RateLimitRefusal(RateLimitRefusal.Reason.LIMITER_UNAVAILABLE,
+					this.limiter.failClosedRetryAfterSeconds(), List.of(), null,
+					"The rate limiter is unavailable and this route fails closed; retry later."));
+		}
+		return next.handle(request);
+	}
+
+	/** The request attribute holding the slots this route's filter took for the request's latest attempt. */
+	private static String attemptSlotsAttribute(RouteLimitSettings route) {
+		return ATTEMPT_SLOTS_ATTRIBUTE + route.routeId() + '|' + route.group();
+	}
+
+	/**
+	 * Give back the slots an earlier attempt of this request took in this route's limits (a {@code Retry} filter in
+	 * front runs this filter once per attempt; the earlier attempt is over), so that a retry does not count against
+	 * itself.
+	 */
+	private static void releaseEarlierAttempt(ServerRequest request, RouteLimitSettings route) {
+		if (request.servletRequest().getAttribute(SlotReleaseServletFilter.SLOTS_ATTRIBUTE) == HeldSlots.NONE) {
+			return; // the usual case: no attempt of this request took a slot (no key is built)
+		}
+		String attribute = attemptSlotsAttribute(route);
+		if (request.servletRequest().getAttribute(attribute) instanceof HeldSlots earlier) {
+			request.servletRequest().removeAttribute(attribute);
+			earlier.release();
+		}
+	}
+
+	/**
+	 * Check the filters built while the context started (those naming a group; the others take their route's id,
+	 * known on their first request), or, switched off, say which filters let every request pass.
+	 * @throws RateLimitConfigurationException naming every filter whose arguments do not fit the limits
+	 */
+	@Override
+	public void afterSingletonsInstantiated() {
+		List<RateLimitHandlerFilterFunction> built = new ArrayList<>();
+		for (RateLimitHandlerFilterFunction filter; (filter = RateLimitFilterFunctions.UNCHECKED.poll()) != null;) {
+			built.add(filter);
+		}
+		if (this.limiter == null) {
+			if (!built.isEmpty()) {
+				logger.warn("ratelimit.enabled=false: {} RateLimit filter(s) let every request pass: {}", built.size(),
+						built);
+			}
+			return;
+		}
+		List<ConfigurationViolation> violations = new ArrayList<>();
+		for (RateLimitHandlerFilterFunction filter : built) {
+			if (filter.arguments().getGroup() != null && !filter.arguments().getGroup().isBlank()) {
+				violations.addAll(this.limiter.violations(filter.toString(), filter.arguments()));
+			}
+		}
+		if (!violations.isEmpty()) {
+			throw new RateLimitConfigurationException(violations);
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "ServerMvcRateLimiter[" + ((this.limiter != null) ? this.limiter : "disabled") + "]";
+	}
+
+	/** A client and the chain's decision for its request. */
+	private record Checked(ClientKey client, RateLimitDecision decision) {
+	}
+
+}

@@ -1,0 +1,139 @@
+package io.github.ratelimit.gateway.route;
+
+import io.github.ratelimit.gateway.client.KeyBy;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Arguments of the {@code RateLimit} filter on one route, as both front ends take them: in route configuration
+ * ({@code args: { group: login, key-by: ip, cost: 1, critical: true }}) or from Java. Every argument is optional;
+ * {@link RouteRateLimiter#settings} resolves the defaults and checks the values against the limits in force.
+ */
+public class RateLimitArguments {
+
+	private @Nullable String group;
+
+	private @Nullable KeyBy keyBy;
+
+	private @Nullable String header;
+
+	private @Nullable Long cost;
+
+	private @Nullable Boolean critical;
+
+	private @Nullable Boolean shadow;
+
+	/**
+	 * The endpoint group whose limits apply; {@code null} to use the route id.
+	 * @return the group name or {@code null}
+	 */
+	public @Nullable String getGroup() {
+		return this.group;
+	}
+
+	/**
+	 * Set the endpoint group.
+	 * @param group a group known to the configuration
+	 * @return this
+	 */
+	public RateLimitArguments setGroup(@Nullable String group) {
+		this.group = group;
+		return this;
+	}
+
+	/**
+	 * What identifies the client; {@code null} means {@link KeyBy#API_KEY}.
+	 * @return the key-by setting or {@code null}
+	 */
+	public @Nullable KeyBy getKeyBy() {
+		return this.keyBy;
+	}
+
+	/**
+	 * Set what identifies the client.
+	 * @param keyBy api-key, ip, principal or header
+	 * @return this
+	 */
+	public RateLimitArguments setKeyBy(@Nullable KeyBy keyBy) {
+		this.keyBy = keyBy;
+		return this;
+	}
+
+	/**
+	 * The request header whose value identifies the client; required with {@link KeyBy#HEADER}, refused otherwise.
+	 * @return the header's name or {@code null}
+	 */
+	public @Nullable String getHeader() {
+		return this.header;
+	}
+
+	/**
+	 * Set the request header whose value identifies the client ({@code key-by: header}).
+	 * @param header a header field name, e.g. {@code X-Tenant-Id}
+	 * @return this
+	 */
+	public RateLimitArguments setHeader(@Nullable String header) {
+		this.header = header;
+		return this;
+	}
+
+	/**
+	 * Tokens one request takes; {@code null} means 1.
+	 * @return the cost in tokens or {@code null}
+	 */
+	public @Nullable Long getCost() {
+		return this.cost;
+	}
+
+	/**
+	 * Set the tokens one request takes.
+	 * @param cost 1 to the smallest capacity of the limits that apply
+	 * @return this
+	 */
+	public RateLimitArguments setCost(@Nullable Long cost) {
+		this.cost = cost;
+		return this;
+	}
+
+	/**
+	 * Whether the route fails closed when the limiter is unavailable; {@code null} takes the group's setting.
+	 * @return the critical flag or {@code null}
+	 */
+	public @Nullable Boolean getCritical() {
+		return this.critical;
+	}
+
+	/**
+	 * Set whether the route fails closed.
+	 * @param critical the flag
+	 * @return this
+	 */
+	public RateLimitArguments setCritical(@Nullable Boolean critical) {
+		this.critical = critical;
+		return this;
+	}
+
+	/**
+	 * Whether the route's decisions are only observed, never enforced; {@code null} takes the group's setting.
+	 * @return the shadow flag or {@code null}
+	 */
+	public @Nullable Boolean getShadow() {
+		return this.shadow;
+	}
+
+	/**
+	 * Set whether the route runs in shadow mode.
+	 * @param shadow the flag
+	 * @return this
+	 */
+	public RateLimitArguments setShadow(@Nullable Boolean shadow) {
+		this.shadow = shadow;
+		return this;
+	}
+
+	@Override
+	public String toString() {
+		return "RateLimitArguments[group=" + this.group + ", keyBy=" + this.keyBy + ", header=" + this.header
+				+ ", cost=" + this.cost + ", critical=" + this.critical + ", shadow=" + this.shadow + "]";
+	}
+
+}

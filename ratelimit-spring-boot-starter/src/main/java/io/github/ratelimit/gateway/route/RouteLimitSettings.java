@@ -1,0 +1,29 @@
+package io.github.ratelimit.gateway.route;
+
+import io.github.ratelimit.gateway.client.KeyBy;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The resolved rate limit settings of one route, whichever front end serves it.
+ *
+ * @param routeId the route id (the group when the route has none)
+ * @param group the endpoint group (the route id when the route names none)
+ * @param keyBy what identifies the client
+ * @param header the request header identifying the client with {@link KeyBy#HEADER}, else {@code null}
+ * @param cost tokens per request, at least 1
+ * @param critical whether the route fails closed when the limiter is unavailable
+ * @param shadow whether decisions are only observed, never enforced
+ */
+public record RouteLimitSettings(String routeId, String group, KeyBy keyBy, @Nullable String header, long cost,
+		boolean critical, boolean shadow) {
+
+	/**
+	 * Whether the route's requests are refused while the limiter is unavailable: critical routes that enforce (a
+	 * shadow route only observes, so it never refuses, and falls back like any other).
+	 * @return {@code critical && !shadow}
+	 */
+	public boolean failsClosed() {
+		return this.critical && !this.shadow;
+	}
+
+}

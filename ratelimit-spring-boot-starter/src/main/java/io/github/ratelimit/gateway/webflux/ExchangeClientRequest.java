@@ -1,0 +1,39 @@
+package io.github.ratelimit.gateway.webflux;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.security.Principal;
+import java.util.List;
+
+import io.github.ratelimit.gateway.client.ClientRequest;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * The {@link ClientRequest} of a WebFlux exchange: reads its request's headers, peer address and principal when
+ * asked.
+ *
+ * @param exchange the exchange
+ */
+public record ExchangeClientRequest(ServerWebExchange exchange) implements ClientRequest {
+
+	@Override
+	public List<String> headerValues(String name) {
+		List<String> values = this.exchange.getRequest().getHeaders().get(name);
+		return (values != null) ? values : List.of();
+	}
+
+	@Override
+	public @Nullable InetAddress remoteAddress() {
+		InetSocketAddress peer = this.exchange.getRequest().getRemoteAddress();
+		return (peer != null) ? peer.getAddress() : null;
+	}
+
+	@Override
+	public Mono<Principal> principal() {
+		return this.exchange.getPrincipal();
+	}
+
+}

@@ -1,0 +1,148 @@
+package io.github.ratelimit.gateway.webflux;
+
+import io.github.ratelimit.gateway.route.RouteArgumentRules;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.properties.ConfigurationViolation;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+
+import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.PLANS_AND_ROUTE;
+import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.failure;
+import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.limit;
+import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.runner;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link RateLimitRouteValidator}: bad {@code RateLimit} arguments of configured routes stop start-up naming the
+ * route's filter property and the fix; a filter built from bound arguments is checked against the limits in force.
+ */
+class RateLimitRouteValidatorTest {
+
+	private static final String FILTER_1 = "spring.cloud.gateway.server.webflux.routes[0].filters[1].";
+
+	private final ReactiveWebApplicationContextRunner runner = runner(PLANS_AND_ROUTE);
+
+	@Test
+	void costAboveCapacityIsRefusedNamingTheRouteFilter() {
+		this.runner.withPropertyValues(FILTER_1 + "name=RateLimit", FILTER_1 + "args.group=search", FILTER_1 + "args.cost=6")
+			.run((context) -> assertThat(failure(context))
+				.contains("spring.cloud.gateway.server.webflux.routes[0].filters[1].args.cost: is 6 tokens, more than the capacity 5"));
+	}
+
+	@Test
+	void costAboveCapacityIsRefusedWhenTheRouteIdIsTheGroup() {
+		// route id 'search' is the group when the filter names none: its capacity 5 applies
+		this.runner.withPropertyValues(FILTER_1 + "name=RateLimit", FILTER_1 + "args.cost=6")
+			.run((context) -> assertThat(failure(context))
+				.contains("routes[0].filters[1].args.cost: is 6 tokens, more than the capacity 5 of a limit of plan 'free'"));
+	}
+
+	@Test
+	void unknownGroupNamedByRouteIsRefused() {
+		this.runner.withPropertyValues("spring.cloud.gateway.server.webflux.routes[0].filters[0]=RateLimit=serch")
+			.run((context) -> assertThat(failure(context))
+				.contains("spring.cloud.gateway.server.webflux.routes[0].filters[0].args.group: names endpoint group 'serch'")
+				.contains("known: [search]"));
+	}
+
+	@Test
+	void badKeyByIsRefused() {
+		this.runner.withPropertyValues(FILTER_1 + "name=RateLimit", FILTER_1 + "args.key-by=cookie")
+			.run((context) -> assertThat(failure(context))
+				.contains("args.key-by: must be api-key, ip, principal or header, was 'cookie'."));
+	}
+
+	@Test
+	void keyByHeaderNeedsAHeaderNamingTheRouteAndArgument() {
+		this.runner.withPropertyValues(filter("key-by=header"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1 + "args.header: is missing: route 'search' "
+					+ "limits by header (key-by: header) but names no header."));
+		this.runner.withPropertyValues(filter("key-by=header", "header=X Tenant"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1 + "args.header: of route 'search' must be "
+					+ "a header field name (letters, digits and !#$%&'*+-.^_`|~), was 'X Tenant'."));
+	}
+
+	@Test
+	void aHeaderWithAnotherKeyByIsRefused() {
+		this.runner.withPropertyValues(filter("key-by=principal", "header=X-Tenant-Id"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.header: applies only with key-by: header, but route 'search' limits by principal."));
+		this.runner.withPropertyValues(filter("header=X-Tenant-Id"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.header: applies only with key-by: header, but route 'search' limits by api-key."));
+	}
+
+	@Test
+	void keyByHeaderAndPrincipalWithTheirArgumentsStart() {
+		this.runner.withPropertyValues(filter("key-by=header", "header=X-Tenant-Id"))
+			.run((context) -> assertThat(context).hasNotFailed());
+		this.runner.withPropertyValues(filter("key-by=principal")).run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void theCostOfAHeaderRouteMustFitTheHeaderAndAnonymousPlansOnly() {
+		// group search: plan free 5 tokens, the anonymous plan 60 (its default); under the anonymous plan 6 fit
+		this.runner.withPropertyValues(filter("key-by=header", "header=X-Tenant-Id", "cost=6"))
+			.run((context) -> assertThat(context).hasNotFailed());
+		this.runner.withPropertyValues(filter("key-by=header", "header=X-Tenant-Id", "cost=6"))
+			.withPropertyValues("ratelimit.header-plan=free")
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.cost: is 6 tokens, more than the capacity 5 of a limit of plan 'free'"));
+		this.runner.withPropertyValues(filter("key-by=principal", "cost=6"))
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.cost: is 6 tokens, more than the capacity 5 of a limit of plan 'free'"));
+	}
+
+	/** A second RateLimit filter on route search, with these arguments ({@code name=value}). */
+	private static String[] filter(String... args) {
+		String[] properties = new String[args.length + 1];
+		properties[0] = FILTER_1 + "name=RateLimit";
+		for (int i = 0; i < args.length; i++) {
+			properties[i + 1] = FILTER_1 + "args." + args[i];
+		}
+		return properties;
+	}
+
+	@Test
+	void withoutRouteDefinitionsThereIsNothingToCheck() {
+		assertThat(new RateLimitRouteValidator(null).validateRoutes(new RateLimitProperties())).isEmpty();
+	}
+
+	@Test
+	void aFilterBuiltFromBoundArgumentsIsCheckedAgainstTheLimitsInForce() {
+		RateLimitProperties limits = new RateLimitProperties();
+		RateLimitProperties.Plan anonymous = new RateLimitProperties.Plan();
+		anonymous.setDefault(List.of(limit(5, 5, Duration.ofSeconds(1))));
+		limits.getPlans().put("anonymous", anonymous);
+		assertThat(RouteArgumentRules.validateFilter(limits, "r", null, KeyBy.IP, 5)).isEmpty();
+		assertThat(RouteArgumentRules.validateFilter(limits, "r", null, KeyBy.IP, 6))
+			.extracting(ConfigurationViolation::toString)
+			.singleElement()
+			.asString()
+			.startsWith("route 'r' RateLimit.args.cost: is 6 tokens, more than the capacity 5 of a limit of plan "
+					+ "'anonymous'");
+		assertThat(RouteArgumentRules.validateFilter(limits, "r", null, KeyBy.IP, 0))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("route 'r' RateLimit.cost");
+		assertThat(RouteArgumentRules.validateFilter(limits, "r", "serch", KeyBy.API_KEY, 1))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("route 'r' RateLimit.args.group");
+		assertThat(RouteArgumentRules.validateFilter(limits, null, " ", KeyBy.API_KEY, 1))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("RateLimit.group");
+		assertThat(RouteArgumentRules.validateFilter(limits, "r", null, KeyBy.HEADER, "X-Tenant-Id", 1)).isEmpty();
+		assertThat(RouteArgumentRules.validateFilter(limits, "r", null, KeyBy.HEADER, null, 1))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("route 'r' RateLimit.args.header");
+		assertThat(RouteArgumentRules.validateFilter(limits, "r", null, KeyBy.IP, "X-Tenant-Id", 1))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("route 'r' RateLimit.args.header");
+	}
+
+}

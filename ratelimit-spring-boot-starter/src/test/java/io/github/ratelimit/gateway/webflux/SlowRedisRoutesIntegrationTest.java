@@ -1,0 +1,56 @@
+package io.github.ratelimit.gateway.webflux;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.TestPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A slow but alive Redis (issue 15): replies delayed 5, 15 and 40 ms by the proxy, against a 30 ms timeout. Redis is
+ * used as long as its checks answer within the timeout and left once they do not (at 40 ms: no decision from Redis at
+ * all, the breaker open but for one round of trials per wait); the breaker never opens more often than once per wait,
+ * and decisions come from Redis again once the delay is gone (how soon is printed: on a loaded machine the half-open
+ * trials can miss the 30 ms timeout too). How many checks of a 5
+ * or 15 ms Redis answer within the timeout depends on the machine's load: those figures are printed, not asserted.
+ */
+@ActiveProfiles("gateway-it")
+@TestPropertySource(properties = { "ratelimit.redis-timeout=30ms",
+		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
+class SlowRedisRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTest {
+
+	/** The breaker's wait in the open state, as configured above. */
+	private static final Duration WAIT = Duration.ofSeconds(1);
+
+	@Test
+	void aSlowRedisIsUsedBelowTheTimeoutAndLeftAboveItOpeningAtMostOncePerWait() {
+		StringBuilder figures = new StringBuilder("Slow Redis, redis-timeout 30 ms, breaker wait 1 s:");
+		for (int delay : new int[] { 5, 15, 40 }) {
+			network.delay(Duration.ofMillis(delay));
+			opened.clear();
+			Traffic traffic = Traffic.during(this, Duration.ofSeconds(3));
+			figures.append(String.format("%n  reply delay %2d ms: %s", delay, traffic));
+			assertThat(traffic.serverErrorsOnNormalRoutes).as("5xx at %d ms", delay).isZero();
+			assertOpenedAtMostOncePerWait(WAIT);
+			if (delay == 40) {
+				assertThat(traffic.fromRedis).as("decisions from Redis at 40 ms, over the timeout").isZero();
+			}
+		}
+		network.delay(Duration.ZERO);
+		long healed = System.nanoTime();
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> fromRedis(fast()));
+		long back = System.nanoTime();
+		long stalled = stalls.stalledNanos(healed, back);
+		figures.append(String.format("%n  delay removed: decisions from Redis again %d ms later (the machine stood"
+				+ " still %d ms of that)", (back - healed) / 1_000_000, stalled / 1_000_000));
+		System.out.println(figures);
+		// back to Redis (above), and never flapping faster than the wait on the way: with a 30 ms timeout a loaded
+		// machine's half-open trials can miss it too, so how soon is printed, not bounded (stressed run 61: 2.6 s)
+		assertOpenedAtMostOncePerWait(WAIT);
+	}
+
+}

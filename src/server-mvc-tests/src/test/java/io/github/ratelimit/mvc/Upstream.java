@@ -1,0 +1,70 @@
+package io.github.ratelimit.mvc;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+
+import com.sun.net.httpserver.HttpServer;
+
+/**
+ * A real upstream for the Server MVC gateway's routes: an HTTP server on a free loopback port that answers 200
+ * {@code upstream} to everything and records the request target (path and query, as the gateway sent it).
+ */
+final class Upstream {
+
+	private static Upstream shared;
+
+	private final List<String> received = new CopyOnWriteArrayList<>();
+
+	private final HttpServer server;
+
+	private Upstream() {
+		try {
+			this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		this.server.setExecutor(Executors.newCachedThreadPool());
+		this.server.createContext("/", (exchange) -> {
+			this.received.add(exchange.getRequestURI().getRawPath()
+					+ ((exchange.getRequestURI().getRawQuery() != null) ? "?" + exchange.getRequestURI().getRawQuery()
+							: ""));
+			exchange.getRequestBody().readAllBytes();
+			byte[] body = "upstream".getBytes(StandardCharsets.UTF_8);
+			exchange.getResponseHeaders().add("Content-Type", "text/plain");
+			exchange.sendResponseHeaders(200, body.length);
+			exchange.getResponseBody().write(body);
+			exchange.close();
+		});
+		this.server.start();
+	}
+
+	/** The upstream of this test JVM, started on first use and stopped when the JVM exits. */
+	static synchronized Upstream shared() {
+		if (shared == null) {
+			shared = new Upstream();
+			Runtime.getRuntime().addShutdownHook(new Thread(() -> shared.server.stop(0)));
+		}
+		return shared;
+	}
+
+	/** The base URI for a route's {@code uri}. */
+	String uri() {
+		return "http://127.0.0.1:" + this.server.getAddress().getPort();
+	}
+
+	/** The request targets received so far, in order. */
+	List<String> received() {
+		return List.copyOf(this.received);
+	}
+
+	void clear() {
+		this.received.clear();
+	}
+
+}
