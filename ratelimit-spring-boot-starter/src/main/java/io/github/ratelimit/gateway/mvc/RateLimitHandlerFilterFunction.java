@@ -28,6 +28,9 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 
 	private volatile @Nullable ServerMvcRateLimiter limiter;
 
+	/** When the filter was built, in milliseconds since the epoch: tells which context's start built it. */
+	private final long builtAt = System.currentTimeMillis();
+
 	RateLimitHandlerFilterFunction(RateLimitArguments arguments) {
 		this.arguments = new RateLimitArguments().setGroup(arguments.getGroup())
 			.setKeyBy(arguments.getKeyBy())
@@ -45,6 +48,11 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 			this.limiter = limiter;
 		}
 		return limiter.filter(request, next, this);
+	}
+
+	/** When the filter was built ({@link System#currentTimeMillis()}). */
+	long builtAt() {
+		return this.builtAt;
 	}
 
 	/** The arguments as given. */

@@ -27,6 +27,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
@@ -48,11 +50,11 @@ import org.springframework.web.servlet.function.ServerResponse;
  * against a replaced bean whose future never completes, the wait ends after {@value #ANSWER_WAIT_SECONDS} s: the
  * route then fails closed (503) or lets the request through, as the failure policy would.
  *
- * <p>Once the application context has started it checks the arguments of every {@code RateLimit} filter built so far
- * that names a group, and stops start-up with a {@link RateLimitConfigurationException} if one does not fit the
- * limits.
+ * <p>Once the application context has started it checks the arguments of every {@code RateLimit} filter built
+ * while it started that names a group, and stops start-up with a {@link RateLimitConfigurationException} if one does
+ * not fit the limits.
  */
-public class ServerMvcRateLimiter implements SmartInitializingSingleton {
+public class ServerMvcRateLimiter implements SmartInitializingSingleton, ApplicationContextAware {
 
 	/** Longest wait for the chain's answer, in seconds: far beyond its own timeout, a safety net only. */
 	static final long ANSWER_WAIT_SECONDS = 30;
@@ -67,6 +69,9 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton {
 	private final RateLimitServletResponseWriter responseWriter;
 
 	private final ThrottledLog unanswered = new ThrottledLog(Duration.ofSeconds(10));
+
+	/** When this front end's application context started, in milliseconds since the epoch; 0 when unknown. */
+	private long contextStartedAt;
 
 	/**
 	 * Create the front end.
@@ -248,7 +253,9 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton {
 	public void afterSingletonsInstantiated() {
 		List<RateLimitHandlerFilterFunction> built = new ArrayList<>();
 		for (RateLimitHandlerFilterFunction filter; (filter = RateLimitFilterFunctions.UNCHECKED.poll()) != null;) {
-			built.add(filter);
+			if (filter.builtAt() >= this.contextStartedAt) {
+				built.add(filter); // not left over by an earlier context of this JVM that failed to start
+			}
 		}
 		if (this.limiter == null) {
 			if (!built.isEmpty()) {
@@ -266,6 +273,11 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton {
 		if (!violations.isEmpty()) {
 			throw new RateLimitConfigurationException(violations);
 		}
+	}
+
+	@Override
+	public void setApplicationContext(ApplicationContext applicationContext) {
+		this.contextStartedAt = applicationContext.getStartupDate();
 	}
 
 	@Override

@@ -42,12 +42,32 @@ abstract class ManagedRedisAccessRefusedRouteIntegrationTest extends ManagedRedi
 			.contains("normal routes use the local fallback limiter (this instance's share of each limit), "
 					+ "critical routes answer 503")
 			.contains(mentions);
-		assertThat(log).as("stack traces in the log").doesNotContain("\tat ");
+		assertThat(withoutOtherContextsShutdown(log)).as("stack traces in the log").doesNotContain("\tat ");
 		// Netty's leak detector samples buffers at random and reports a read buffer of the test's or the gateway's
 		// HTTP event loop now and then (also seen without Redis in the picture); not the limiter's concern here
 		assertThat(log.lines()
 			.filter((line) -> line.contains(" ERROR ") && !line.contains("io.netty.util.ResourceLeakDetector")))
 			.as("ERROR lines").isEmpty();
+	}
+
+	/**
+	 * The log without the records of Lettuce's reconnect watchdog refused by a client that is shutting down
+	 * ({@code executor not accepting a task}, with its stack trace): written when another test's cached context is
+	 * closed while its connection to a stopped Redis reconnects, at any time during this test.
+	 */
+	private static String withoutOtherContextsShutdown(String log) {
+		StringBuilder kept = new StringBuilder();
+		boolean skipping = false;
+		for (String line : log.lines().toList()) {
+			boolean recordStart = line.matches("^\\d{4}-\\d{2}-\\d{2}T.*");
+			if (recordStart) {
+				skipping = line.contains("ConnectionWatchdog") && line.contains("executor not accepting a task");
+			}
+			if (!skipping) {
+				kept.append(line).append('\n');
+			}
+		}
+		return kept.toString();
 	}
 
 	/** Nothing to flush: Redis refuses the gateway; only the denials this instance remembers are forgotten. */

@@ -7,12 +7,15 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import com.sun.net.httpserver.HttpServer;
 
 /**
  * A real upstream for the Server MVC gateway's routes: an HTTP server on a free loopback port that answers 200
  * {@code upstream} to everything and records the request target (path and query, as the gateway sent it).
+ * Requests to {@code /hold/**} are answered only once the test lets them ({@link #answerHeld()}).
  */
 final class Upstream {
 
@@ -21,6 +24,12 @@ final class Upstream {
 	private final List<String> received = new CopyOnWriteArrayList<>();
 
 	private final HttpServer server;
+
+	/** Requests to {@code /hold/**} wait for a permit of this before they are answered. */
+	private final Semaphore held = new Semaphore(0);
+
+	/** Requests to {@code /hold/**} received and not yet answered. */
+	private final AtomicInteger holding = new AtomicInteger();
 
 	private Upstream() {
 		try {
@@ -35,6 +44,11 @@ final class Upstream {
 					+ ((exchange.getRequestURI().getRawQuery() != null) ? "?" + exchange.getRequestURI().getRawQuery()
 							: ""));
 			exchange.getRequestBody().readAllBytes();
+			if (exchange.getRequestURI().getRawPath().startsWith("/hold/")) {
+				this.holding.incrementAndGet();
+				this.held.acquireUninterruptibly();
+				this.holding.decrementAndGet();
+			}
 			byte[] body = "upstream".getBytes(StandardCharsets.UTF_8);
 			exchange.getResponseHeaders().add("Content-Type", "text/plain");
 			exchange.sendResponseHeaders(200, body.length);
@@ -63,8 +77,19 @@ final class Upstream {
 		return List.copyOf(this.received);
 	}
 
+	/** How many requests to {@code /hold/**} wait for {@link #answerHeld()}. */
+	int holding() {
+		return this.holding.get();
+	}
+
+	/** Let every held request, and the next ones up to that number, be answered. */
+	void answerHeld() {
+		this.held.release(Math.max(1, this.holding.get()));
+	}
+
 	void clear() {
 		this.received.clear();
+		this.held.drainPermits();
 	}
 
 }
