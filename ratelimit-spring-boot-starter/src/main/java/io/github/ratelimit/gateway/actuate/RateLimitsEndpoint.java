@@ -59,7 +59,9 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 @Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
 public class RateLimitsEndpoint {
 
-	private static final Duration TIMEOUT = Duration.ofSeconds(2);
+	private static final long TIMEOUT_SECONDS = 2;
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(TIMEOUT_SECONDS);
 
 	private static final int STATUS_FORBIDDEN = 403;
 
@@ -176,12 +178,12 @@ public class RateLimitsEndpoint {
 	 * {@code maxInFlight}, {@code maxRequestDuration}, {@code inFlight} and {@code freeSlots}; {@code 403} for a caller who is not an operator
 	 */
 	@ReadOperation
-	public Mono<WebEndpointResponse<Map<String, Object>>> buckets(SecurityContext caller, @Selector String group,
+	public WebEndpointResponse<Map<String, Object>> buckets(SecurityContext caller, @Selector String group,
 			@Nullable String apiKey, @Nullable String ip) {
 		if (!isOperator(caller)) {
-			return Mono.just(notShown());
+			return notShown();
 		}
-		return known(group).then(client(apiKey, ip)).flatMap((client) -> {
+		return answer(known(group).then(client(apiKey, ip)).flatMap((client) -> {
 			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
 			return Mono.fromFuture(() -> this.limiter.tryConsume(client, planLimits, 0)).timeout(TIMEOUT).map((decision) -> {
 				List<Map<String, Object>> buckets = decision.statuses().stream().map(RateLimitsEndpoint::bucket).toList();
@@ -189,7 +191,7 @@ public class RateLimitsEndpoint {
 				result.put("buckets", buckets);
 				return new WebEndpointResponse<>(result);
 			});
-		}).onErrorResume(RateLimitsEndpoint::error);
+		}));
 	}
 
 	/**
@@ -203,12 +205,12 @@ public class RateLimitsEndpoint {
 	 * not an operator
 	 */
 	@DeleteOperation
-	public Mono<WebEndpointResponse<Map<String, Object>>> reset(SecurityContext caller, @Selector String group,
+	public WebEndpointResponse<Map<String, Object>> reset(SecurityContext caller, @Selector String group,
 			@Nullable String apiKey, @Nullable String ip) {
 		if (!isOperator(caller)) {
-			return Mono.just(notShown());
+			return notShown();
 		}
-		return known(group).then(client(apiKey, ip)).flatMap((client) -> Mono
+		return answer(known(group).then(client(apiKey, ip)).flatMap((client) -> Mono
 			.fromFuture(() -> this.limiter.reset(client, this.limits.limitsFor(client.plan(), group)))
 			.timeout(TIMEOUT)
 			.doOnSuccess((removed) -> {
@@ -229,7 +231,21 @@ public class RateLimitsEndpoint {
 					result.put("globalPoliciesNotReset", global);
 				}
 				return new WebEndpointResponse<>(result);
-			})).onErrorResume(RateLimitsEndpoint::error);
+			})));
+	}
+
+	/**
+	 * The answer of an operation, waited for here: a plain result is what both of Spring Boot's web endpoint adapters
+	 * unwrap into status and body (the servlet one does not unwrap a {@code Mono} of a {@code WebEndpointResponse});
+	 * the reactive one runs such a blocking operation on Reactor's bounded elastic scheduler, never on an event
+	 * loop. The wait is bounded: every Redis call in the lookup has its own {@value #TIMEOUT_SECONDS} s timeout, the
+	 * whole lookup three times that (then 503, as for a Redis call without answer).
+	 */
+	private static WebEndpointResponse<Map<String, Object>> answer(Mono<WebEndpointResponse<Map<String, Object>>> lookup) {
+		return lookup.timeout(TIMEOUT.multipliedBy(3))
+			.onErrorResume((ex) -> Mono.just(error(ex)))
+			.blockOptional()
+			.orElseGet(() -> error(new NotFound("nothing found")));
 	}
 
 	/** Whether the caller may see single clients: decided from the caller alone, before anything is looked up. */
@@ -334,7 +350,7 @@ public class RateLimitsEndpoint {
 	 * An error as {@code {"error": "..."}} with its status: 400 for bad parameters, 404 for an unknown group or API
 	 * key, 503 when Redis did not answer (timeout, connection).
 	 */
-	private static Mono<WebEndpointResponse<Map<String, Object>>> error(Throwable ex) {
+	private static WebEndpointResponse<Map<String, Object>> error(Throwable ex) {
 		Map<String, Object> result = new LinkedHashMap<>();
 		int status = (ex instanceof BadRequest) ? WebEndpointResponse.STATUS_BAD_REQUEST
 				: (ex instanceof NotFound) ? WebEndpointResponse.STATUS_NOT_FOUND
@@ -342,7 +358,7 @@ public class RateLimitsEndpoint {
 		String message = Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName());
 		result.put("error", (status == WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE)
 				? "Redis did not answer: " + message : message);
-		return Mono.just(new WebEndpointResponse<>(result, status));
+		return new WebEndpointResponse<>(result, status);
 	}
 
 	private static final class BadRequest extends RuntimeException {

@@ -87,14 +87,14 @@ public final class RateLimitServerMvcAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		ServerMvcRateLimiter rateLimitServerMvcRateLimiter(ObjectProvider<RouteRateLimiter> limiter,
-				RateLimitServletResponseWriter responseWriter) {
+				RateLimitServletResponseWriter responseWriter, ServerMvcRouteValidator rateLimitServerMvcRouteValidator) {
 			RouteRateLimiter routes = limiter.getIfAvailable();
 			if (routes == null) {
 				throw new RateLimitConfigurationException(List.of(new ConfigurationViolation("spring.data.redis",
 						"gives no reactive Redis connection factory, which the RateLimit filter needs.",
 						"configure Redis (spring.data.redis.*), or set ratelimit.enabled=false.")));
 			}
-			return new ServerMvcRateLimiter(routes, responseWriter);
+			return new ServerMvcRateLimiter(routes, responseWriter, rateLimitServerMvcRouteValidator);
 		}
 
 	}

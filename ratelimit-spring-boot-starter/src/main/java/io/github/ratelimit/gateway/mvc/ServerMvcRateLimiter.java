@@ -68,6 +68,8 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 
 	private final RateLimitServletResponseWriter responseWriter;
 
+	private final @Nullable ServerMvcRouteValidator configuredRoutes;
+
 	private final ThrottledLog unanswered = new ThrottledLog(Duration.ofSeconds(10));
 
 	/** When this front end's application context started, in milliseconds since the epoch; 0 when unknown. */
@@ -77,14 +79,19 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 	 * Create the front end.
 	 * @param limiter the request path shared by the front ends
 	 * @param responseWriter writes the answers to refused requests
+	 * @param configuredRoutes knows the {@code RateLimit} filters of the configured routes, made known to the limiter
+	 * at start-up; {@code null} for none
 	 */
-	public ServerMvcRateLimiter(RouteRateLimiter limiter, RateLimitServletResponseWriter responseWriter) {
+	public ServerMvcRateLimiter(RouteRateLimiter limiter, RateLimitServletResponseWriter responseWriter,
+			@Nullable ServerMvcRouteValidator configuredRoutes) {
 		this.limiter = limiter;
 		this.responseWriter = responseWriter;
+		this.configuredRoutes = configuredRoutes;
 	}
 
 	private ServerMvcRateLimiter() {
 		this.limiter = null;
+		this.configuredRoutes = null;
 		this.responseWriter = (request, response, refusal) -> {
 		};
 	}
@@ -246,7 +253,8 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 
 	/**
 	 * Check the filters built while the context started (those naming a group; the others take their route's id,
-	 * known on their first request), or, switched off, say which filters let every request pass.
+	 * known on their first request), or, switched off, say which filters let every request pass; then make the
+	 * configured routes known to the limiter (Java routes become known on their first request, when their id is).
 	 * @throws RateLimitConfigurationException naming every filter whose arguments do not fit the limits
 	 */
 	@Override
@@ -272,6 +280,9 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 		}
 		if (!violations.isEmpty()) {
 			throw new RateLimitConfigurationException(violations);
+		}
+		if (this.configuredRoutes != null) {
+			this.configuredRoutes.configuredFilters().forEach(this.limiter::settings);
 		}
 	}
 

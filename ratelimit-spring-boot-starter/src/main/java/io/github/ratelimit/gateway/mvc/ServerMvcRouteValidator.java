@@ -1,15 +1,21 @@
 package io.github.ratelimit.gateway.mvc;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.properties.RouteArgumentsValidator;
+import io.github.ratelimit.gateway.route.RateLimitArguments;
 import io.github.ratelimit.gateway.route.RouteArgumentRules;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.cloud.gateway.server.mvc.config.FilterProperties;
 import org.springframework.cloud.gateway.server.mvc.config.GatewayMvcProperties;
 import org.springframework.cloud.gateway.server.mvc.config.RouteProperties;
@@ -75,6 +81,50 @@ public final class ServerMvcRouteValidator implements RouteArgumentsValidator {
 				RouteArgumentRules.validateFilterArgs(properties, property + ".filters[" + f + "]",
 						(routeId != null) ? routeId : property, filters.get(f).getArgs(), v);
 			}
+		}
+	}
+
+	/**
+	 * The arguments of the {@code RateLimit} filters of the configured routes, bound as Gateway Server MVC binds
+	 * them (relaxed names, the shortcut's value as {@code group}), by route id: so that the limiter knows these
+	 * routes from start-up (the actuator endpoint lists them), not only from their first request. Routes without an
+	 * id and filters whose arguments do not bind are left out (the start-up check reports those).
+	 * @return the arguments of each configured route's first {@code RateLimit} filter, by route id
+	 */
+	public Map<String, RateLimitArguments> configuredFilters() {
+		Map<String, RateLimitArguments> filters = new LinkedHashMap<>();
+		if (this.gateway == null) {
+			return filters;
+		}
+		Map<String, RouteProperties> routes = new LinkedHashMap<>();
+		this.gateway.getRoutes().forEach((route) -> routes.putIfAbsent(route.getId(), route));
+		this.gateway.getRoutesMap().forEach((id, route) -> routes.putIfAbsent((route.getId() != null) ? route.getId() : id, route));
+		routes.forEach((id, route) -> {
+			if (id == null) {
+				return;
+			}
+			for (FilterProperties filter : route.getFilters()) {
+				String name = filter.getName();
+				if (name != null && OPERATION.equals(StringUtils.uncapitalize(name))) {
+					bind(filter.getArgs()).ifPresent((arguments) -> filters.putIfAbsent(id, arguments));
+				}
+			}
+		});
+		return filters;
+	}
+
+	private static Optional<RateLimitArguments> bind(Map<String, String> args) {
+		Map<String, String> named = new LinkedHashMap<>(args);
+		String shortcut = named.remove(RouteArgumentRules.FIRST_SHORTCUT_KEY);
+		if (shortcut != null) {
+			named.putIfAbsent("group", shortcut);
+		}
+		try {
+			return Optional.of(new Binder(new MapConfigurationPropertySource(named)).bindOrCreate("",
+					Bindable.of(RateLimitArguments.class)));
+		}
+		catch (RuntimeException ex) { // a value that does not convert: the start-up check names it
+			return Optional.empty();
 		}
 	}
 

@@ -28,7 +28,7 @@ import io.github.ratelimit.gateway.properties.RateLimitPropertiesValidator;
 public final class RouteArgumentRules {
 
 	/** The key Gateway (both servers) gives the first value of a shortcut ({@code RateLimit=search}). */
-	static final String FIRST_SHORTCUT_KEY = "_genkey_0";
+	public static final String FIRST_SHORTCUT_KEY = "_genkey_0";
 
 	private RouteArgumentRules() {
 	}

@@ -51,6 +51,16 @@ class ServerMvcConcurrencyAndObservabilityIntegrationTest extends ServerMvcRoute
 		String endpoint = get("/actuator/ratelimits").body();
 		assertThat(endpoint).contains("\"a\":{\"routeId\":\"a\",\"group\":\"a\",\"keyBy\":\"API_KEY\",\"cost\":1,"
 				+ "\"critical\":false,\"shadow\":false}");
+		// configured routes are known from start-up, before any request of theirs (none goes to /auth/login here)
+		assertThat(endpoint).contains("\"login\":{\"routeId\":\"login\",\"group\":\"login\",\"keyBy\":\"IP\","
+				+ "\"cost\":1,\"critical\":true,\"shadow\":false}");
+		HttpResponse<String> client = get("/actuator/ratelimits/a?apiKey=key-one");
+		assertThat(client.statusCode()).isEqualTo(200);
+		assertThat(client.body()).contains("\"plan\":\"free\"").contains("\"buckets\":[{\"policy\":\"free-a\"")
+			.doesNotContain("key-one");
+		HttpResponse<String> unknown = get("/actuator/ratelimits/a?apiKey=never-issued");
+		assertThat(unknown.statusCode()).isEqualTo(404);
+		assertThat(unknown.body()).startsWith("{\"error\":\"unknown API key");
 		assertThat(get("/actuator/health").body())
 			.containsPattern("\"rateLimiter\":\\{\"details\":\\{\"decisions\":\"redis\",[^}]*\\}[^}]*\\},\"status\":\"UP\"\\}");
 	}

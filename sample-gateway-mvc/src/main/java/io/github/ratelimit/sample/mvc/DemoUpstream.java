@@ -1,0 +1,181 @@
+package io.github.ratelimit.sample.mvc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import org.springframework.beans.factory.DisposableBean;
+
+/**
+ * The demo upstream: a JDK {@link HttpServer} on {@code 127.0.0.1} and a free port that answers every request with
+ * {@code 200} and a small JSON document naming itself, the method and the path, e.g.
+ * {@code {"upstream":"demo","method":"GET","path":"/api/search/x"}}. Paths under {@value #SLOW_PREFIX} are slow
+ * reports: answered after {@link #SLOW_ANSWER} (for the concurrency limit of the {@code reports} group). The same
+ * answers as the WebFlux sample's demo upstream, without a Reactor Netty dependency.
+ */
+public final class DemoUpstream implements DisposableBean, AutoCloseable {
+
+	private static final String HOST = "127.0.0.1";
+
+	/** Paths answered slowly. */
+	static final String SLOW_PREFIX = "/api/reports/";
+
+	/** How long a slow report takes. */
+	static final Duration SLOW_ANSWER = Duration.ofSeconds(2);
+
+	/** Connections waiting to be accepted, beyond which the kernel refuses new ones. */
+	private static final int BACKLOG = 128;
+
+	private final HttpServer server;
+
+	private final ExecutorService executor;
+
+	private final AtomicBoolean closed = new AtomicBoolean();
+
+	private DemoUpstream(HttpServer server, ExecutorService executor) {
+		this.server = server;
+		this.executor = executor;
+	}
+
+	/**
+	 * Start a server on a free port of {@code 127.0.0.1}. Each exchange runs on a thread of its own (a slow report
+	 * holds one for {@link #SLOW_ANSWER}, never the others).
+	 * @return the running upstream; {@link #close() close} it when done
+	 * @throws UncheckedIOException if no port can be bound
+	 */
+	public static DemoUpstream start() {
+		AtomicInteger threads = new AtomicInteger();
+		ExecutorService executor = Executors.newCachedThreadPool((task) -> {
+			Thread thread = new Thread(task, "demo-upstream-" + threads.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		});
+		try {
+			HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(HOST), 0), BACKLOG);
+			server.createContext("/", DemoUpstream::handle);
+			server.setExecutor(executor);
+			server.start();
+			return new DemoUpstream(server, executor);
+		}
+		catch (IOException ex) {
+			executor.shutdownNow();
+			throw new UncheckedIOException("The demo upstream could not listen on " + HOST, ex);
+		}
+	}
+
+	/**
+	 * The base URI of the server.
+	 * @return {@code http://127.0.0.1:<port>}
+	 */
+	public String uri() {
+		return "http://" + HOST + ":" + port();
+	}
+
+	/**
+	 * The port the server listens on.
+	 * @return the port
+	 */
+	public int port() {
+		return this.server.getAddress().getPort();
+	}
+
+	/**
+	 * Stop the server: its port is closed when this returns; exchanges still running (a slow report) are cut off
+	 * after at most a second. Idempotent.
+	 */
+	@Override
+	public void close() {
+		if (this.closed.compareAndSet(false, true)) {
+			this.server.stop(0);
+			this.executor.shutdown();
+			try {
+				if (!this.executor.awaitTermination(1, TimeUnit.SECONDS)) {
+					this.executor.shutdownNow();
+				}
+			}
+			catch (InterruptedException ex) {
+				this.executor.shutdownNow();
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	@Override
+	public void destroy() {
+		close();
+	}
+
+	@Override
+	public String toString() {
+		return "DemoUpstream[" + uri() + "]";
+	}
+
+	private static void handle(HttpExchange exchange) throws IOException {
+		try (exchange) {
+			String path = exchange.getRequestURI().getRawPath();
+			// Read (and drop) any request body before answering.
+			try (InputStream body = exchange.getRequestBody()) {
+				body.transferTo(OutputStream.nullOutputStream());
+			}
+			if (path.startsWith(SLOW_PREFIX)) {
+				try {
+					Thread.sleep(SLOW_ANSWER.toMillis()); // the slow report itself, not a synchronisation
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					return; // the server is stopping
+				}
+			}
+			byte[] answer = body(exchange.getRequestMethod(), path);
+			exchange.getResponseHeaders().set("Content-Type", "application/json");
+			if (exchange.getRequestMethod().equals("HEAD")) { // the GET answer's header fields, no body
+				exchange.getResponseHeaders().set("Content-Length", Integer.toString(answer.length));
+				exchange.sendResponseHeaders(200, -1);
+				return;
+			}
+			exchange.sendResponseHeaders(200, answer.length);
+			try (OutputStream out = exchange.getResponseBody()) {
+				out.write(answer);
+			}
+		}
+	}
+
+	static byte[] body(String method, String path) {
+		StringBuilder json = new StringBuilder(64).append("{\"upstream\":\"demo\",\"method\":");
+		appendJsonString(json, method);
+		json.append(",\"path\":");
+		appendJsonString(json, path);
+		return json.append('}').toString().getBytes(StandardCharsets.UTF_8);
+	}
+
+	private static void appendJsonString(StringBuilder json, String value) {
+		json.append('"');
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (c == '"' || c == '\\') {
+				json.append('\\').append(c);
+			}
+			else if (c < 0x20) {
+				json.append(String.format("\\u%04x", (int) c));
+			}
+			else {
+				json.append(c);
+			}
+		}
+		json.append('"');
+	}
+
+}
