@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeoutException;
 
 import com.github.benmanes.caffeine.cache.AsyncCacheLoader;
@@ -76,6 +77,14 @@ public class CachingPlanResolver implements PlanResolver {
 	}
 
 	CachingPlanResolver(PlanStore store, Set<String> knownPlans, Settings settings, Ticker ticker) {
+		this(store, knownPlans, settings, ticker, ForkJoinPool.commonPool());
+	}
+
+	/**
+	 * A resolver whose cache runs its maintenance (eviction, admission statistics) and loads on the given executor;
+	 * Caffeine's default is the common pool.
+	 */
+	CachingPlanResolver(PlanStore store, Set<String> knownPlans, Settings settings, Ticker ticker, Executor executor) {
 		this.store = store;
 		this.knownPlans = (knownPlans != null) ? Set.copyOf(knownPlans) : null;
 		this.settings = settings;
@@ -87,6 +96,7 @@ public class CachingPlanResolver implements PlanResolver {
 			.refreshAfterWrite(settings.ttl())
 			.expireAfter(new LookupExpiry(settings))
 			.ticker(ticker)
+			.executor(executor)
 			.recordStats()
 			.buildAsync(new Loader());
 	}
