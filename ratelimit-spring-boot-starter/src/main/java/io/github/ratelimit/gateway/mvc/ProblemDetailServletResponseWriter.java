@@ -20,10 +20,12 @@ import org.springframework.http.ProblemDetail;
  * HTTP/1.1 429
  * RateLimit-Policy: "free-search";q=5;w=5
  * RateLimit: "free-search";r=0;t=5
+ * Retry-After: 1
  * Content-Type: application/problem+json
  * Content-Length: 286
- * Retry-After: 1
  * </pre>
+ *
+ * (as Tomcat sends them: it writes {@code Content-Type} and {@code Content-Length} after the other fields)
  *
  * The body is serialised to bytes first, so {@code Content-Length} is exact.
  */

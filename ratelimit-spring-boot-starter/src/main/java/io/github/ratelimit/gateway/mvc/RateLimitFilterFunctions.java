@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.mvc;
 
+import java.lang.ref.WeakReference;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -34,13 +35,17 @@ import org.springframework.web.servlet.function.ServerResponse;
  *
  * The filter finds the limiter ({@link ServerMvcRateLimiter}) in the request's application context on its first
  * request. Arguments are checked at start-up: configured routes by {@link ServerMvcRouteValidator} (each problem
- * named after its property), filters built from Java before the context finished starting by the limiter; a filter
- * without a group (which then takes its route's id) is checked on its first request.
+ * named after its property), filters built from Java while the context starts by the limiter. A filter without a
+ * group takes its route's id as its group, known on its first request: at start-up it is checked against every
+ * rule but that group's limits, which its first request checks.
  */
 public final class RateLimitFilterFunctions {
 
-	/** Filters built but not yet checked against the limits, drained by the limiter once the context has started. */
-	static final Queue<RateLimitHandlerFilterFunction> UNCHECKED = new ConcurrentLinkedQueue<>();
+	/**
+	 * Filters built but not yet checked against the limits, drained by the limiter of the context that built them
+	 * once it has started; held weakly, so that a filter no context took (built after its start) is not kept alive.
+	 */
+	static final Queue<WeakReference<RateLimitHandlerFilterFunction>> UNCHECKED = new ConcurrentLinkedQueue<>();
 
 	private RateLimitFilterFunctions() {
 	}
@@ -64,7 +69,7 @@ public final class RateLimitFilterFunctions {
 	@Configurable
 	public static HandlerFilterFunction<ServerResponse, ServerResponse> rateLimit(RateLimitArguments arguments) {
 		RateLimitHandlerFilterFunction filter = new RateLimitHandlerFilterFunction(arguments);
-		UNCHECKED.add(filter);
+		UNCHECKED.add(new WeakReference<>(filter));
 		return filter;
 	}
 

@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.mvc;
 
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.route.RateLimitArguments;
@@ -23,13 +24,19 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 
 	private final RateLimitArguments arguments;
 
-	/** Settings by route id ({@code ""} for a route without one): one entry, unless the filter is shared. */
-	private final Map<String, RouteLimitSettings> settings = new ConcurrentHashMap<>(2);
+	/**
+	 * Settings by route id ({@code ""} for a route without one), with the limits they were resolved against: one
+	 * entry, unless the filter is shared.
+	 */
+	private final Map<String, Resolved> settings = new ConcurrentHashMap<>(2);
 
 	private volatile @Nullable ServerMvcRateLimiter limiter;
 
 	/** When the filter was built, in milliseconds since the epoch: tells which context's start built it. */
 	private final long builtAt = System.currentTimeMillis();
+
+	/** The thread that built the filter: a context builds its routes on the thread that starts it. */
+	private final Thread builtBy = Thread.currentThread();
 
 	RateLimitHandlerFilterFunction(RateLimitArguments arguments) {
 		this.arguments = new RateLimitArguments().setGroup(arguments.getGroup())
@@ -55,6 +62,11 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 		return this.builtAt;
 	}
 
+	/** The thread that built the filter. */
+	Thread builtBy() {
+		return this.builtBy;
+	}
+
 	/** The arguments as given. */
 	RateLimitArguments arguments() {
 		return this.arguments;
@@ -63,17 +75,40 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 	/**
 	 * The settings for the route a request was matched to.
 	 * @throws io.github.ratelimit.gateway.properties.RateLimitConfigurationException if the arguments do not fit
-	 * the limits (only for a filter that could not be checked at start-up)
+	 * the limits (only for a filter that could not be checked at start-up: no group, so its route's id decides)
 	 */
 	RouteLimitSettings settings(ServerRequest request, RouteRateLimiter routes) {
 		String routeId = (String) request.attribute(MvcUtils.GATEWAY_ROUTE_ID_ATTR).orElse(null);
-		return this.settings.computeIfAbsent((routeId != null) ? routeId : "",
-				(id) -> routes.settings(routeId, this.arguments));
+		Object limits = routes.limitsInForce();
+		Resolved resolved = this.settings.get((routeId != null) ? routeId : "");
+		if (resolved == null || resolved.limits() != limits) { // first request, or limits reloaded since
+			resolved = new Resolved(limits, routes.settings(routeId, this.arguments));
+			this.settings.put((routeId != null) ? routeId : "", resolved);
+		}
+		return resolved.settings();
 	}
 
+	/** The filter as a route would name it, with the arguments given: {@code RateLimit[group=login, keyBy=IP]}. */
 	@Override
 	public String toString() {
-		return "RateLimit" + this.arguments.toString().substring("RateLimitArguments".length());
+		StringJoiner given = new StringJoiner(", ", "RateLimit[", "]");
+		add(given, "group", this.arguments.getGroup());
+		add(given, "keyBy", this.arguments.getKeyBy());
+		add(given, "header", this.arguments.getHeader());
+		add(given, "cost", this.arguments.getCost());
+		add(given, "critical", this.arguments.getCritical());
+		add(given, "shadow", this.arguments.getShadow());
+		return given.toString();
+	}
+
+	private static void add(StringJoiner given, String name, @Nullable Object value) {
+		if (value != null) {
+			given.add(name + "=" + value);
+		}
+	}
+
+	/** A route's settings and the limits in force they were resolved against. */
+	private record Resolved(Object limits, RouteLimitSettings settings) {
 	}
 
 }

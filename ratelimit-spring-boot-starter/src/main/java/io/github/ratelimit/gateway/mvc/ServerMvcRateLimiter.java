@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.mvc;
 
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,12 +44,14 @@ import org.springframework.web.servlet.function.ServerResponse;
  * {@link ServerResponse}. Allowed requests go upstream with the rate limit header fields; refused ones are answered
  * by the {@link RateLimitServletResponseWriter} (429, 503, 400), exactly as on WebFlux.
  *
- * <p>The request's thread waits for the decision once, on the chain's future, which the chain's failure policy
- * completes within {@code ratelimit.redis-timeout} (with the local fallback's decision, or fail-closed); the wait is
- * a plain {@link CompletableFuture#get}, which parks a virtual thread ({@code spring.threads.virtual.enabled}) without
- * pinning its carrier. No code runs on the Redis client's event loop but completing that future. As a safety net
- * against a replaced bean whose future never completes, the wait ends after {@value #ANSWER_WAIT_SECONDS} s: the
- * route then fails closed (503) or lets the request through, as the failure policy would.
+ * <p>The request's thread identifies the client (waiting only when its plan must be looked up), calls the chain,
+ * and waits for the chain's future, which the chain's failure policy completes within {@code ratelimit.redis-timeout}
+ * (with the local fallback's decision, or fail-closed); the waits are plain {@link CompletableFuture#get}s, which park
+ * a virtual thread ({@code spring.threads.virtual.enabled}) without pinning its carrier. The decision's meters, the
+ * denial log and the answer are made on the request's thread too. As a safety net against a replaced bean whose
+ * future never completes, the waits end after {@value #ANSWER_WAIT_SECONDS} s in all: the route then fails closed
+ * (503) or lets the request through, as the failure policy would, and a decision that arrives later gives its
+ * concurrency slots back.
  *
  * <p>Once the application context has started it checks the arguments of every {@code RateLimit} filter built
  * while it started that names a group, and stops start-up with a {@link RateLimitConfigurationException} if one does
@@ -71,6 +74,8 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 	private final @Nullable ServerMvcRouteValidator configuredRoutes;
 
 	private final ThrottledLog unanswered = new ThrottledLog(Duration.ofSeconds(10));
+
+	private final ThrottledLog misconfigured = new ThrottledLog(Duration.ofSeconds(10));
 
 	/** When this front end's application context started, in milliseconds since the epoch; 0 when unknown. */
 	private long contextStartedAt;
@@ -120,15 +125,20 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 		if (limiter == null) {
 			return next.handle(request);
 		}
-		RouteLimitSettings route = filter.settings(request, limiter);
-		releaseEarlierAttempt(request, route);
-		CompletableFuture<@Nullable Checked> answer = limiter.client(new ServerRequestClientRequest(request), route)
-			.toFuture()
-			.thenCompose((client) -> (client == null) ? CompletableFuture.completedFuture(null)
-					: limiter.check(client, route).thenApply((decision) -> new Checked(client, decision)));
-		Checked checked;
+		RouteLimitSettings route;
 		try {
-			checked = answer.get(ANSWER_WAIT_SECONDS, TimeUnit.SECONDS);
+			route = filter.settings(request, limiter);
+		}
+		catch (RateLimitConfigurationException ex) {
+			return misconfigured(filter, ex);
+		}
+		releaseEarlierAttempt(request, route);
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ANSWER_WAIT_SECONDS);
+		ClientKey client;
+		CompletableFuture<ClientKey> identified = limiter.client(new ServerRequestClientRequest(request), route)
+			.toFuture();
+		try {
+			client = identified.get(remaining(deadline), TimeUnit.NANOSECONDS);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() instanceof CompletionException wrapped && wrapped.getCause() != null)
@@ -139,17 +149,61 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 			throw (cause instanceof Exception exception) ? exception : ex;
 		}
 		catch (TimeoutException ex) {
-			answer.cancel(false);
+			identified.cancel(false);
 			return unanswered(request, next, route);
 		}
-		if (checked == null) {
+		if (client == null) {
 			return refuse(null, RateLimitRefusal.clientUnidentified());
 		}
-		RouteOutcome outcome = limiter.enforce(checked.client(), route, checked.decision());
+		// the chain is called on the request's thread; only the completion of its future runs elsewhere
+		CompletableFuture<RateLimitDecision> checked = limiter.check(client, route);
+		RateLimitDecision decision;
+		try {
+			decision = checked.get(remaining(deadline), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException | InterruptedException ex) {
+			abandon(checked);
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+				throw ex;
+			}
+			return unanswered(request, next, route);
+		}
+		RouteOutcome outcome = limiter.enforce(client, route, decision);
 		if (!outcome.admitted()) {
 			return refuse(outcome, outcome.refusal());
 		}
 		return proceed(request, next, route, outcome, limiter);
+	}
+
+	private static long remaining(long deadline) {
+		return Math.max(0, deadline - System.nanoTime());
+	}
+
+	/**
+	 * Give up on a check no request waits for any more: cancel it, and give back the concurrency slots of a decision
+	 * that arrives all the same (as the WebFlux front end does for a cancelled request).
+	 */
+	private static void abandon(CompletableFuture<RateLimitDecision> checked) {
+		checked.cancel(false);
+		checked.thenAccept((late) -> late.slots().abandon());
+	}
+
+	/**
+	 * A filter whose arguments do not fit the limits for the route it runs on: found only now, since it names no
+	 * group and its route's id is its group. Answered as a limiter that is unavailable (503 with a problem body,
+	 * never a 500 or a stack trace) and logged at ERROR once per filter and route every 10 s, naming the fix.
+	 */
+	private ServerResponse misconfigured(RateLimitHandlerFilterFunction filter, RateLimitConfigurationException ex) {
+		this.misconfigured.log((skipped) -> logger.error("{} cannot limit its route: {}{}", filter, ex.getMessage(),
+				ThrottledLog.notLogged(skipped)));
+		return refuse(null, unavailable());
+	}
+
+	private RateLimitRefusal unavailable() {
+		return new RateLimitRefusal(RateLimitRefusal.Reason.LIMITER_UNAVAILABLE,
+				this.limiter.failClosedRetryAfterSeconds(), List.of(), null,
+				"The rate limiter is unavailable and this route fails closed; retry later.");
 	}
 
 	/**
@@ -182,8 +236,8 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 
 	/**
 	 * Put the rate limit header fields on the response: on its own headers where they can be changed (Gateway's
-	 * proxied responses), so that later filters see them; else straight on the servlet response, before the
-	 * response writes its own.
+	 * proxied responses), so that later filters see them; else (read-only headers, or an asynchronous response whose
+	 * headers do not exist yet) straight on the servlet response, before the response writes its own.
 	 */
 	private static void writeHeaders(ServerResponse response, RouteOutcome outcome, RouteRateLimiter limiter) {
 		if (!outcome.writesHeaders()) {
@@ -192,7 +246,7 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 		try {
 			limiter.writeHeaders(outcome, response.headers());
 		}
-		catch (UnsupportedOperationException readOnly) {
+		catch (UnsupportedOperationException | IllegalStateException notWritable) {
 			RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 			HttpServletResponse servletResponse = (attributes instanceof ServletRequestAttributes servlet)
 					? servlet.getResponse() : null;
@@ -223,9 +277,7 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 				route.failsClosed() ? "refusing it (critical)" : "letting the request through",
 				ThrottledLog.notLogged(skipped)));
 		if (route.failsClosed()) {
-			return refuse(null, new RateLimitRefusal(RateLimitRefusal.Reason.LIMITER_UNAVAILABLE,
-					this.limiter.failClosedRetryAfterSeconds(), List.of(), null,
-					"The rate limiter is unavailable and this route fails closed; retry later."));
+			return refuse(null, unavailable());
 		}
 		return next.handle(request);
 	}
@@ -260,11 +312,21 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 	@Override
 	public void afterSingletonsInstantiated() {
 		List<RateLimitHandlerFilterFunction> built = new ArrayList<>();
-		for (RateLimitHandlerFilterFunction filter; (filter = RateLimitFilterFunctions.UNCHECKED.poll()) != null;) {
-			if (filter.builtAt() >= this.contextStartedAt) {
-				built.add(filter); // not left over by an earlier context of this JVM that failed to start
+		List<WeakReference<RateLimitHandlerFilterFunction>> others = new ArrayList<>();
+		for (WeakReference<RateLimitHandlerFilterFunction> entry; (entry = RateLimitFilterFunctions.UNCHECKED
+			.poll()) != null;) {
+			RateLimitHandlerFilterFunction filter = entry.get();
+			if (filter == null || filter.builtAt() < this.contextStartedAt) {
+				continue; // gone, or left over by an earlier context of this JVM that failed to start
+			}
+			if (filter.builtBy() == Thread.currentThread()) {
+				built.add(filter); // built while this context started, on the thread that starts it
+			}
+			else {
+				others.add(entry); // another context's, starting at the same time
 			}
 		}
+		RateLimitFilterFunctions.UNCHECKED.addAll(others);
 		if (this.limiter == null) {
 			if (!built.isEmpty()) {
 				logger.warn("ratelimit.enabled=false: {} RateLimit filter(s) let every request pass: {}", built.size(),
@@ -274,9 +336,9 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 		}
 		List<ConfigurationViolation> violations = new ArrayList<>();
 		for (RateLimitHandlerFilterFunction filter : built) {
-			if (filter.arguments().getGroup() != null && !filter.arguments().getGroup().isBlank()) {
-				violations.addAll(this.limiter.violations(filter.toString(), filter.arguments()));
-			}
+			// without a group, the route's id is the group; not known yet: every rule but that group's limits
+			// (checked against the plans' default limits here, against the group's on the first request)
+			violations.addAll(this.limiter.violations(filter.toString(), filter.arguments()));
 		}
 		if (!violations.isEmpty()) {
 			throw new RateLimitConfigurationException(violations);
@@ -294,10 +356,6 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 	@Override
 	public String toString() {
 		return "ServerMvcRateLimiter[" + ((this.limiter != null) ? this.limiter : "disabled") + "]";
-	}
-
-	/** A client and the chain's decision for its request. */
-	private record Checked(ClientKey client, RateLimitDecision decision) {
 	}
 
 }

@@ -127,6 +127,15 @@ public final class RouteRateLimiter {
 	}
 
 	/**
+	 * The limits in force, as one object that a reload replaces: a front end that keeps a route's settings resolves
+	 * them again when this changes (a group's {@code critical} or {@code shadow} may have changed).
+	 * @return the validated properties in force; compared by identity
+	 */
+	public Object limitsInForce() {
+		return this.limitResolver.effectiveProperties();
+	}
+
+	/**
 	 * How long clients of a route that fails closed are told to wait while the limiter is unavailable: the circuit
 	 * breaker's wait in the open state, in whole seconds.
 	 * @return the {@code Retry-After} of a 503, at least 1

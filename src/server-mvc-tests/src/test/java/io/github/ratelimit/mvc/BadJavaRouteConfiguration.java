@@ -1,5 +1,8 @@
 package io.github.ratelimit.mvc;
 
+import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.route.RateLimitArguments;
+
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -12,18 +15,28 @@ import static org.springframework.cloud.gateway.server.mvc.handler.GatewayRouter
 import static org.springframework.cloud.gateway.server.mvc.handler.HandlerFunctions.http;
 
 /**
- * With {@code test.bad-java-route=true}: a Java route whose {@code RateLimit} filter names a group the limits do not
- * define ({@link ServerMvcConfigurationFailureTest}). A top-level class: Spring Boot's test type filter leaves the
+ * Java routes whose {@code RateLimit} filters do not fit the limits ({@link ServerMvcConfigurationFailureTest}), each
+ * only with its property. A top-level class: Spring Boot's test type filter leaves the
  * nested classes of test classes out of component scanning.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnBooleanProperty("test.bad-java-route")
 class BadJavaRouteConfiguration {
 
+	/** With {@code test.bad-java-route=true}: a route naming an unknown group. */
 	@Bean
+	@ConditionalOnBooleanProperty("test.bad-java-route")
 	RouterFunction<ServerResponse> badJavaRoute() {
 		return route("orders").GET("/orders/**", http()).before(uri("http://127.0.0.1:9"))
 			.filter(rateLimit("ordres"))
+			.build();
+	}
+
+	/** With {@code test.headerless-java-route=true}: a route keyed by a header it does not name, without a group. */
+	@Bean
+	@ConditionalOnBooleanProperty("test.headerless-java-route")
+	RouterFunction<ServerResponse> headerlessJavaRoute() {
+		return route("tenants").GET("/tenants/**", http()).before(uri("http://127.0.0.1:9"))
+			.filter(rateLimit(new RateLimitArguments().setKeyBy(KeyBy.HEADER)))
 			.build();
 	}
 

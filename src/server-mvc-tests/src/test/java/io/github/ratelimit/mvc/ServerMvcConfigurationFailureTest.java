@@ -33,6 +33,12 @@ class ServerMvcConfigurationFailureTest {
 			.contains("names endpoint group 'ordres', which no plan and no ratelimit.groups entry defines");
 	}
 
+	@Test
+	void aJavaRouteWithoutAGroupIsCheckedAtStartUpAgainstEveryRuleItsRouteIdDoesNotDecide() {
+		Throwable failure = start("test.headerless-java-route=true");
+		assertThat(messageOf(failure)).contains("route 'RateLimit[keyBy=HEADER]' RateLimit.args.header: is missing");
+	}
+
 	private static Throwable start(String... properties) {
 		Throwable failure = catchThrowable(() -> new SpringApplicationBuilder(ServerMvcTestApplication.class)
 			.properties("server.port=0", "upstream.uri=http://127.0.0.1:9", "spring.data.redis.port=9",

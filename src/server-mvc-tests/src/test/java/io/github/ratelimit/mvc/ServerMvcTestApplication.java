@@ -1,5 +1,8 @@
 package io.github.ratelimit.mvc;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
 import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.route.RateLimitArguments;
 
@@ -36,6 +39,17 @@ public class ServerMvcTestApplication {
 				.header(VIRTUAL_THREAD, Boolean.toString(isVirtual(Thread.currentThread())))
 				.body("thread"))
 				.filter(rateLimit(new RateLimitArguments().setGroup("fast").setKeyBy(KeyBy.API_KEY)))
+				.build())
+			// an asynchronous handler: its response's headers exist only once the future completes
+			.and(route("async").GET("/async", (request) -> ServerResponse.async(CompletableFuture.supplyAsync(
+					() -> ServerResponse.ok().body("async"), CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS))))
+				.filter(rateLimit("fast"))
+				.build())
+			// no group: the route's id is the group, whose limit (capacity 1) the cost does not fit; the plans'
+			// default limits (checked at start-up) it does
+			.and(route("tiny").GET("/java/tiny", http())
+				.before(uri(upstream))
+				.filter(rateLimit(new RateLimitArguments().setCost(2L)))
 				.build());
 	}
 
