@@ -12,11 +12,14 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Writes {@code benchmark-report.md} and its chart from the result files of one harness run: medians over the
  * interleaved rounds, the ratios of issue 6's targets and whether each is met; the route comparison of issue 14 in
- * a section of its own ({@link RouteComparisonReport}).
+ * a section of its own ({@link RouteComparisonReport}); the end-to-end measurement of the Server MVC sample gateway
+ * ({@code e2e-mvc.tsv}, per thread kind) in section 8.
  */
 final class ReportWriter {
 
@@ -30,6 +33,16 @@ final class ReportWriter {
 
 	static final Map<String, String> SHORT = Map.of(Contenders.STARTER, "starter", Contenders.STARTER_STORE,
 			"starter store", Contenders.GATEWAY, "Gateway RedisRateLimiter", Contenders.BUCKET4J, "Bucket4j");
+
+	/** The thread kinds of section 8, in the order measured: the {@code threads} column of {@code e2e-mvc.tsv}. */
+	private static final List<String> MVC_THREADS = List.of("platform", "virtual");
+
+	/** Headings of section 8 by thread kind. */
+	private static final Map<String, String> MVC_THREAD_NAMES = Map.of("platform",
+			"Platform threads (Tomcat's thread pool)", "virtual", "Virtual threads");
+
+	/** The build in a {@code java -version} line: {@code OpenJDK Runtime Environment (build 17.0.15+6-...)}. */
+	private static final Pattern JAVA_BUILD = Pattern.compile("\\(build ([^)\\s]+)");
 
 	private final Path results;
 
@@ -49,6 +62,8 @@ final class ReportWriter {
 
 	private final List<Map<String, String>> e2e;
 
+	private final List<Map<String, String>> e2eMvc;
+
 	private ReportWriter(Path results) throws IOException {
 		this.results = results;
 		this.machine = properties(results.resolve("machine.properties"));
@@ -59,6 +74,7 @@ final class ReportWriter {
 		this.open = Tsv.read(results.resolve("openloop.tsv"));
 		this.hot = Tsv.read(results.resolve("hotkey.tsv"));
 		this.e2e = Tsv.read(results.resolve("e2e.tsv"));
+		this.e2eMvc = Tsv.read(results.resolve("e2e-mvc.tsv"));
 	}
 
 	static void write(Path results, Path markdown, Path chart) throws IOException {
@@ -135,7 +151,23 @@ final class ReportWriter {
 	}
 
 	private double e2e(String route, String column) {
-		return Stats.median(column(this.e2e, is("route", route), column));
+		return e2e(this.e2e, route, column);
+	}
+
+	/** Median over the rounds of one route in end-to-end rows (sections 4 and 8). */
+	private static double e2e(List<Map<String, String>> rows, String route, String column) {
+		return Stats.median(column(rows, is("route", route), column));
+	}
+
+	/** The rows of section 8 for one thread kind. */
+	private List<Map<String, String>> mvc(String threads) {
+		List<Map<String, String>> rows = new ArrayList<>();
+		for (Map<String, String> row : this.e2eMvc) {
+			if (threads.equals(row.get("threads"))) {
+				rows.add(row);
+			}
+		}
+		return rows;
 	}
 
 	private Map<String, String> hotRow(String via, String contender) {
@@ -171,6 +203,7 @@ final class ReportWriter {
 		hotSection(md);
 		profileSection(md);
 		new RouteComparisonReport(this.results, this.machine).section(md);
+		mvcSection(md);
 		return md.toString();
 	}
 
@@ -213,6 +246,7 @@ final class ReportWriter {
 				"| gateway req/s with the filter ≥ 0.9 × without | %s vs %s req/s = **%.2f×**; p99 %s vs %s µs (+%s µs) | %s |%n",
 				n(with), n(without), ratio, n(e2e("with-filter", "p99_us")), n(e2e("without-filter", "p99_us")),
 				n(e2e("with-filter", "p99_us") - e2e("without-filter", "p99_us")), verdict(ratio >= 0.9)));
+		mvcTarget(md);
 		Map<String, String> lib = hotRow("library", Contenders.STARTER);
 		Map<String, String> gw = hotRow("gateway", Contenders.STARTER);
 		double libCalls = (lib != null) ? Double.parseDouble(lib.get("script_calls_per_denied")) : Double.NaN;
@@ -392,7 +426,9 @@ final class ReportWriter {
 
 	/** What the end-to-end routes proxy to, as the run started it. */
 	private String upstream() {
-		return "The upstream is `BenchmarkMain upstream` (`Upstream`): a Reactor Netty " + v("reactor-netty")
+		// the version comes from the check benchmarks (versions.properties), absent when only step 8 ran
+		String version = v("reactor-netty").equals("?") ? "" : " " + v("reactor-netty");
+		return "The upstream is `BenchmarkMain upstream` (`Upstream`): a Reactor Netty" + version
 				+ " HTTP/1.1 server on loopback and a free port, started by the run in a JVM of its own (`"
 				+ m("upstream_jvm_args") + "`, one event-loop thread, no logging), answering every request with "
 				+ "200 and the same small body (`" + m("upstream_body") + "`), keep-alive; the run checks that both "
@@ -511,21 +547,7 @@ final class ReportWriter {
 			return;
 		}
 		md.append(upstream()).append("\n\n");
-		md.append("| route | rounds | req/s (median) | range | p50 µs | p90 µs | p99 µs | gateway CPU µs per request | upstream CPU µs per request | non-2xx | decisions of the filter (last round) |\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
-		for (String route : List.of("without-filter", "with-filter")) {
-			List<Double> rps = column(this.e2e, is("route", route), "req_per_s");
-			String decisions = "-";
-			for (Map<String, String> row : this.e2e) {
-				if (route.equals(row.get("route")) && route.equals("with-filter")) {
-					decisions = "`" + row.getOrDefault("outcomes", "-") + "`";
-				}
-			}
-			md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s-%s | %s | %s | %s | %s | %s | %s | %s |%n",
-					route.equals("with-filter") ? "`/rl/**` with `RateLimit` (key-by ip)" : "`/plain/**` without",
-					rps.size(), n(Stats.median(rps)), n(Stats.min(rps)), n(Stats.max(rps)), n(e2e(route, "p50_us")),
-					n(e2e(route, "p90_us")), n(e2e(route, "p99_us")), n(e2e(route, "cpu_us_per_req")),
-					n(e2e(route, "upstream_cpu_us_per_req")), n(e2e(route, "non2xx")), decisions));
-		}
+		e2eTable(md, this.e2e);
 		double ratio = e2e("with-filter", "req_per_s") / e2e("without-filter", "req_per_s");
 		md.append(String.format(Locale.ROOT,
 				"%nWith the filter: **%.2f×** the requests per second of the same route without it; p99 added: **%s µs**, p50 added: %s µs. ",
@@ -541,6 +563,109 @@ final class ReportWriter {
 			.append("(coordinated omission applies); the fixed-load figures of section 3 are the latency reference.\n\n");
 		md.append("Gateway JVM: `").append(m("gateway_jvm_args")).append("`; arguments: `")
 			.append(m("gateway_args")).append("`.\n\n");
+	}
+
+	/** The table of sections 4 and 8: both routes, medians over the rounds of {@code rows}. */
+	private static void e2eTable(StringBuilder md, List<Map<String, String>> rows) {
+		md.append("| route | rounds | req/s (median) | range | p50 µs | p90 µs | p99 µs | gateway CPU µs per request | upstream CPU µs per request | non-2xx | decisions of the filter (last round) |\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
+		for (String route : List.of("without-filter", "with-filter")) {
+			List<Double> rps = column(rows, is("route", route), "req_per_s");
+			String decisions = "-";
+			for (Map<String, String> row : rows) {
+				if (route.equals(row.get("route")) && route.equals("with-filter")) {
+					decisions = "`" + row.getOrDefault("outcomes", "-") + "`";
+				}
+			}
+			md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s-%s | %s | %s | %s | %s | %s | %s | %s |%n",
+					route.equals("with-filter") ? "`/rl/**` with `RateLimit` (key-by ip)" : "`/plain/**` without",
+					rps.size(), n(Stats.median(rps)), n(Stats.min(rps)), n(Stats.max(rps)), n(e2e(rows, route, "p50_us")),
+					n(e2e(rows, route, "p90_us")), n(e2e(rows, route, "p99_us")), n(e2e(rows, route, "cpu_us_per_req")),
+					n(e2e(rows, route, "upstream_cpu_us_per_req")), n(e2e(rows, route, "non2xx")), decisions));
+		}
+	}
+
+	/** The target row of section 8: section 4's rule (with ÷ without ≥ 0.9), for every thread kind measured. */
+	private void mvcTarget(StringBuilder md) {
+		List<String> measured = new ArrayList<>();
+		boolean met = true;
+		for (String threads : MVC_THREADS) {
+			List<Map<String, String>> rows = mvc(threads);
+			if (rows.isEmpty()) {
+				continue;
+			}
+			double with = e2e(rows, "with-filter", "req_per_s");
+			double without = e2e(rows, "without-filter", "req_per_s");
+			double ratio = with / without;
+			met &= ratio >= 0.9;
+			measured.add(String.format(Locale.ROOT, "%s threads (Java %s): %s vs %s req/s = **%.2f×**; p99 %s vs %s µs (%s µs)",
+					threads, mvcJava(threads), n(with), n(without), ratio, n(e2e(rows, "with-filter", "p99_us")),
+					n(e2e(rows, "without-filter", "p99_us")),
+					signed(e2e(rows, "with-filter", "p99_us") - e2e(rows, "without-filter", "p99_us"))));
+		}
+		md.append("| Server MVC gateway req/s with the filter ≥ 0.9 × without | ")
+			.append(measured.isEmpty() ? "not measured in this run" : String.join("; ", measured))
+			.append(" | ")
+			.append(verdict(!measured.isEmpty() && met))
+			.append(" |\n");
+	}
+
+	/** The Java a thread kind of section 8 ran on, short: its build ({@code 17.0.15+6-...}), else its version line. */
+	private String mvcJava(String threads) {
+		String line = this.machine.getProperty("mvc_" + threads + "_java", "?");
+		Matcher build = JAVA_BUILD.matcher(line);
+		return build.find() ? build.group(1) : line;
+	}
+
+	private void mvcSection(StringBuilder md) {
+		md.append("## 8. End to end through the Server MVC sample gateway\n\n");
+		if (this.e2eMvc.isEmpty()) {
+			md.append("Not measured in this run.\n\n");
+			return;
+		}
+		md.append("Section 4's measurement on the Server MVC sample gateway (`sample-gateway-mvc`: Spring Cloud ")
+			.append("Gateway Server MVC on Tomcat, with the starter's Server MVC `RateLimit` filter): `wrk -t1 -c32`, ")
+			.append("the route `/rl/**` with `RateLimit` (group `bench`, key-by ip) against `/plain/**` without it in ")
+			.append("the same gateway process, both proxying to the same upstream (routes in ")
+			.append("`src/benchmarks/gateway-mvc-routes.yml`, the limits of section 4), `X-Forwarded-For` rotated over ")
+			.append("10,000 addresses, the same Redis (emptied before each gateway starts), a warm-up until 10 s of ")
+			.append("traffic on both routes cost the gateway's JIT compiler threads under 0.3 s of CPU, then ")
+			.append("interleaved rounds, the order alternating per round; medians of the rounds. It runs once per ")
+			.append("thread kind, each in a gateway process of its own: on the default Java with requests on ")
+			.append("Tomcat's platform thread pool, and on a Java 21 or newer with virtual threads ")
+			.append("(`spring.threads.virtual.enabled`). The ratio inside one process compares like with like; the ")
+			.append("two processes differ in JVM and ran one after the other, so their absolute figures are no ")
+			.append("comparison of thread kinds. ")
+			.append(upstream())
+			.append("\n\n");
+		for (String threads : MVC_THREADS) {
+			List<Map<String, String>> rows = mvc(threads);
+			md.append("### ").append(MVC_THREAD_NAMES.get(threads));
+			if (rows.isEmpty()) {
+				String note = this.machine.getProperty("mvc_" + threads + "_note", "");
+				md.append("\n\nNot measured in this run").append(note.isBlank() ? "" : ": " + note).append(".\n\n");
+				continue;
+			}
+			md.append(" on Java ").append(mvcJava(threads)).append("\n\n");
+			e2eTable(md, rows);
+			md.append(String.format(Locale.ROOT,
+					"%nWith the filter: **%.2f×** the requests per second of the same route without it; p99 added: **%s µs**, p50 added: %s µs. ",
+					e2e(rows, "with-filter", "req_per_s") / e2e(rows, "without-filter", "req_per_s"),
+					n(e2e(rows, "with-filter", "p99_us") - e2e(rows, "without-filter", "p99_us")),
+					n(e2e(rows, "with-filter", "p50_us") - e2e(rows, "without-filter", "p50_us"))));
+			md.append(String.format(Locale.ROOT,
+					"The filter costs the gateway process **%s µs of CPU per request** (%s against %s µs; CPU time of the gateway process from /proc over each wrk run, divided by its requests, the upstream's likewise; wrk, Redis, the upstream and the gateway share the %s cores).%n%n",
+					n(e2e(rows, "with-filter", "cpu_us_per_req") - e2e(rows, "without-filter", "cpu_us_per_req")),
+					n(e2e(rows, "with-filter", "cpu_us_per_req")), n(e2e(rows, "without-filter", "cpu_us_per_req")),
+					m("nproc")));
+			String prefix = "mvc_" + threads + "_";
+			md.append("Requests ran on ").append(threads).append(" threads: ").append(m(prefix + "threads"))
+				.append(". Java: `").append(m(prefix + "java")).append("` (`").append(m(prefix + "java_path"))
+				.append("`); gateway JVM: `").append(m(prefix + "jvm_args").strip())
+				.append("` (GC ").append(m(prefix + "gc"))
+				.append(", longest pause ").append(m(prefix + "gc_max_pause_ms"))
+				.append(" ms); arguments: `").append(m(prefix + "args"))
+				.append("`; warm-up: ").append(m(prefix + "warm_up_s")).append(" s of traffic.\n\n");
+		}
 	}
 
 	private void hotSection(StringBuilder md) {
@@ -646,6 +771,11 @@ final class ReportWriter {
 			return String.format(Locale.ROOT, "%,.0f", v);
 		}
 		return String.format(Locale.ROOT, "%.1f", v);
+	}
+
+	/** {@link #n} with its sign: {@code +100}, {@code -56,100}. */
+	static String signed(double v) {
+		return (v >= 0 ? "+" : "") + n(v);
 	}
 
 	static String n3(double v) {

@@ -123,7 +123,73 @@ class HarnessTest {
 			.contains("`" + Upstream.BODY_TEXT + "`")
 			.contains("| 12.5 |")
 			.doesNotContain("no upstream:");
+		// no e2e-mvc.tsv: section 8 and its target say so
+		assertThat(text).contains("## 8. End to end through the Server MVC sample gateway\n\nNot measured in this run.\n")
+			.contains("| Server MVC gateway req/s with the filter ≥ 0.9 × without | not measured in this run | **not met** |");
 		assertThat(Files.size(png)).isGreaterThan(1000);
+	}
+
+	@Test
+	void serverMvcSectionPerThreadKindFromItsResultFile(@TempDir Path dir) throws Exception {
+		Files.writeString(dir.resolve("machine.properties"), """
+				nproc=2
+				upstream_jvm_args=-Xms64m -Xmx128m -XX:+UseSerialGC
+				mvc_platform_java=OpenJDK Runtime Environment (build 17.0.15+6-Debian-1deb12u1)
+				mvc_platform_java_path=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
+				mvc_platform_jvm_args=-Xms1g -Xmx1g -Xlog:gc:file=gc-gateway-mvc-platform.log\s
+				mvc_platform_threads=start-up log: "Requests are served on platform threads"; 10 threads of Tomcat's pool
+				mvc_platform_gc=G1
+				mvc_platform_gc_max_pause_ms=3.5
+				mvc_virtual_java=OpenJDK Runtime Environment Temurin-25+36 (build 25+36-LTS)
+				mvc_virtual_threads=start-up log: "Requests are served on virtual threads"; 2 virtual-thread carriers
+				""");
+		Files.writeString(dir.resolve("e2e-mvc.tsv"), """
+				threads\troute\tround\treq_per_s\tp50_us\tp90_us\tp99_us\trequests\tnon2xx\tsocket_errors\tcpu_us_per_req\toutcomes\tupstream_cpu_us_per_req
+				platform\twith-filter\t1\t9500\t100\t200\t400\t95000\t0\t0\t60\tallowed=95000\t12
+				platform\twithout-filter\t1\t10000\t90\t180\t300\t100000\t0\t0\t50\t-\t12
+				platform\twithout-filter\t2\t10200\t90\t180\t300\t102000\t0\t0\t50\t-\t12
+				platform\twith-filter\t2\t9700\t100\t200\t400\t97000\t0\t0\t62\tallowed=97000\t12
+				virtual\twith-filter\t1\t8000\t100\t200\t500\t80000\t0\t0\t70\tallowed=80000\t12
+				virtual\twithout-filter\t1\t10000\t90\t180\t300\t100000\t0\t0\t50\t-\t12
+				""");
+		Path md = dir.resolve("report.md");
+		ReportWriter.write(dir, md, dir.resolve("chart.png"));
+		String text = Files.readString(md);
+		String section = text.substring(text.indexOf("## 8. End to end through the Server MVC sample gateway"));
+		// one table per thread kind, medians of its own rounds, the filter's price inside that one process
+		assertThat(section).contains("### Platform threads (Tomcat's thread pool) on Java 17.0.15+6-Debian-1deb12u1")
+			.contains("| `/plain/**` without | 2 | 10,100 | 10,000-10,200 | 90.0 | 180 | 300 | 50.0 | 12.0 | 0.0 | - |")
+			.contains("| `/rl/**` with `RateLimit` (key-by ip) | 2 | 9,600 | 9,500-9,700 | 100 | 200 | 400 | 61.0 | 12.0 | 0.0 | `allowed=97000` |")
+			.contains("With the filter: **0.95×** the requests per second of the same route without it; p99 added: **100 µs**, p50 added: 10.0 µs.")
+			.contains("**11.0 µs of CPU per request** (61.0 against 50.0 µs;")
+			.contains("### Virtual threads on Java 25+36-LTS")
+			.contains("With the filter: **0.80×**")
+			.contains("Requests ran on virtual threads: start-up log: \"Requests are served on virtual threads\"")
+			.contains("gateway JVM: `-Xms1g -Xmx1g -Xlog:gc:file=gc-gateway-mvc-platform.log` (GC G1, longest pause 3.5 ms)")
+			// only step 8 ran: no versions.properties, so no version of the upstream's Reactor Netty to name
+			.contains("a Reactor Netty HTTP/1.1 server");
+		// section 4's rule for each thread kind: one below 0.9 and the target is not met
+		assertThat(text).contains("| Server MVC gateway req/s with the filter ≥ 0.9 × without | platform threads (Java "
+				+ "17.0.15+6-Debian-1deb12u1): 9,600 vs 10,100 req/s = **0.95×**; p99 400 vs 300 µs (+100 µs); virtual "
+				+ "threads (Java 25+36-LTS): 8,000 vs 10,000 req/s = **0.80×**; p99 500 vs 300 µs (+200 µs) | **not met** |");
+		// the WebFlux sample's section 4 is not this file's
+		assertThat(text).contains("## 4. End to end through the sample gateway\n\nNot measured in this run.");
+	}
+
+	@Test
+	void serverMvcSectionSaysWhyVirtualThreadsWereNotMeasured(@TempDir Path dir) throws Exception {
+		Files.writeString(dir.resolve("machine.properties"),
+				"mvc_virtual_note=no Java 21 or newer: MVC_JAVA is unset\n");
+		Files.writeString(dir.resolve("e2e-mvc.tsv"), """
+				threads\troute\tround\treq_per_s\tp50_us\tp90_us\tp99_us\trequests\tnon2xx\tsocket_errors\tcpu_us_per_req\toutcomes\tupstream_cpu_us_per_req
+				platform\twith-filter\t1\t9500\t100\t200\t400\t95000\t0\t0\t60\tallowed=95000\t12
+				platform\twithout-filter\t1\t10000\t90\t180\t300\t100000\t0\t0\t50\t-\t12
+				""");
+		Path md = dir.resolve("report.md");
+		ReportWriter.write(dir, md, dir.resolve("chart.png"));
+		String text = Files.readString(md);
+		assertThat(text).contains("### Virtual threads\n\nNot measured in this run: no Java 21 or newer: MVC_JAVA is unset.")
+			.containsPattern("\\| Server MVC gateway req/s .* = \\*\\*0\\.95×\\*\\*; p99 400 vs 300 µs \\(\\+100 µs\\) \\| \\*\\*met\\*\\* \\|");
 	}
 
 	@Test
