@@ -1,7 +1,6 @@
 package io.github.ratelimit.gateway.webflux;
 
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
@@ -64,14 +63,6 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		super(Config.class);
 		this.limiter = limiter;
 		this.responseWriter = responseWriter;
-	}
-
-	/**
-	 * The resolved settings of every route a filter was built for, by route id (of both front ends).
-	 * @return an unmodifiable snapshot
-	 */
-	public Map<String, RouteLimitSettings> routeSettings() {
-		return this.limiter.routeSettings();
 	}
 
 	@Override

@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,16 +45,20 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 
 	private final ExecutorService executor;
 
+	/** Answers slow reports once {@link #SLOW_ANSWER} has passed; no thread waits for them meanwhile. */
+	private final ScheduledExecutorService slowAnswers;
+
 	private final AtomicBoolean closed = new AtomicBoolean();
 
-	private DemoUpstream(HttpServer server, ExecutorService executor) {
+	private DemoUpstream(HttpServer server, ExecutorService executor, ScheduledExecutorService slowAnswers) {
 		this.server = server;
 		this.executor = executor;
+		this.slowAnswers = slowAnswers;
 	}
 
 	/**
-	 * Start a server on a free port of {@code 127.0.0.1}. Each exchange runs on a thread of its own (a slow report
-	 * holds one for {@link #SLOW_ANSWER}, never the others).
+	 * Start a server on a free port of {@code 127.0.0.1}. Exchanges run on a pool of threads; a slow report is
+	 * answered by a timer after {@link #SLOW_ANSWER}, holding no thread meanwhile.
 	 * @return the running upstream; {@link #close() close} it when done
 	 * @throws UncheckedIOException if no port can be bound
 	 */
@@ -63,15 +69,21 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		});
+		ScheduledExecutorService slowAnswers = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "demo-upstream-slow-answers");
+			thread.setDaemon(true);
+			return thread;
+		});
 		try {
 			HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(HOST), 0), BACKLOG);
-			server.createContext("/", DemoUpstream::handle);
+			server.createContext("/", (exchange) -> handle(exchange, slowAnswers));
 			server.setExecutor(executor);
 			server.start();
-			return new DemoUpstream(server, executor);
+			return new DemoUpstream(server, executor, slowAnswers);
 		}
 		catch (IOException ex) {
 			executor.shutdownNow();
+			slowAnswers.shutdownNow();
 			throw new UncheckedIOException("The demo upstream could not listen on " + HOST, ex);
 		}
 	}
@@ -99,6 +111,7 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 	@Override
 	public void close() {
 		if (this.closed.compareAndSet(false, true)) {
+			this.slowAnswers.shutdownNow(); // slow reports not yet answered are cut off with the server
 			this.server.stop(0);
 			this.executor.shutdown();
 			try {
@@ -123,22 +136,27 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 		return "DemoUpstream[" + uri() + "]";
 	}
 
-	private static void handle(HttpExchange exchange) throws IOException {
+	private static void handle(HttpExchange exchange, ScheduledExecutorService slowAnswers) throws IOException {
+		// Read (and drop) any request body before answering.
+		try (InputStream body = exchange.getRequestBody()) {
+			body.transferTo(OutputStream.nullOutputStream());
+		}
+		if (exchange.getRequestURI().getRawPath().startsWith(SLOW_PREFIX)) {
+			try {
+				slowAnswers.schedule(() -> answer(exchange), SLOW_ANSWER.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (RejectedExecutionException ex) { // the server is stopping
+				exchange.close();
+			}
+			return;
+		}
+		answer(exchange);
+	}
+
+	/** Answer an exchange and close it; an answer the client no longer reads is dropped. */
+	private static void answer(HttpExchange exchange) {
 		try (exchange) {
 			String path = exchange.getRequestURI().getRawPath();
-			// Read (and drop) any request body before answering.
-			try (InputStream body = exchange.getRequestBody()) {
-				body.transferTo(OutputStream.nullOutputStream());
-			}
-			if (path.startsWith(SLOW_PREFIX)) {
-				try {
-					Thread.sleep(SLOW_ANSWER.toMillis()); // the slow report itself, not a synchronisation
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					return; // the server is stopping
-				}
-			}
 			byte[] answer = body(exchange.getRequestMethod(), path);
 			exchange.getResponseHeaders().set("Content-Type", "application/json");
 			if (exchange.getRequestMethod().equals("HEAD")) { // the GET answer's header fields, no body
@@ -150,6 +168,9 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 			try (OutputStream out = exchange.getResponseBody()) {
 				out.write(answer);
 			}
+		}
+		catch (IOException ex) {
+			// the client (the gateway) went away: nothing to answer
 		}
 	}
 
