@@ -36,6 +36,12 @@ final class RedisProcess {
     static final String HOST = "127.0.0.1";
     /** Upper bound of every wait (start, stop, kill, pause), in milliseconds. */
     static final long WAIT_MILLIS = 10_000;
+    /**
+     * Upper bound of the wait for a SIGKILLed server's port to close, in milliseconds: the process closes its sockets
+     * only when it runs its exit, and on a machine whose cores are busy (stress-ng) it once waited more than
+     * {@link #WAIT_MILLIS} for the CPU to do so. The wait ends as soon as the port is closed.
+     */
+    static final long KILL_WAIT_MILLIS = 30_000;
     /** Pause between two polls of a wait, in milliseconds. */
     private static final long POLL_MILLIS = 10;
     /** Connect timeout of a port probe and timeout of a start-up PING. */
@@ -203,8 +209,8 @@ final class RedisProcess {
     }
 
     /**
-     * Kills a process abruptly (SIGKILL, as in a crash) and waits (at most {@link #WAIT_MILLIS}) until its port is
-     * closed.
+     * Kills a process abruptly (SIGKILL, as in a crash) and waits (at most {@link #KILL_WAIT_MILLIS}) until its port
+     * is closed.
      *
      * @param pid  the process
      * @param port its client port
@@ -216,14 +222,14 @@ final class RedisProcess {
     }
 
     /**
-     * Waits (at most {@link #WAIT_MILLIS}) until nobody listens on a port.
+     * Waits (at most {@link #KILL_WAIT_MILLIS}) until nobody listens on a port.
      *
      * @param port the port
      * @throws IllegalStateException if it is still open after the wait
      */
     static void awaitPortClosed(int port) {
-        if (!await(() -> portClosed(port), WAIT_MILLIS)) {
-            throw new IllegalStateException("port " + port + " still open " + WAIT_MILLIS + " ms after SIGKILL");
+        if (!await(() -> portClosed(port), KILL_WAIT_MILLIS)) {
+            throw new IllegalStateException("port " + port + " still open " + KILL_WAIT_MILLIS + " ms after SIGKILL");
         }
     }
 

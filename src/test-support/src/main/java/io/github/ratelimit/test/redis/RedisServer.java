@@ -137,7 +137,8 @@ public final class RedisServer implements AutoCloseable {
 
     /**
      * Stops the server gracefully: SIGTERM (after SIGCONT, in case it is paused), then waits until the port is closed;
-     * if it is still open after about 10 seconds, sends SIGKILL. Does nothing if the server is not running.
+     * if it is still open after about 10 seconds, sends SIGKILL (and waits up to about 30 more). Does nothing if the
+     * server is not running.
      */
     public synchronized void stop() {
         if (pid < 0) {
@@ -153,7 +154,7 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
-     * Kills the server abruptly (SIGKILL, as in a crash) and waits (at most about 10 seconds) until the port is closed.
+     * Kills the server abruptly (SIGKILL, as in a crash) and waits (at most about 30 seconds) until the port is closed.
      * Does nothing if the server is not running.
      */
     public synchronized void kill() {
