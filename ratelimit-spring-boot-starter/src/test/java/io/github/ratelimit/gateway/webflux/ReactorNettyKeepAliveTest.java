@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ReactorNettyKeepAliveTest {
 
-	private static final Duration READ_TIMEOUT = Duration.ofSeconds(5);
+	private static final Duration READ_TIMEOUT = Duration.ofSeconds(10);
 
 	private static DisposableServer server;
 
