@@ -20,7 +20,9 @@
 -- 'lease' only, ARGV[4..8]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
 --           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
 --           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
---           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is none)
+--           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is none).
+--           The unspent tokens come back only while the previous lease runs (Redis time before its end); a lease given
+--           back at or after its end gives nothing back, its reservation only is released
 -- then, per limit, four values (from ARGV[4], ARGV[5] for 'acquire', 'release' and 'abandon', ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
 --           refill period (microseconds, >= 1000)
@@ -57,7 +59,8 @@
 --                  when the newest slot expires)
 -- 'lease' returns the same, then the tokens leased (0 .. wanted, the same from every limit, 0 when denied) and the
 --   lease's end (Redis time, microseconds; 0 when nothing was leased): the instance spends the leased tokens until
---   then at most, and sends the three numbers of its lease back with its next 'lease' call.
+--   then at most, and sends the three numbers of its lease back with its next 'lease' call (or alone, with cost 0
+--   and nothing wanted, when it drops the lease).
 -- Only an allowed request (or a returned lease, or a token bucket read beyond empty, or a released slot) writes. Every
 -- written key gets a TTL that ends when its state no longer matters (the bucket is full again, the log's newest entry
 -- has left the window, the counter no longer weighs, the window is over, the newest slot has expired, the hold
@@ -143,7 +146,10 @@ end
 -- time `until` the bucket holds at most capacity - reserved (tat is read as at least t + reserved * interval). So at every
 -- moment the tokens left in Redis plus the unspent leased tokens are at most capacity, and no interval admits more
 -- than capacity + refill over it, leases or not. At `until` (the end of the latest lease) the reserved tokens count as
--- spent then, and refill from there.
+-- spent then, and refill from there. A lease given back leaves the reservation with its tokens counted as spent at
+-- that moment (so the bucket never gains at once), and its unspent tokens come back only while it runs: from its end
+-- on they can no longer be spent, and what the bucket refilled since is real, so returning them then would admit
+-- more than the bound.
 local tb = {}
 
 local function tb_reserved_floor(l, t)   -- the lowest tat the reservation allows at time t (t >= now)
@@ -691,22 +697,27 @@ if operation == 'lease' then
     return redis.error_reply('ERR rate limit lease takes whole numbers >= 0 (unused <= returned)')
   end
   -- the instance's previous lease ends. If the reservation still holds it (the lease was taken, at its end less the
-  -- duration, after the reservation's first lease: no reservation ended since), its spent tokens count as spent at
-  -- its end or now, whichever is first, and its tokens leave the reservation; else the reservation's end counted
-  -- them all as spent already. Its unspent tokens come back either way, once.
+  -- duration, after the reservation's first lease: no reservation ended since), its tokens leave the reservation and
+  -- count as spent now (the bucket holds no more than before, and refills from here); and if the lease is still
+  -- running, its unspent tokens come back. A lease that has ended gives nothing back: its unspent tokens could no
+  -- longer be spent from its end on, and the bucket has refilled since (or the reservation's end counted them as
+  -- spent then and the bucket refilled from there), so giving them back would make tokens the limit never refilled.
   if returned > 0 then
     local returned_start = returned_until - duration
     for i = 1, n do
       local l = limits[i]
       if l.reserved > 0 and returned_start >= l.reserved_since then
-        local floor = tb_reserved_floor(l, math.min(now, returned_until))
+        local floor = tb_reserved_floor(l, now)
         if floor > l.tat then l.tat = floor end
         l.reserved = l.reserved - returned
         if l.reserved <= 0 then l.reserved = 0; l.reserved_until = 0; l.reserved_since = 0 end
+        if now < returned_until then
+          l.tat = l.tat - unused * l.interval
+          if l.tat < now then l.tat = now end
+        end
+        l.changed = true
+        l.available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
       end
-      l.tat = l.tat - unused * l.interval
-      l.changed = true
-      l.available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
     end
   end
 end

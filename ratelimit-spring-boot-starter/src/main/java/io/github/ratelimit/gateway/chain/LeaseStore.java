@@ -20,7 +20,9 @@ public interface LeaseStore {
 	/**
 	 * Check and consume {@code cost} tokens like {@link ClientRateLimiter#tryConsume}, and if allowed, take a lease
 	 * of up to {@code wanted} more tokens from every limit; the instance's previous lease of these limits (if any)
-	 * ends in the same call: its reservation is released and its unspent tokens go back.
+	 * ends in the same call: its reservation is released, and its unspent tokens go back if it has not ended in the
+	 * store's time (a lease given back at or after its end gives nothing back: its unspent tokens counted as spent
+	 * at its end).
 	 * @param client who is limited
 	 * @param limits the plan's limits in the endpoint group, every one a token bucket
 	 * @param cost tokens this request takes (0: only the previous lease is returned)

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Scheduler;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
@@ -42,11 +43,13 @@ import org.springframework.context.SmartLifecycle;
  * <p>What it costs and what it cannot do: leased tokens are consumed in the store when taken, and the store does not
  * refill a bucket past the tokens its leases hold until they end, so the instances together never admit more than
  * the limit (no interval sees more than capacity + refill over it). The price is under-admission: a lease's unspent
- * tokens are unavailable to the other instances until they go back (at most the budget per instance): with the
- * next lease call for the client, when the client has been idle for two lease durations (the lease is dropped from
- * the cache, which is bounded by {@code ratelimit.leases.max-entries}), on the client's next request after the limits
- * were refreshed (a new set of limits never spends the old lease) and when the instance stops ({@link #stop()}). A lease whose store
- * call fails ends without return (the store is then unreachable; the tokens come back when its reservation ends).
+ * tokens are unavailable to the other instances until they go back (at most the budget per instance), which they do
+ * only while the lease runs: with the next lease call for the client, on the client's next request after the limits
+ * were refreshed (a new set of limits never spends the old lease), when the cache (bounded by
+ * {@code ratelimit.leases.max-entries}) evicts the client, and when the instance stops ({@link #stop()}). A lease
+ * that ends unspent counts as spent at its end. A client without a request here for two lease durations is dropped
+ * from the cache; its lease has ended by then, so the store call that gives it back only releases its reservation.
+ * A lease whose store call fails ends without return (the store is then unreachable; it counts as spent at its end).
  * Denials are never leased: a denied request's Retry-After is the store's, exact.
  *
  * <p>The decision a lease answers reports the buckets as the store held them when the lease was taken, with the
@@ -74,6 +77,8 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 
 	private final long durationMicros;
 
+	private final Ticker ticker;
+
 	private final Cache<SlotKey, Slot> slots;
 
 	private volatile boolean running;
@@ -86,15 +91,31 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	 * @param <S> a store that can also lease
 	 */
 	public <S extends ClientRateLimiter & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries) {
+		this(store, duration, maxEntries, Ticker.systemTicker(), Scheduler.systemScheduler());
+	}
+
+	/**
+	 * Wrap a store that can lease, with a clock of one's own (for tests).
+	 * @param store the store
+	 * @param duration how long a lease may be spent (positive)
+	 * @param maxEntries most clients (per endpoint group) whose lease this instance keeps (at least 1)
+	 * @param ticker the clock of leases and of the slots' idleness (nanoseconds)
+	 * @param scheduler what drops idle slots on time, rather than on the cache's next use
+	 * @param <S> a store that can also lease
+	 */
+	<S extends ClientRateLimiter & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries,
+			Ticker ticker, Scheduler scheduler) {
 		this.store = store;
 		this.leaseStore = store;
 		this.durationNanos = duration.toNanos();
 		this.durationMicros = Math.max(1, duration.toNanos() / 1000);
+		this.ticker = ticker;
 		this.slots = Caffeine.newBuilder()
 			.maximumSize(maxEntries)
-			// a client idle for a lease duration after its lease ended gives the unspent tokens back
+			// a slot without a request for two lease durations is dropped (every request reads it, which counts)
 			.expireAfterAccess(Duration.ofNanos(2 * this.durationNanos))
-			.scheduler(Scheduler.systemScheduler())
+			.ticker(ticker)
+			.scheduler(scheduler)
 			// evicted (idle, or beyond max-entries): the lease goes back; explicit removals (stop, reset, refreshed
 			// limits) end the lease themselves, so that stop() waits for its own returns
 			.<SlotKey, Slot>removalListener((key, slot, cause) -> {
@@ -120,8 +141,8 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 			return this.store.tryConsume(client, limits, cost);
 		}
 		SlotKey key = new SlotKey(client, limits.group());
-		Slot slot = this.slots.get(key, (k) -> new Slot(limits));
-		long now = System.nanoTime();
+		long now = this.ticker.read();
+		Slot slot = this.slots.get(key, (k) -> new Slot(limits, now));
 		long wanted;
 		LeaseStore.ReturnedLease previous;
 		synchronized (slot) {
@@ -186,14 +207,19 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 		return this.slots.estimatedSize();
 	}
 
+	/** Drops the slots that have been idle too long now (for tests whose clock does not run). */
+	void cleanUpSlots() {
+		this.slots.cleanUp();
+	}
+
 	@Override
 	public void start() {
 		this.running = true;
 	}
 
 	/**
-	 * Gives back every lease's unspent tokens (one store call per lease that has any) and waits up to 2 seconds for
-	 * the calls, before the store stops.
+	 * Gives back every lease's unspent tokens (one store call per lease that has any; the store takes back those of
+	 * leases that have not ended) and waits up to 2 seconds for the calls, before the store stops.
 	 */
 	@Override
 	public void stop() {
@@ -308,9 +334,9 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 
 		List<LimitStatus> statuses = List.of();
 
-		Slot(PlanLimits limits) {
+		Slot(PlanLimits limits, long now) {
 			this.limits = limits;
-			this.countingSince = System.nanoTime();
+			this.countingSince = now;
 		}
 
 		/** Spends cost tokens of the lease, if it has them and has not ended; else {@code null}. */

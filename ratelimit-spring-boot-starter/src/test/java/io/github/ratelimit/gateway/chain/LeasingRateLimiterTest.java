@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
@@ -183,6 +184,107 @@ class LeasingRateLimiterTest {
 		}
 		assertThat(counting.calls.get()).isEqualTo(20);
 		assertThat(limiter.size()).isZero();
+	}
+
+	@Test
+	void aLeaseDroppedUnspentWhileAnotherInstanceDrainsAddsNothingToTheBucket() {
+		// issue 27's attack: 50 at 10 per second, leases of up to 50%; B drains 1.75 s after A's lease
+		attack(1_750, new PlanLimits("pro", "attack", List.of(new LimitDefinition("pro-attack", 50, 10, Duration.ofSeconds(1),
+				Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 50))));
+	}
+
+	@Test
+	void aLeaseDroppedUnspentWhileAnotherInstanceDrainsAddsNothingToEitherBucket() {
+		// 40 at 20 per second plus 100 per minute, leases of up to 50% of each; B drains 1.5 s after A's lease (at
+		// 20 per second the bucket is nearly full again by 1.75 s)
+		attack(1_500, new PlanLimits("pro", "attack2", List.of(
+				new LimitDefinition("pro-attack2-s", 40, 20, Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET,
+						LimitScope.CLIENT, 50),
+				new LimitDefinition("pro-attack2-m", 100, 100, Duration.ofMinutes(1), Algorithm.TOKEN_BUCKET,
+						LimitScope.CLIENT, 50))));
+	}
+
+	/**
+	 * Two instances on one Redis, real time, lease duration 1 s. Instance A takes a lease of more than 10 tokens
+	 * (after smaller leases spent) and never spends it; some time later instance B takes everything Redis admits; A drops the
+	 * client's slot (two lease durations without a request) and sends the lease back, unspent; B takes everything
+	 * again. What B was admitted from its first request's send to its last answer is at most capacity + refill over
+	 * that time, per limit. (The waits are the attack's timing, not synchronisation: the return is awaited as an
+	 * event.) Before issue 27 the late return added the unspent tokens to a bucket that had refilled meanwhile.
+	 */
+	private void attack(long drainAfterMillis, PlanLimits limits) {
+		ReturnWatchingStore watching = new ReturnWatchingStore(store);
+		LeasingRateLimiter a = new LeasingRateLimiter(watching, Duration.ofSeconds(1), 1000);
+		LeasingRateLimiter b = new LeasingRateLimiter(watching, Duration.ofSeconds(1), 1000);
+		// requests back to back until one takes a lease of more than 10 tokens (the leases grow with A's rate)
+		long granted = 0;
+		for (int i = 0; i < 40 && granted <= 10; i++) {
+			assertThat(consume(a, limits, 1).allowed()).isTrue();
+			granted = watching.lastGranted.getAndSet(0);
+		}
+		long leased = System.nanoTime();
+		assertThat(granted).as("A's last lease").isGreaterThan(10);
+		LockSupport.parkNanos(drainAfterMillis * 1_000_000L - (System.nanoTime() - leased));
+		long start = System.nanoTime();
+		long admitted = drain(b, limits);
+		watching.returned.orTimeout(30, TimeUnit.SECONDS).join();
+		admitted += drain(b, limits);
+		double seconds = (System.nanoTime() - start) / 1e9;
+		for (LimitDefinition limit : limits.limits()) {
+			double bound = limit.capacity()
+					+ (double) limit.refillTokens() * seconds / (limit.refillPeriod().toNanos() / 1e9);
+			assertThat((double) admitted)
+				.as("B admitted in %.3f s, %s; A's unspent lease of %d went back", seconds, limit.policyName(),
+						watching.returnedUnused.get())
+				.isLessThanOrEqualTo(bound);
+		}
+		a.stop();
+		b.stop();
+	}
+
+	/** Requests until one is denied; returns how many were allowed. */
+	private long drain(LeasingRateLimiter limiter, PlanLimits limits) {
+		long admitted = 0;
+		while (admitted < 1_000 && consume(limiter, limits, 1).allowed()) {
+			admitted++;
+		}
+		return admitted;
+	}
+
+	/** The Redis store; notes the tokens of the last lease granted and completes when a lease goes back alone. */
+	private static final class ReturnWatchingStore implements ClientRateLimiter, LeaseStore {
+
+		final AtomicLong lastGranted = new AtomicLong();
+
+		final AtomicLong returnedUnused = new AtomicLong();
+
+		final CompletableFuture<Void> returned = new CompletableFuture<>();
+
+		private final RedisRateLimitStore store;
+
+		ReturnWatchingStore(RedisRateLimitStore store) {
+			this.store = store;
+		}
+
+		@Override
+		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+			return this.store.tryConsume(client, limits, cost);
+		}
+
+		@Override
+		public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+				long durationMicros, ReturnedLease previous) {
+			return this.store.lease(client, limits, cost, wanted, durationMicros, previous).whenComplete((lease, ex) -> {
+				if (cost == 0 && wanted == 0) {
+					this.returnedUnused.set(previous.unused());
+					this.returned.complete(null);
+				}
+				else if (lease != null && lease.tokens() > 0) {
+					this.lastGranted.set(lease.tokens());
+				}
+			});
+		}
+
 	}
 
 	/** 2,000 tokens refilled 1 per hour (no refill during a test), leases of up to 5%. */

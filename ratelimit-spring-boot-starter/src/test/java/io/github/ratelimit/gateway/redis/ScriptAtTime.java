@@ -115,6 +115,11 @@ final class ScriptAtTime {
 		return (average != null) ? Long.parseLong(average) : -1;
 	}
 
+	/** Drops the scripts Redis cached (every simulated time is a script of its own), to keep its memory small. */
+	void forgetScripts() {
+		this.redis.command("SCRIPT", "FLUSH");
+	}
+
 	/** No previous lease. */
 	static final long[] NO_LEASE = { 0, 0, 0 };
 

@@ -1,0 +1,121 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import com.github.benmanes.caffeine.cache.Scheduler;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * When {@link LeasingRateLimiter} drops a client's slot (and sends its lease back): after two lease durations without
+ * a request for that client on the instance, however long ago the slot was made. A clock of the test's own (the
+ * cache's ticker and the leases' clock) and a store that records the calls: the logic alone, no Redis.
+ */
+class LeaseSlotExpiryTest {
+
+	private static final Duration LEASE = Duration.ofSeconds(1);
+
+	private final ClientKey alice = new ClientKey(ClientKey.Kind.API_KEY, "alice", "pro");
+
+	/** 2,000 tokens, leases of up to 5% (100 tokens). */
+	private final PlanLimits limits = new PlanLimits("pro", "search", List.of(new LimitDefinition("pro-search", 2_000,
+			1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 5)));
+
+	private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+
+	private final RecordingStore store = new RecordingStore();
+
+	private final LeasingRateLimiter limiter = new LeasingRateLimiter(this.store, LEASE, 1000, this.nanos::get,
+			Scheduler.disabledScheduler());
+
+	@Test
+	void aSlotInUseIsKeptLongAfterItWasMade() {
+		consume(); // exact, makes the slot
+		consume(); // takes a lease
+		assertThat(this.store.leases).hasSize(1);
+		// one request every half lease duration for ten durations: the slot stays, each lease goes back with the next
+		for (int i = 0; i < 20; i++) {
+			advance(LEASE.dividedBy(2));
+			consume();
+			assertThat(this.limiter.size()).as("after %d half durations", i + 1).isOne();
+		}
+		// a slot made again would have sent its first request to the store as an exact check
+		assertThat(this.store.exactChecks).as("exact checks (the first request of a slot)").hasValue(1);
+	}
+
+	@Test
+	void aSlotIsDroppedAfterTwoLeaseDurationsWithoutARequest() {
+		// a request every half lease duration for three durations
+		for (int i = 0; i < 7; i++) {
+			consume();
+			advance(LEASE.dividedBy(2));
+		}
+		long lastRequest = this.nanos.get() - LEASE.dividedBy(2).toNanos();
+		// just before two durations of idleness: still there
+		this.nanos.set(lastRequest + 2 * LEASE.toNanos() - 1);
+		this.limiter.cleanUpSlots();
+		assertThat(this.limiter.size()).isOne();
+		assertThat(this.store.returnsAlone()).isZero();
+		// two durations after the last request: dropped, and its lease sent back on its own
+		this.nanos.set(lastRequest + 2 * LEASE.toNanos());
+		this.limiter.cleanUpSlots();
+		assertThat(this.limiter.size()).isZero();
+		// the cache tells its removal listener on another thread
+		Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.store.returnsAlone() == 1);
+	}
+
+	private void consume() {
+		assertThat(this.limiter.tryConsume(this.alice, this.limits, 1).orTimeout(10, TimeUnit.SECONDS).join().allowed())
+			.isTrue();
+	}
+
+	private void advance(Duration duration) {
+		this.nanos.addAndGet(duration.toNanos());
+	}
+
+	/** Allows everything; grants what a lease asks for; counts the exact checks and records the lease calls. */
+	private final class RecordingStore implements ClientRateLimiter, LeaseStore {
+
+		final List<long[]> leases = new ArrayList<>();
+
+		final AtomicLong exactChecks = new AtomicLong();
+
+		@Override
+		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+			this.exactChecks.incrementAndGet();
+			return CompletableFuture.completedFuture(decision(limits));
+		}
+
+		@Override
+		public synchronized CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+				long durationMicros, ReturnedLease previous) {
+			this.leases.add(new long[] { cost, wanted, previous.granted(), previous.unused() });
+			long end = (LeaseSlotExpiryTest.this.nanos.get() / 1000) + durationMicros;
+			return CompletableFuture.completedFuture(new Lease(decision(limits), wanted, (wanted > 0) ? end : 0));
+		}
+
+		/** Lease calls that only gave a lease back (cost 0, nothing wanted). */
+		synchronized long returnsAlone() {
+			return this.leases.stream().filter((call) -> call[0] == 0 && call[1] == 0).count();
+		}
+
+		private RateLimitDecision decision(PlanLimits limits) {
+			LimitDefinition limit = limits.limits().get(0);
+			return RateLimitDecision.shared(limits, true, List.of(new LimitStatus(limit, true, 1_000, 0, 0)));
+		}
+
+	}
+
+}
