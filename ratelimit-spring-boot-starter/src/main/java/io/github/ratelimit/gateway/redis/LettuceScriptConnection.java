@@ -33,6 +33,7 @@ import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -76,6 +77,9 @@ final class LettuceScriptConnection implements AutoCloseable {
 	private final Map<RedisURI, String> nodeNames = new ConcurrentHashMap<>();
 
 	private volatile boolean closed;
+
+	/** The connect in progress on the bounded elastic scheduler, cancelled (interrupted) by {@link #suspend()}. */
+	private volatile @Nullable Disposable connecting;
 
 	/** Told of every connection established by the client (see {@link #onConnected}). */
 	private final List<Consumer<String>> connectedListeners = new CopyOnWriteArrayList<>();
@@ -273,7 +277,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 			next.orTimeout(CONNECT_ATTEMPT_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
 			if (this.attempt.compareAndSet(current, next)) {
 				try {
-					Schedulers.boundedElastic().schedule(() -> {
+					this.connecting = Schedulers.boundedElastic().schedule(() -> {
 						try {
 							next.complete(open());
 						}
@@ -281,6 +285,9 @@ final class LettuceScriptConnection implements AutoCloseable {
 							next.completeExceptionally(ex);
 						}
 					});
+					if (this.closed) { // closed meanwhile: suspend() may have missed this connect
+						cancelConnect();
+					}
 				}
 				catch (RuntimeException ex) { // the scheduler is shutting down
 					next.completeExceptionally(ex);
@@ -349,7 +356,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 	/**
 	 * Close the connection for now, e.g. because the connection factory is about to shut its client down; the next
 	 * call or {@link #connectInBackground()} opens a new one from the factory's (new) client. Never waits for a
-	 * connect in progress.
+	 * connect in progress: it is cancelled.
 	 */
 	void suspend() {
 		StatefulConnection<byte[], byte[]> open;
@@ -361,12 +368,25 @@ final class LettuceScriptConnection implements AutoCloseable {
 			this.attempt.set(null);
 			this.generation++;
 		}
+		cancelConnect();
 		if (open != null) {
 			open.closeAsync();
 		}
 	}
 
-	/** Close the connection; later calls fail. Never waits for a connect in progress. */
+	/**
+	 * Abandon the connect in progress: its thread, waiting in Lettuce's blocking connect, is interrupted (Lettuce
+	 * then fails it; a connection it still opens is closed by {@link #open()}, or with the client).
+	 */
+	private void cancelConnect() {
+		Disposable inProgress = this.connecting;
+		if (inProgress != null) {
+			this.connecting = null;
+			inProgress.dispose();
+		}
+	}
+
+	/** Close the connection; later calls fail. Never waits for a connect in progress: it is cancelled. */
 	@Override
 	public void close() {
 		this.closed = true;

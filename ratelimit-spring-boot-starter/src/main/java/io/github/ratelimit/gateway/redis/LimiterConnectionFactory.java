@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.event.DefaultEventPublisherOptions;
 import io.lettuce.core.resource.ClientResources;
@@ -50,6 +51,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * already decided;</li>
  * <li>reconnect attempts back off to at most {@link #MAX_RECONNECT_DELAY} (Lettuce's default: 30 s), so decisions
  * come back from Redis within about a second of it answering again;</li>
+ * <li>a TCP connect attempt gives up after at most {@link #MAX_CONNECT_TIMEOUT} (Lettuce's default: 10 s), so that a
+ * Redis host that does not answer holds no connect (and no application stopping meanwhile) for long;</li>
  * <li>on a Cluster, topology refresh as {@link ClusterTopologyRefreshCustomizer} sets it.</li>
  * </ul>
  * Its {@link ClientResources} are the application's, {@link ClientResources#mutate() mutated} with the limiter's
@@ -74,6 +77,9 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	/** Longest wait between two reconnect attempts of the limiter's client to a Redis node. */
 	public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
+
+	/** Longest a TCP connect of the limiter's client to a Redis node is waited for before it fails. */
+	public static final Duration MAX_CONNECT_TIMEOUT = Duration.ofSeconds(2);
 
 	/** Wait beyond the client's shutdown timeout for the threads of the limiter's own client resources to end. */
 	static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
@@ -180,7 +186,8 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	/**
 	 * The limiter's client options: the application's (or Lettuce's defaults), with commands rejected while
-	 * disconnected and, on a Cluster, the limiter's topology refresh.
+	 * disconnected, a connect timeout of at most {@link #MAX_CONNECT_TIMEOUT} and, on a Cluster, the limiter's
+	 * topology refresh.
 	 * @param application the application's options, {@code null} for Lettuce's defaults
 	 * @param cluster whether the client is a Cluster client
 	 * @param clusterRefresh topology refresh for a Cluster client
@@ -196,7 +203,13 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		else {
 			builder = (application != null) ? application.mutate() : ClientOptions.builder();
 		}
-		return builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build();
+		SocketOptions socket = (application != null) ? application.getSocketOptions() : SocketOptions.create();
+		if (socket.getConnectTimeout().compareTo(MAX_CONNECT_TIMEOUT) > 0) {
+			socket = socket.mutate().connectTimeout(MAX_CONNECT_TIMEOUT).build();
+		}
+		return builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+			.socketOptions(socket)
+			.build();
 	}
 
 	/**
