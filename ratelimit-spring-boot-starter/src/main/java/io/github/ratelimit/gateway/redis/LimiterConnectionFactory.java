@@ -13,6 +13,8 @@ import io.lettuce.core.event.DefaultEventPublisherOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.EventLoopGroupProvider;
+import io.lettuce.core.resource.Transports;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,6 +74,14 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <p>A life cycle of its own: initialised ({@link #afterPropertiesSet()}), stopped and started in the application
  * factory's phase, and {@link #destroy() destroyed} on context close like a connection factory bean; a shared factory
  * is left alone, it is the application's.
+ *
+ * <p>The I/O event loops of the client resources the limiter's client uses (the application's, or those created for
+ * the copy) are held from initialisation until those resources are shut down, not only while a client is open:
+ * Lettuce's handshake timeout of a connect that failed stays scheduled on the resources' timer for the command
+ * timeout and then closes the connect's channel on its event loop, so event loops ended by the last client's shutdown
+ * while the timer still runs would make Netty log an error with its stack trace ("Failed to submit a listener
+ * notification task") when an application stops shortly after Redis was unreachable. The resources' shutdown stops
+ * their timer before it ends their event loops.
  */
 public final class LimiterConnectionFactory implements InitializingBean, SmartLifecycle, DisposableBean {
 
@@ -98,6 +108,9 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	private final @Nullable ClientResources ownResources;
 
 	private final String description;
+
+	/** Whether the event loops of the client's resources are held (see the class description). */
+	private boolean eventLoopsHeld;
 
 	private LimiterConnectionFactory(ReactiveRedisConnectionFactory connectionFactory,
 			@Nullable LettuceConnectionFactory own, @Nullable ClientResources ownResources, String description) {
@@ -277,11 +290,36 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		return this.own != null;
 	}
 
-	/** Initialises (and so starts) the limiter's own factory; nothing when shared. */
+	/**
+	 * Initialises (and so starts) the limiter's own factory (nothing else when shared), and holds the event loops of
+	 * the client resources its client uses until those resources are shut down (see the class description).
+	 */
 	@Override
 	public void afterPropertiesSet() {
 		if (this.own != null) {
 			this.own.afterPropertiesSet();
+		}
+		holdEventLoops();
+	}
+
+	private synchronized void holdEventLoops() {
+		LettuceConnectionFactory lettuce = (this.own != null) ? this.own
+				: (this.connectionFactory instanceof LettuceConnectionFactory application) ? application : null;
+		if (this.eventLoopsHeld || lettuce == null) {
+			return;
+		}
+		ClientResources resources = lettuce.getClientConfiguration().getClientResources().orElse(null);
+		if (resources == null) {
+			return; // resources a client creates for itself are shut down with that client, nothing to hold
+		}
+		this.eventLoopsHeld = true;
+		// a reference of the provider's event loop group for each transport the client connects with (the client's
+		// own references are released when it shuts down); released by the resources' shutdown, after their timer
+		EventLoopGroupProvider provider = resources.eventLoopGroupProvider();
+		provider.allocate(Transports.eventLoopGroupClass());
+		if (configuredWith(lettuce) instanceof RedisSocketConfiguration
+				&& Transports.NativeTransports.isDomainSocketSupported()) {
+			provider.allocate(Transports.NativeTransports.eventLoopGroupClass(true));
 		}
 	}
 
