@@ -19,6 +19,7 @@ import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.circuitbreaker.IllegalStateTransitionException;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import io.netty.util.TimerTask;
@@ -48,6 +49,12 @@ import io.netty.util.TimerTask;
  * stays half-open, so the first call sent once the connection is back is the trial, and recovery does not wait for
  * another {@code wait-duration-in-open-state} because a trial came a moment before the reconnect. (Closed, such
  * calls count as failures, as any.)
+ *
+ * <p>An opening ends when the connection to its shard is back, not after the wait: when the store's client reports
+ * that it has (re-)established a connection to a shard ({@link StoreShards#onConnected}), that shard's open breaker
+ * goes half-open at once (on a Cluster, the single shard's open breaker too: it takes the calls of slots no master is
+ * known for), so the first calls sent on the new connection are its trials. A call refused while reconnecting that
+ * opens a breaker after the connection came back (the two raced) moves it to half-open the same way.
  *
  * <p>Breakers are found in or added to a Resilience4j registry on first use, named {@code ratelimit-redis} for the
  * single shard and {@code ratelimit-redis@host:port} per Cluster master (the auto-configuration uses the application's
@@ -80,6 +87,9 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 	private final Timer timer;
 
+	/** Stops the store's calls of {@link #connected}. */
+	private final AutoCloseable connectedListener;
+
 	/**
 	 * Create the breakers of a store's shards.
 	 * @param shards the store's shards; {@code null} for a store that is not split (one shard,
@@ -102,6 +112,25 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		// the single shard's breaker exists from the start (in the registry, for its meters); it also takes the calls
 		// made before a Cluster's topology is known
 		breaker(StoreShards.SINGLE_SHARD);
+		this.connectedListener = this.shards.onConnected(this::connected);
+	}
+
+	/**
+	 * The store's client has established a connection to a shard: its open breaker (and, on a Cluster, the single
+	 * shard's) goes half-open. Runs on the client's I/O thread; never throws.
+	 * @param shard the shard's name
+	 */
+	private void connected(String shard) {
+		Shard connectedTo = this.breakers.get(shard);
+		if (connectedTo != null) {
+			connectedTo.connected();
+		}
+		if (!StoreShards.SINGLE_SHARD.equals(shard)) {
+			Shard single = this.breakers.get(StoreShards.SINGLE_SHARD);
+			if (single != null) {
+				single.connected();
+			}
+		}
 	}
 
 	/**
@@ -194,10 +223,16 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		return !(all.size() == 1 && all.contains(StoreShards.SINGLE_SHARD));
 	}
 
-	/** Stop the timer thread. */
+	/** Stop the timer thread, and stop listening to the store's connections. */
 	@Override
 	public void close() {
 		this.timer.stop();
+		try {
+			this.connectedListener.close();
+		}
+		catch (Exception ex) {
+			// nothing held: the store's listener is dropped with the store
+		}
 	}
 
 	private <T> CompletableFuture<T> call(ClientKey client, PlanLimits limits, Supplier<CompletableFuture<T>> call) {
@@ -299,12 +334,16 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 		private final long start = System.nanoTime();
 
+		/** The shard's {@link Shard#connections} when the call was sent. */
+		private final int connectionsAtStart;
+
 		volatile int state = PENDING;
 
 		volatile Timeout timeout;
 
 		GuardedCall(Shard shard) {
 			this.shard = shard;
+			this.connectionsAtStart = shard.connections;
 		}
 
 		@Override
@@ -324,6 +363,11 @@ public class ShardCircuitBreakers implements AutoCloseable {
 					}
 					else {
 						this.shard.onError(elapsed, cause);
+						if (this.shard.connections != this.connectionsAtStart
+								&& ShardCircuitBreakers.this.shards.refusedWhileReconnecting(cause)) {
+							// refused before the connection came back, recorded after it: no wait for an outage over
+							this.shard.connected();
+						}
 					}
 				}
 				else {
@@ -352,8 +396,25 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 		private volatile boolean failuresOnRecord;
 
+		/** Connections established to the shard so far (written on the store client's I/O thread). */
+		volatile int connections;
+
 		Shard(CircuitBreaker breaker) {
 			this.breaker = breaker;
+		}
+
+		/** A connection to the shard is established: an open breaker goes half-open. */
+		@SuppressWarnings("NonAtomicOperationOnVolatileField") // a change marker: a lost increment still changes it
+		void connected() {
+			this.connections++;
+			if (this.breaker.getState() == CircuitBreaker.State.OPEN) {
+				try {
+					this.breaker.transitionToHalfOpenState();
+				}
+				catch (IllegalStateTransitionException ex) {
+					// it left the open state meanwhile (its wait ended): nothing to do
+				}
+			}
 		}
 
 		void onError(long nanos, Throwable error) {

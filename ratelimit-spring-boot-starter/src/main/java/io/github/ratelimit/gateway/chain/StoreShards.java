@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.chain;
 
 import java.util.Set;
+import java.util.function.Consumer;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.PlanLimits;
@@ -42,6 +43,19 @@ public interface StoreShards {
 	 */
 	default boolean refusedWhileReconnecting(Throwable error) {
 		return false;
+	}
+
+	/**
+	 * Be told when the store's client has (re-)established a connection to a shard, so that a breaker opened by the
+	 * outage can try the shard at once instead of after its wait. The listener is called on the client's I/O thread:
+	 * it must be quick and must not block. The default: never called.
+	 * @param listener called with the shard's name (as {@link #shardOf} names it; {@link #SINGLE_SHARD} when the
+	 * store is not split) each time a connection to it is established
+	 * @return closing it stops the calls (idempotent)
+	 */
+	default AutoCloseable onConnected(Consumer<String> listener) {
+		return () -> {
+		};
 	}
 
 }

@@ -102,14 +102,22 @@ public class InstanceCounter implements SmartLifecycle {
 		if (!this.learn || this.heartbeat != null) {
 			return;
 		}
-		// boundedElastic: the first heartbeat may open the Redis connection, which blocks
+		// boundedElastic: the first heartbeat may open the Redis connection, which blocks. A heartbeat cut short (its
+		// timeout, or stop()) interrupts that connect, which then fails after the heartbeat's subscriber has gone: its
+		// failure is handled before the cut (inside subscribeOn), else Reactor would log it as a dropped error with
+		// its stack trace
 		this.heartbeat = Flux.interval(Duration.ZERO, this.interval, Schedulers.boundedElastic())
 			.onBackpressureDrop()
-			.concatMap((tick) -> beat().subscribeOn(Schedulers.boundedElastic()).timeout(this.interval).onErrorResume((ex) -> {
-				logger.debug("Instance heartbeat failed: {}", ex.toString());
-				return Mono.empty();
-			}), 1)
+			.concatMap((tick) -> beat().onErrorResume(InstanceCounter::failed)
+				.subscribeOn(Schedulers.boundedElastic())
+				.timeout(this.interval)
+				.onErrorResume(InstanceCounter::failed), 1)
 			.subscribe();
+	}
+
+	private static Mono<Long> failed(Throwable ex) {
+		logger.debug("Instance heartbeat failed: {}", ex.toString());
+		return Mono.empty();
 	}
 
 	@Override

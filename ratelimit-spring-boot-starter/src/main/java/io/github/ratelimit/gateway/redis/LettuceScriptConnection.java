@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -8,11 +10,15 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
@@ -26,6 +32,8 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -42,6 +50,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * start-up and, if that failed, on first use, never on the caller's thread; calls made meanwhile wait for that attempt (their caller's timeout bounds
  * the wait) and fail with its error if it fails; the next call then starts a new attempt. Once open, Lettuce
  * reconnects by itself.
+ *
+ * <p>Whoever asked ({@link #onConnected}) is told each time Lettuce has established a connection of the factory's
+ * client (Lettuce's {@link RedisConnectionStateListener}, registered on each client the connection is opened from),
+ * with the shard it leads to.
  */
 final class LettuceScriptConnection implements AutoCloseable {
 
@@ -65,6 +77,25 @@ final class LettuceScriptConnection implements AutoCloseable {
 	private final Map<RedisURI, String> nodeNames = new ConcurrentHashMap<>();
 
 	private volatile boolean closed;
+
+	/** The connect in progress on the bounded elastic scheduler, cancelled (interrupted) by {@link #suspend()}. */
+	private volatile @Nullable Disposable connecting;
+
+	/** Told of every connection established by the client (see {@link #onConnected}). */
+	private final List<Consumer<String>> connectedListeners = new CopyOnWriteArrayList<>();
+
+	/** Lettuce's listener, on the clients it was added to (one at a time; a new one after stop and start). */
+	private final RedisConnectionStateListener connectionEvents = new RedisConnectionStateListener() {
+
+		@Override
+		public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress remote) {
+			connected(remote);
+		}
+
+	};
+
+	/** The client {@link #connectionEvents} was last added to. */
+	private AbstractRedisClient listenedTo;
 
 	/** Counts {@link #suspend()} calls: a connection opened from a client that was shut down meanwhile is dropped. */
 	private int generation;
@@ -139,6 +170,68 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	/**
+	 * Be told each time the client establishes a connection (see the class comment).
+	 * @param listener called with the shard's name: {@link StoreShards#SINGLE_SHARD}, or on a Cluster the node's
+	 * {@code host:port} as {@link #shardOf} names it; on Lettuce's I/O thread
+	 * @return closing it stops the calls
+	 */
+	AutoCloseable onConnected(Consumer<String> listener) {
+		this.connectedListeners.add(listener);
+		listenTo(this.connectionFactory.getNativeClient());
+		return () -> this.connectedListeners.remove(listener);
+	}
+
+	private void listenTo(@Nullable AbstractRedisClient client) {
+		if (client == null || this.connectedListeners.isEmpty()) {
+			return;
+		}
+		synchronized (this) {
+			if (this.listenedTo == client) {
+				return;
+			}
+			if (this.listenedTo != null) {
+				this.listenedTo.removeListener(this.connectionEvents);
+			}
+			client.addListener(this.connectionEvents);
+			this.listenedTo = client;
+		}
+	}
+
+	private void connected(SocketAddress remote) {
+		if (this.connectedListeners.isEmpty()) {
+			return;
+		}
+		String shard = (this.cluster) ? shardAt(remote) : StoreShards.SINGLE_SHARD;
+		for (Consumer<String> listener : this.connectedListeners) {
+			try {
+				listener.accept(shard);
+			}
+			catch (RuntimeException ex) {
+				// a listener's failure must not break Lettuce's connection handling
+			}
+		}
+	}
+
+	/** The Cluster node at a socket address, named as {@link #shardOf} does (by its address when not in the map). */
+	private String shardAt(SocketAddress remote) {
+		if (!(remote instanceof InetSocketAddress address)) {
+			return String.valueOf(remote);
+		}
+		Partitions slots = this.partitions;
+		if (slots != null) {
+			for (RedisClusterNode node : slots) {
+				RedisURI uri = node.getUri();
+				if (uri != null && uri.getPort() == address.getPort() && (uri.getHost().equals(address.getHostString())
+						|| (address.getAddress() != null && uri.getHost().equals(address.getAddress().getHostAddress())))) {
+					return name(node);
+				}
+			}
+		}
+		String host = address.getHostString();
+		return (host.indexOf(':') >= 0) ? "[" + host + "]:" + address.getPort() : host + ":" + address.getPort();
+	}
+
+	/**
 	 * Delete keys (all in one hash slot on a Cluster).
 	 * @param keys the keys, encoded
 	 * @return the number of keys that existed
@@ -184,7 +277,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 			next.orTimeout(CONNECT_ATTEMPT_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
 			if (this.attempt.compareAndSet(current, next)) {
 				try {
-					Schedulers.boundedElastic().schedule(() -> {
+					this.connecting = Schedulers.boundedElastic().schedule(() -> {
 						try {
 							next.complete(open());
 						}
@@ -192,6 +285,9 @@ final class LettuceScriptConnection implements AutoCloseable {
 							next.completeExceptionally(ex);
 						}
 					});
+					if (this.closed) { // closed meanwhile: suspend() may have missed this connect
+						cancelConnect();
+					}
 				}
 				catch (RuntimeException ex) { // the scheduler is shutting down
 					next.completeExceptionally(ex);
@@ -219,6 +315,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 			openedIn = this.generation;
 		}
 		AbstractRedisClient client = this.connectionFactory.getRequiredNativeClient();
+		listenTo(client); // before connecting: the first connection counts too
 		StatefulConnection<byte[], byte[]> opened;
 		RedisClusterAsyncCommands<byte[], byte[]> async;
 		Partitions slots = null;
@@ -259,7 +356,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 	/**
 	 * Close the connection for now, e.g. because the connection factory is about to shut its client down; the next
 	 * call or {@link #connectInBackground()} opens a new one from the factory's (new) client. Never waits for a
-	 * connect in progress.
+	 * connect in progress: it is cancelled.
 	 */
 	void suspend() {
 		StatefulConnection<byte[], byte[]> open;
@@ -271,12 +368,25 @@ final class LettuceScriptConnection implements AutoCloseable {
 			this.attempt.set(null);
 			this.generation++;
 		}
+		cancelConnect();
 		if (open != null) {
 			open.closeAsync();
 		}
 	}
 
-	/** Close the connection; later calls fail. Never waits for a connect in progress. */
+	/**
+	 * Abandon the connect in progress: its thread, waiting in Lettuce's blocking connect, is interrupted (Lettuce
+	 * then fails it; a connection it still opens is closed by {@link #open()}, or with the client).
+	 */
+	private void cancelConnect() {
+		Disposable inProgress = this.connecting;
+		if (inProgress != null) {
+			this.connecting = null;
+			inProgress.dispose();
+		}
+	}
+
+	/** Close the connection; later calls fail. Never waits for a connect in progress: it is cancelled. */
 	@Override
 	public void close() {
 		this.closed = true;

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.redis;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -73,6 +74,16 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	@Override
 	public Set<String> shards() {
 		return this.connection.shards();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>As Lettuce reports it for the factory's client (every connection of that client: the limiter's, and those
+	 * of the limiter's other Redis users through the same factory); on a Cluster, the node's {@code host:port}.
+	 */
+	@Override
+	public AutoCloseable onConnected(Consumer<String> listener) {
+		return this.connection.onConnected(listener);
 	}
 
 	/** Open the connection again (in the background) after {@link #stop()}, from the factory's current client. */

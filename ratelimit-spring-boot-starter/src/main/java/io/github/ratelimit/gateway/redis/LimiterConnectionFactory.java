@@ -7,11 +7,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.event.DefaultEventPublisherOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.EventLoopGroupProvider;
+import io.lettuce.core.resource.Transports;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,6 +53,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * already decided;</li>
  * <li>reconnect attempts back off to at most {@link #MAX_RECONNECT_DELAY} (Lettuce's default: 30 s), so decisions
  * come back from Redis within about a second of it answering again;</li>
+ * <li>a TCP connect attempt gives up after at most {@link #MAX_CONNECT_TIMEOUT} (Lettuce's default: 10 s), so that a
+ * Redis host that does not answer holds no connect (and no application stopping meanwhile) for long;</li>
  * <li>on a Cluster, topology refresh as {@link ClusterTopologyRefreshCustomizer} sets it.</li>
  * </ul>
  * Its {@link ClientResources} are the application's, {@link ClientResources#mutate() mutated} with the limiter's
@@ -69,11 +74,22 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <p>A life cycle of its own: initialised ({@link #afterPropertiesSet()}), stopped and started in the application
  * factory's phase, and {@link #destroy() destroyed} on context close like a connection factory bean; a shared factory
  * is left alone, it is the application's.
+ *
+ * <p>The I/O event loops of the client resources the limiter's client uses (the application's, or those created for
+ * the copy) are held from initialisation until those resources are shut down, not only while a client is open:
+ * Lettuce's handshake timeout of a connect that failed stays scheduled on the resources' timer for the command
+ * timeout and then closes the connect's channel on its event loop, so event loops ended by the last client's shutdown
+ * while the timer still runs would make Netty log an error with its stack trace ("Failed to submit a listener
+ * notification task") when an application stops shortly after Redis was unreachable. The resources' shutdown stops
+ * their timer before it ends their event loops.
  */
 public final class LimiterConnectionFactory implements InitializingBean, SmartLifecycle, DisposableBean {
 
 	/** Longest wait between two reconnect attempts of the limiter's client to a Redis node. */
 	public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
+
+	/** Longest a TCP connect of the limiter's client to a Redis node is waited for before it fails. */
+	public static final Duration MAX_CONNECT_TIMEOUT = Duration.ofSeconds(2);
 
 	/** Wait beyond the client's shutdown timeout for the threads of the limiter's own client resources to end. */
 	static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
@@ -92,6 +108,9 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	private final @Nullable ClientResources ownResources;
 
 	private final String description;
+
+	/** Whether the event loops of the client's resources are held (see the class description). */
+	private boolean eventLoopsHeld;
 
 	private LimiterConnectionFactory(ReactiveRedisConnectionFactory connectionFactory,
 			@Nullable LettuceConnectionFactory own, @Nullable ClientResources ownResources, String description) {
@@ -180,7 +199,8 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	/**
 	 * The limiter's client options: the application's (or Lettuce's defaults), with commands rejected while
-	 * disconnected and, on a Cluster, the limiter's topology refresh.
+	 * disconnected, a connect timeout of at most {@link #MAX_CONNECT_TIMEOUT} and, on a Cluster, the limiter's
+	 * topology refresh.
 	 * @param application the application's options, {@code null} for Lettuce's defaults
 	 * @param cluster whether the client is a Cluster client
 	 * @param clusterRefresh topology refresh for a Cluster client
@@ -196,7 +216,13 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		else {
 			builder = (application != null) ? application.mutate() : ClientOptions.builder();
 		}
-		return builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build();
+		SocketOptions socket = (application != null) ? application.getSocketOptions() : SocketOptions.create();
+		if (socket.getConnectTimeout().compareTo(MAX_CONNECT_TIMEOUT) > 0) {
+			socket = socket.mutate().connectTimeout(MAX_CONNECT_TIMEOUT).build();
+		}
+		return builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+			.socketOptions(socket)
+			.build();
 	}
 
 	/**
@@ -264,11 +290,36 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		return this.own != null;
 	}
 
-	/** Initialises (and so starts) the limiter's own factory; nothing when shared. */
+	/**
+	 * Initialises (and so starts) the limiter's own factory (nothing else when shared), and holds the event loops of
+	 * the client resources its client uses until those resources are shut down (see the class description).
+	 */
 	@Override
 	public void afterPropertiesSet() {
 		if (this.own != null) {
 			this.own.afterPropertiesSet();
+		}
+		holdEventLoops();
+	}
+
+	private synchronized void holdEventLoops() {
+		LettuceConnectionFactory lettuce = (this.own != null) ? this.own
+				: (this.connectionFactory instanceof LettuceConnectionFactory application) ? application : null;
+		if (this.eventLoopsHeld || lettuce == null) {
+			return;
+		}
+		ClientResources resources = lettuce.getClientConfiguration().getClientResources().orElse(null);
+		if (resources == null) {
+			return; // resources a client creates for itself are shut down with that client, nothing to hold
+		}
+		this.eventLoopsHeld = true;
+		// a reference of the provider's event loop group for each transport the client connects with (the client's
+		// own references are released when it shuts down); released by the resources' shutdown, after their timer
+		EventLoopGroupProvider provider = resources.eventLoopGroupProvider();
+		provider.allocate(Transports.eventLoopGroupClass());
+		if (configuredWith(lettuce) instanceof RedisSocketConfiguration
+				&& Transports.NativeTransports.isDomainSocketSupported()) {
+			provider.allocate(Transports.NativeTransports.eventLoopGroupClass(true));
 		}
 	}
 

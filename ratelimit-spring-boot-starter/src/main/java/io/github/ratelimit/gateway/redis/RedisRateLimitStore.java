@@ -311,6 +311,12 @@ public class RedisRateLimitStore
 		return RedisScriptExecutor.refusedWhileReconnecting(error);
 	}
 
+	/** {@inheritDoc} <p>As the executor reports it ({@link RedisScriptExecutor#onConnected}). */
+	@Override
+	public AutoCloseable onConnected(java.util.function.Consumer<String> listener) {
+		return this.executor.onConnected(listener);
+	}
+
 	/**
 	 * Reset a client's buckets in an endpoint group to full: one {@code DEL} of every limit's key (all of one
 	 * client's keys in a group share a hash tag, so this works on a Redis Cluster too).

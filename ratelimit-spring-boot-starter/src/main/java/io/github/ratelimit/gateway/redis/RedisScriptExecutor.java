@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.redis;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 import io.github.ratelimit.gateway.chain.StoreShards;
 
@@ -81,6 +82,19 @@ public interface RedisScriptExecutor extends AutoCloseable {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * Be told each time the client library has established a connection to Redis (the first one and every
+	 * reconnect), with the shard it leads to. The default: never called.
+	 * @param listener called with the shard's name, as {@link #shardOf} names it ({@link StoreShards#SINGLE_SHARD}
+	 * when Redis is not split), on the client library's I/O thread: it must be quick and must not block
+	 * @return closing it stops the calls (idempotent)
+	 * @see StoreShards#onConnected
+	 */
+	default AutoCloseable onConnected(Consumer<String> listener) {
+		return () -> {
+		};
 	}
 
 	/**

@@ -1,9 +1,19 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 
 import io.github.ratelimit.test.redis.RedisExtension;
 import io.github.ratelimit.test.redis.TestRedis;
@@ -13,9 +23,13 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConfiguration;
@@ -29,6 +43,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.test.util.ReflectionTestUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The limiter's own Lettuce client, copied from an application's factory: its options and resources (pure logic),
@@ -132,6 +147,72 @@ class LimiterConnectionFactoryTest {
 		finally {
 			application.destroy();
 			resources.shutdown(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+		}
+	}
+
+	/**
+	 * Issue 27, part 5: stopping an application whose Redis was unreachable logged Netty's "Failed to submit a
+	 * listener notification task. Event loop shut down?" with its stack trace. Both clients' connects fail; the
+	 * context stops and destroys the factories (the last client's shutdown ended the shared event loops), the
+	 * handshake timeouts of the failed connects fire on the still running timer, and only then are the client
+	 * resources shut down, as Boot's bean is.
+	 */
+	@Test
+	void stoppingAfterConnectsFailedLogsNoErrorWhenTheResourcesAreShutDownAfterTheClients() throws Exception {
+		// Lettuce's handshake timeout of a connect: long enough to outlast the stop on a loaded machine
+		Duration commandTimeout = Duration.ofSeconds(5);
+		DefaultClientResources resources = DefaultClientResources.create();
+		LettuceConnectionFactory application = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", closedPort()),
+				LettuceClientConfiguration.builder().clientResources(resources).commandTimeout(commandTimeout).build());
+		Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+		ListAppender<ILoggingEvent> logged = new ListAppender<>();
+		logged.start();
+		root.addAppender(logged);
+		try {
+			application.afterPropertiesSet();
+			LimiterConnectionFactory limiter = LimiterConnectionFactory.copyOf(application, REFRESH);
+			limiter.afterPropertiesSet();
+			assertThatThrownBy(() -> new ReactiveStringRedisTemplate(application).hasKey("lcf:closed")
+				.block(Duration.ofSeconds(30))).hasMessageContaining("Unable to connect");
+			assertThatThrownBy(() -> new ReactiveStringRedisTemplate(limiter.getConnectionFactory())
+				.hasKey("lcf:closed")
+				.block(Duration.ofSeconds(30))).hasMessageContaining("Unable to connect");
+			// the order of a context's close: the limiter's factory first (it depends on the application's)
+			limiter.stop();
+			application.stop();
+			limiter.destroy();
+			application.destroy();
+			assertThat(((HashedWheelTimer) resources.timer()).pendingTimeouts())
+				.as("handshake timeouts still scheduled when the clients are gone").isPositive();
+			// a timeout of the shared timer that fires after every handshake timeout scheduled so far, then a task
+			// behind whatever those submitted to the executors
+			CountDownLatch handshakeTimeoutsRun = new CountDownLatch(1);
+			resources.timer().newTimeout((t) -> {
+				List<Future<?>> behind = new ArrayList<>();
+				for (EventExecutor executor : resources.eventExecutorGroup()) {
+					behind.add(executor.submit(() -> {
+					}));
+				}
+				for (Future<?> task : behind) {
+					task.syncUninterruptibly();
+				}
+				handshakeTimeoutsRun.countDown();
+			}, commandTimeout.toMillis() + 500, TimeUnit.MILLISECONDS);
+			assertThat(handshakeTimeoutsRun.await(30, TimeUnit.SECONDS)).isTrue();
+		}
+		finally {
+			resources.shutdown(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+			root.detachAppender(logged);
+		}
+		assertThat(logged.list).filteredOn((event) -> event.getLevel().isGreaterOrEqual(Level.ERROR))
+			.extracting(ILoggingEvent::getFormattedMessage)
+			.isEmpty();
+	}
+
+	private static int closedPort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
 		}
 	}
 
