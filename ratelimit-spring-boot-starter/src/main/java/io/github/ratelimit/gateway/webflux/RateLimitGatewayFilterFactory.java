@@ -55,12 +55,14 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	private final RateLimitResponseWriter responseWriter;
 
 	/**
-	 * Create the factory.
+	 * Create the factory; logs a WARN when the Reactor Netty on the class path can leave a request on a keep-alive
+	 * connection unanswered (before 1.3.8, see {@code src/docs/keep-alive-report.md}).
 	 * @param limiter the request path shared by the front ends
 	 * @param responseWriter writes the answers to refused requests
 	 */
 	public RateLimitGatewayFilterFactory(RouteRateLimiter limiter, RateLimitResponseWriter responseWriter) {
 		super(Config.class);
+		ReactorNettyVersionCheck.warnIfAffected();
 		this.limiter = limiter;
 		this.responseWriter = responseWriter;
 	}
