@@ -35,12 +35,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A gateway whose Redis never answered stops within a few seconds, leaves no non-daemon thread and logs no error
- * and no stack trace, neither while it runs nor when it stops (issue 27, part 5): its Redis a blackhole (connections
- * accepted, never answered: every connect waits in its handshake when the gateway stops), or a port nothing listens
- * on (with the sample's Redis timeout of 500 ms, Lettuce's handshake timeout of a refused connect). Each test starts
- * a gateway of its own (its own event loops, so that closing it stops nothing of the cached test contexts), sends
- * requests through it (so that checks wait on the limiter's connect), and closes it.
+ * A gateway whose Redis never answered, or went silent after the instance count was learned from it, stops within a
+ * few seconds, leaves no non-daemon thread and logs no error and no stack trace, neither while it runs nor when it
+ * stops (issue 27, part 5): its Redis a blackhole (connections accepted, never answered: every connect waits in its
+ * handshake when the gateway stops), or a port nothing listens on (with the sample's Redis timeout of 500 ms,
+ * Lettuce's handshake timeout of a refused connect). Each test starts a gateway of its own (its own event loops, so
+ * that closing it stops nothing of the cached test contexts), sends requests through it (so that checks wait on the
+ * limiter's connect), and closes it.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class StopWithoutRedisIntegrationTest {
