@@ -136,38 +136,98 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	@Test
-	void theSlotComesBackOnAnUpstreamErrorAnUpstreamTimeoutAndAClientGoingAway() throws IOException {
+	void theSlotComesBackOnAnUpstreamErrorAndWhenTheUpstreamCannotBeReached() {
 		String key = newKey();
 		ResponseEntity<String> failed = get(this.port, "/reports/error/x", key).join();
 		assertThat(failed.getStatusCode().value()).isEqualTo(500);
 		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 0);
 
-		// the route's response timeout (300 ms): the gateway answers 504
+		// connection refused: the request never reached an upstream
+		for (int i = 0; i < 4; i++) {
+			assertThat(get(this.port, "/unreachable/x", key).join().getStatusCode().value()).isGreaterThanOrEqualTo(500);
+			await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 0);
+		}
+	}
+
+	@Test
+	void aTimedOutRequestKeepsItsSlotWhileTheUpstreamMayStillWork() {
+		String key = newKey();
+		// the route's response timeout (300 ms): the gateway answers 504, the upstream still holds the request
 		ResponseEntity<String> timedOut = get(this.port, "/slow-reports/x", key).join();
 		assertThat(timedOut.getStatusCode().value()).isEqualTo(504);
-		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 0);
+		await().atMost(Duration.ofSeconds(10)).until(() -> inFlightGauge(this.meters) == 0);
+		assertThat(slotsTaken("reports")).isEqualTo(1);
+	}
 
-		// the client reads the status and the first chunk, then closes the connection mid-response
-		try (Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), this.port)) {
-			socket.setSoTimeout(10_000);
-			OutputStream out = socket.getOutputStream();
-			out.write(("GET /reports/stream/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + key + "\r\n\r\n")
-				.getBytes(StandardCharsets.ISO_8859_1));
-			out.flush();
-			String start = readUntil(socket.getInputStream(), "first chunk");
-			assertThat(start).startsWith("HTTP/1.1 200");
-			assertThat(slotsTaken("reports")).isEqualTo(1);
+	@Test
+	void aClientHangingUpAgainAndAgainNeverHasMoreThanItsLimitAtTheUpstream() throws IOException {
+		String key = newKey();
+		int before = held.received();
+		for (int round = 0; round < 4; round++) {
+			List<Socket> sockets = new ArrayList<>();
+			try {
+				for (int i = 0; i < 3; i++) {
+					sockets.add(sendRaw(this.port, "/kept/hold/" + round + "-" + i, key));
+				}
+				if (round == 0) { // admitted: the three reach the upstream, then the client hangs up
+					await().atMost(Duration.ofSeconds(10)).until(() -> held.received() - before == 3);
+				}
+				else { // while the upstream still works on the first three, the client gets 429s
+					for (Socket socket : sockets) {
+						String answer = readUntil(socket.getInputStream(), "\r\n\r\n");
+						assertThat(answer).startsWith("HTTP/1.1 429").containsIgnoringCase("Retry-After: ");
+					}
+				}
+			}
+			finally {
+				for (Socket socket : sockets) {
+					socket.close();
+				}
+			}
+			// the gateway saw every exchange of the round end
+			await().atMost(Duration.ofSeconds(10)).until(() -> inFlightGauge(this.meters, "kept") == 0);
 		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 0);
-		// every one of the three can be in flight again at once
-		List<CompletableFuture<ResponseEntity<String>>> again = new ArrayList<>();
-		for (int i = 0; i < 3; i++) {
-			again.add(get(this.port, "/reports/hold/" + i, key));
-		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 3);
+		assertThat(held.received() - before).isEqualTo(3);
+		assertThat(held.mostInFlight()).isLessThanOrEqualTo(3);
+		assertThat(slotsTaken("kept")).isEqualTo(3);
+		// the upstream finishes; the slots free themselves at max-request-duration (5 s after they were taken)
 		held.releaseAll();
-		await().atMost(Duration.ofSeconds(10)).until(() -> done(again).size() == 3);
-		assertThat(done(again)).allSatisfy((a) -> assertThat(a.getStatusCode().value()).isEqualTo(200));
+		await().atMost(Duration.ofSeconds(30))
+			.pollInterval(Duration.ofMillis(250))
+			.until(() -> get(this.port, "/kept/error/x", key).join().getStatusCode().value() == 500);
+	}
+
+	@Test
+	void gatewayTimeoutsAgainAndAgainNeverLeaveMoreThanTheLimitAtTheUpstream() {
+		String key = newKey();
+		int before = held.received();
+		for (int round = 0; round < 3; round++) {
+			List<CompletableFuture<ResponseEntity<String>>> answers = new ArrayList<>();
+			for (int i = 0; i < 3; i++) {
+				answers.add(get(this.port, "/kept-timeout/hold/" + round + "-" + i, key));
+			}
+			// the first three time out (504) while the upstream keeps them; later ones are refused until they expire
+			int expected = (round == 0) ? 504 : 429;
+			assertThat(answers).allSatisfy((answer) -> assertThat(answer.join().getStatusCode().value()).isEqualTo(expected));
+			await().atMost(Duration.ofSeconds(10)).until(() -> inFlightGauge(this.meters, "kept") == 0);
+		}
+		assertThat(held.received() - before).isEqualTo(3);
+		assertThat(held.mostInFlight()).isLessThanOrEqualTo(3);
+		held.releaseAll();
+		await().atMost(Duration.ofSeconds(30))
+			.pollInterval(Duration.ofMillis(250))
+			.until(() -> get(this.port, "/kept/error/x", key).join().getStatusCode().value() == 500);
+	}
+
+	/** A GET with the API key sent on a connection of its own, left open: the caller reads or closes it. */
+	private static Socket sendRaw(int port, String path, String key) throws IOException {
+		Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), port);
+		socket.setSoTimeout(10_000);
+		OutputStream out = socket.getOutputStream();
+		out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + key + "\r\n\r\n")
+			.getBytes(StandardCharsets.ISO_8859_1));
+		out.flush();
+		return socket;
 	}
 
 	@Test
@@ -301,7 +361,11 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	private static double inFlightGauge(MeterRegistry registry) {
-		var gauge = registry.find(MicrometerRateLimitMetrics.IN_FLIGHT).tag("group", "reports").gauge();
+		return inFlightGauge(registry, "reports");
+	}
+
+	private static double inFlightGauge(MeterRegistry registry, String group) {
+		var gauge = registry.find(MicrometerRateLimitMetrics.IN_FLIGHT).tag("group", group).gauge();
 		return (gauge != null) ? gauge.value() : 0;
 	}
 

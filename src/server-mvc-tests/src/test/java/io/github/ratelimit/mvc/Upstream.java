@@ -15,7 +15,8 @@ import com.sun.net.httpserver.HttpServer;
 /**
  * A real upstream for the Server MVC gateway's routes: an HTTP server on a free loopback port that answers 200
  * {@code upstream} to everything and records the request target (path and query, as the gateway sent it).
- * Requests to {@code /hold/**} are answered only once the test lets them ({@link #answerHeld()}).
+ * Requests whose path has a {@code /hold/} segment are answered only once the test lets them ({@link #answerHeld()});
+ * the upstream counts how many it holds at once.
  */
 final class Upstream {
 
@@ -31,6 +32,9 @@ final class Upstream {
 	/** Requests to {@code /hold/**} received and not yet answered. */
 	private final AtomicInteger holding = new AtomicInteger();
 
+	/** The most requests held at once since the last {@link #clear()}. */
+	private final AtomicInteger mostHolding = new AtomicInteger();
+
 	private Upstream() {
 		try {
 			this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
@@ -44,8 +48,8 @@ final class Upstream {
 					+ ((exchange.getRequestURI().getRawQuery() != null) ? "?" + exchange.getRequestURI().getRawQuery()
 							: ""));
 			exchange.getRequestBody().readAllBytes();
-			if (exchange.getRequestURI().getRawPath().startsWith("/hold/")) {
-				this.holding.incrementAndGet();
+			if (exchange.getRequestURI().getRawPath().contains("/hold/")) {
+				this.mostHolding.accumulateAndGet(this.holding.incrementAndGet(), Math::max);
 				this.held.acquireUninterruptibly();
 				this.holding.decrementAndGet();
 			}
@@ -82,6 +86,11 @@ final class Upstream {
 		return this.holding.get();
 	}
 
+	/** The most requests held at once since the last {@link #clear()}. */
+	int mostHolding() {
+		return this.mostHolding.get();
+	}
+
 	/** Let every held request, and the next ones up to that number, be answered. */
 	void answerHeld() {
 		this.held.release(Math.max(1, this.holding.get()));
@@ -90,6 +99,7 @@ final class Upstream {
 	void clear() {
 		this.received.clear();
 		this.held.drainPermits();
+		this.mostHolding.set(this.holding.get());
 	}
 
 }
