@@ -128,7 +128,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 		return this.local.countStoreSlots(request.client(), request.cost(), decision);
 	}
 
-		private void refundAbandoned(RateLimitRequest request) {
+	private void refundAbandoned(RateLimitRequest request) {
 		Futures.call(() -> this.shared.refund(request.client(), request.limits(), request.cost()))
 			.whenComplete((ignored, ex) -> {
 				if (ex != null) {

@@ -20,8 +20,9 @@ import org.springframework.web.server.WebFilterChain;
  * reached the upstream (refused, cancelled or failed before routing, a route that is not proxied over HTTP, a
  * connection to the upstream that could not be opened);</li>
  * <li>{@linkplain HeldSlots#keep() kept} when the exchange ends after the request was sent upstream and before the
- * upstream's response arrived: the client went away (cancellation), the route's response timeout or another error,
- * or a filter answered in the upstream's place (a circuit breaker's fallback). The upstream may still be working on
+ * upstream's response arrived: the client went away (cancellation), the route's response timeout or another error
+ * (among them a connection the upstream closed after the request was written, which may have delivered it), or a
+ * filter answered in the upstream's place (a circuit breaker's fallback). The upstream may still be working on
  * the request and the gateway cannot see when it stops, so each slot frees itself at its limit's
  * {@code max-request-duration}; the client's requests over the limit meanwhile get 429 with a Retry-After.</li>
  * </ul>

@@ -15,8 +15,10 @@ import com.sun.net.httpserver.HttpServer;
 /**
  * A real upstream for the Server MVC gateway's routes: an HTTP server on a free loopback port that answers 200
  * {@code upstream} to everything and records the request target (path and query, as the gateway sent it).
- * Requests whose path has a {@code /hold/} segment are answered only once the test lets them ({@link #answerHeld()});
- * the upstream counts how many it holds at once.
+ * Requests whose path has a {@code /hold/} segment are work that goes on until the test lets it end
+ * ({@link #answerHeld()}): each is in flight from its arrival until then, whether or not the gateway is still
+ * connected (its handler thread waits whatever the connection does), like a backend that keeps working on a request
+ * after the caller hung up or timed out; the upstream counts how many it holds at once.
  */
 final class Upstream {
 
@@ -26,10 +28,10 @@ final class Upstream {
 
 	private final HttpServer server;
 
-	/** Requests to {@code /hold/**} wait for a permit of this before they are answered. */
+	/** Requests with a {@code /hold/} segment wait for a permit of this before they are answered. */
 	private final Semaphore held = new Semaphore(0);
 
-	/** Requests to {@code /hold/**} received and not yet answered. */
+	/** Requests with a {@code /hold/} segment received and whose work has not ended yet. */
 	private final AtomicInteger holding = new AtomicInteger();
 
 	/** The most requests held at once since the last {@link #clear()}. */
@@ -81,7 +83,7 @@ final class Upstream {
 		return List.copyOf(this.received);
 	}
 
-	/** How many requests to {@code /hold/**} wait for {@link #answerHeld()}. */
+	/** How many requests with a {@code /hold/} segment are in flight, waiting for {@link #answerHeld()}. */
 	int holding() {
 		return this.holding.get();
 	}
