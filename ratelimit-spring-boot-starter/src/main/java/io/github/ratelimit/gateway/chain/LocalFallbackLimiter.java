@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
@@ -131,7 +132,8 @@ public class LocalFallbackLimiter {
 	 * @param client the client the decision is for
 	 * @param cost tokens the request took
 	 * @param decision an allowed decision of the shared store
-	 * @return the decision, its slots also counted here until they end; {@code decision} itself when it holds none
+	 * @return the decision, its slots also counted here until they end (ended once: a later release, abandon or keep
+	 * does nothing); {@code decision} itself when it holds none or is a denial
 	 */
 	public RateLimitDecision countStoreSlots(ClientKey client, long cost, RateLimitDecision decision) {
 		HeldSlots store = decision.slots();
@@ -158,34 +160,41 @@ public class LocalFallbackLimiter {
 			return decision;
 		}
 		HeldSlots counted = local;
+		AtomicBoolean ended = new AtomicBoolean();
 		return decision.withSlots(new HeldSlots() {
 			@Override
 			public void release() {
-				try {
-					store.release();
-				}
-				finally {
-					counted.release();
+				if (ended.compareAndSet(false, true)) {
+					try {
+						store.release();
+					}
+					finally {
+						counted.release();
+					}
 				}
 			}
 
 			@Override
 			public void abandon() {
-				try {
-					store.abandon();
-				}
-				finally {
-					counted.release();
+				if (ended.compareAndSet(false, true)) {
+					try {
+						store.abandon();
+					}
+					finally {
+						counted.release();
+					}
 				}
 			}
 
 			@Override
 			public void keep() {
-				try {
-					store.keep();
-				}
-				finally {
-					counted.keep(); // counted here until it expires
+				if (ended.compareAndSet(false, true)) {
+					try {
+						store.keep();
+					}
+					finally {
+						counted.keep(); // counted here until it expires
+					}
 				}
 			}
 		});
