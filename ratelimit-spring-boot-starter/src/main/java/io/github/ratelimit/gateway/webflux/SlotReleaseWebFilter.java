@@ -27,9 +27,10 @@ import org.springframework.web.server.WebFilterChain;
  * {@code max-request-duration}; the client's requests over the limit meanwhile get 429 with a Retry-After.</li>
  * </ul>
  * Once the upstream's response headers have arrived, a client that goes away while the body is copied may give the
- * slot back (the exchange can complete as the upstream connection is closed) or keep it (it is cancelled first). Whether the request was sent
- * upstream is marked by the {@link UpstreamRequestGlobalFilter}; without it (a bean replaced) every exchange gives
- * its slots back when it ends. Requests without slots cost one attribute and one {@code doFinally}.
+ * slot back (the exchange can complete as the upstream connection is closed) or keep it (it is cancelled first).
+ * Whether the request was sent upstream is marked by the {@link UpstreamRequestGlobalFilter}; without it (a bean
+ * replaced) every exchange gives its slots back when it ends. Requests without slots cost one attribute and one
+ * {@code doFinally}.
  */
 public class SlotReleaseWebFilter implements WebFilter, Ordered {
 
