@@ -9,6 +9,7 @@ import io.github.ratelimit.gateway.webflux.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.webflux.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.webflux.RateLimitRouteValidator;
 import io.github.ratelimit.gateway.webflux.SlotReleaseWebFilter;
+import io.github.ratelimit.gateway.webflux.UpstreamRequestGlobalFilter;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -63,11 +64,21 @@ public final class RateLimitWebFluxAutoConfiguration {
 		return new CanonicalPathWebFilter(properties.getNonCanonicalPaths(), responseWriter);
 	}
 
-	/** Gives back the concurrency slots of a request once its whole response is written (or it ended otherwise). */
+	/**
+	 * Ends the concurrency slots of a request once its exchange is over: given back once the upstream's response is
+	 * written (or the request never reached the upstream), kept until they expire otherwise.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
 	SlotReleaseWebFilter rateLimitSlotReleaseWebFilter() {
 		return new SlotReleaseWebFilter();
+	}
+
+	/** Marks the exchanges whose request is sent to an upstream, for the slot release web filter. */
+	@Bean
+	@ConditionalOnMissingBean
+	UpstreamRequestGlobalFilter rateLimitUpstreamRequestGlobalFilter() {
+		return new UpstreamRequestGlobalFilter();
 	}
 
 	/** The filter, over the request path shared by the front ends. */

@@ -117,6 +117,17 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 		return decision;
 	}
 
+	/**
+	 * An allowed decision of the shared limiter whose slots also count against the local fallback's share while the
+	 * request is in flight, so that a fallback decision never admits more than this instance's share on top of them.
+	 */
+	private RateLimitDecision countedLocally(RateLimitDecision decision, RateLimitRequest request) {
+		if (this.mode != FallbackMode.LOCAL || request.failClosed()) {
+			return decision;
+		}
+		return this.local.countStoreSlots(request.client(), request.cost(), decision);
+	}
+
 	private void refundAbandoned(RateLimitRequest request) {
 		Futures.call(() -> this.shared.refund(request.client(), request.limits(), request.cost()))
 			.whenComplete((ignored, ex) -> {
@@ -164,7 +175,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 					return;
 				}
 				FailurePolicyLimiter.this.listener.recordCheck(decision.source(), elapsed);
-				settle(decision, true);
+				settle(countedLocally(decision, this.request), true);
 			}
 			else if (error == null && decision != null && decision.allowed()) {
 				giveBack(decision);

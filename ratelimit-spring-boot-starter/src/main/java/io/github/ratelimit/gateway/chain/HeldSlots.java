@@ -4,10 +4,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The concurrency slots an admitted request holds (one in each of its {@linkplain
- * io.github.ratelimit.gateway.limits.Algorithm#CONCURRENCY concurrency limits}) until its response completes. The
- * front end calls {@link #release()} once the exchange is over, however it ended: response written, upstream error or
- * timeout, client gone, cancellation. A slot never released (its instance died) frees itself after the limit's
- * longest request duration.
+ * io.github.ratelimit.gateway.limits.Algorithm#CONCURRENCY concurrency limits}) while the upstream may be working on
+ * it. The front end ends them once, when the exchange is over: {@link #release()} when the upstream's response was
+ * written in full or the request never reached the upstream (refused or cancelled before routing, a connection to the
+ * upstream that could not be opened); {@link #keep()} when the exchange ended after the request was sent upstream but
+ * before its response was (client gone, the gateway's response timeout, an upstream read error), since the upstream
+ * may still be working on it and the gateway cannot see when it stops. A slot kept, or never ended (its instance
+ * died), frees itself after the limit's longest request duration ({@code max-request-duration}).
  */
 @FunctionalInterface
 public interface HeldSlots {
@@ -33,16 +36,72 @@ public interface HeldSlots {
 	}
 
 	/**
+	 * Leave the slots taken: the request reached the upstream and its exchange ended before the upstream's response
+	 * was written (client gone, the gateway's timeout, a read error), so the upstream may still be working on it.
+	 * Each slot frees itself after its limit's longest request duration, counted from when it was taken; until
+	 * then it counts against the client. Ends the slots like {@link #release()} does: a later {@link #release()}
+	 * or {@link #abandon()} does nothing. Never throws. The default does nothing (the slots free themselves).
+	 */
+	default void keep() {
+	}
+
+	/**
 	 * Slots given back by an action run at most once, however often {@link #release()} or {@link #abandon()} is
-	 * called (for slots whose hold time is not measured, such as the local fallback's).
+	 * called (for slots whose hold time is not measured, such as the local fallback's); after {@link #keep()} it
+	 * never runs.
 	 * @param action gives the slots back; must not throw
 	 * @return the slots
 	 */
 	static HeldSlots once(Runnable action) {
-		AtomicBoolean released = new AtomicBoolean();
-		return () -> {
-			if (released.compareAndSet(false, true)) {
-				action.run();
+		AtomicBoolean ended = new AtomicBoolean();
+		return new HeldSlots() {
+			@Override
+			public void release() {
+				if (ended.compareAndSet(false, true)) {
+					action.run();
+				}
+			}
+
+			@Override
+			public void keep() {
+				ended.set(true);
+			}
+		};
+	}
+
+	/**
+	 * These slots, with an action run once after they end, however they end (released, abandoned or kept).
+	 * @param slots the slots
+	 * @param after runs once after the slots ended; must not throw
+	 * @return the slots with the action
+	 */
+	static HeldSlots andThen(HeldSlots slots, Runnable after) {
+		AtomicBoolean ended = new AtomicBoolean();
+		return new HeldSlots() {
+			@Override
+			public void release() {
+				end(slots::release);
+			}
+
+			@Override
+			public void abandon() {
+				end(slots::abandon);
+			}
+
+			@Override
+			public void keep() {
+				end(slots::keep);
+			}
+
+			private void end(Runnable how) {
+				if (ended.compareAndSet(false, true)) {
+					try {
+						how.run();
+					}
+					finally {
+						after.run();
+					}
+				}
 			}
 		};
 	}
@@ -78,6 +137,16 @@ public interface HeldSlots {
 				}
 				finally {
 					second.abandon();
+				}
+			}
+
+			@Override
+			public void keep() {
+				try {
+					first.keep();
+				}
+				finally {
+					second.keep();
 				}
 			}
 		};

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
@@ -33,8 +34,13 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * <p>A concurrency limit's share is whole slots: {@code max(1, floor(max-in-flight / instances))} requests of the
  * client in flight on this instance, taken by an allowed decision and given back when the front end releases its
  * {@link RateLimitDecision#slots()}, or free again once as old as the limit's {@code max-request-duration} (as in
- * Redis); its Retry-After is 1 s (no hold time is measured here). Buckets replaced (the instance count changed) or
- * evicted start with every slot free.
+ * Redis); its Retry-After is 1 s (no hold time is measured here). The slots this instance holds in the shared store
+ * count against the same share ({@link #countStoreSlots}): while the store is unavailable, this instance admits a
+ * client only up to its share counting the requests it already has in flight under slots taken in the store (a slot
+ * kept after its request ended without a response until its {@code max-request-duration}). With k instances the
+ * client then has at most {@code N + (k - 1) * max(1, floor(N / k))} requests in flight (one instance holding all N
+ * slots of the store, each other one its share), and with one instance at most N. Buckets replaced (the instance
+ * count changed) or evicted start with every slot free.
  *
  * <p>Limits with {@code scope: global} are kept once per endpoint group (not per client): this instance's share of
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
@@ -114,6 +120,84 @@ public class LocalFallbackLimiter {
 						allowed ? HeldSlots.both(own.heldSlots(cost), group.heldSlots(cost)) : HeldSlots.NONE);
 			}
 		}
+	}
+
+	/**
+	 * Count the slots an allowed decision of the shared store took against this instance's share of the same
+	 * concurrency limits, so that a local decision taken while the store is unavailable admits only what is left of
+	 * the share: this instance never has more of a client's requests in flight than {@code max(share, slots it holds
+	 * in the store)}. A slot counts here from now until the decision's slots are released or abandoned; a slot
+	 * {@linkplain HeldSlots#keep() kept} counts until its limit's {@code max-request-duration} has passed, as in the
+	 * store.
+	 * @param client the client the decision is for
+	 * @param cost tokens the request took
+	 * @param decision an allowed decision of the shared store
+	 * @return the decision, its slots also counted here until they end (ended once: a later release, abandon or keep
+	 * does nothing); {@code decision} itself when it holds none or is a denial
+	 */
+	public RateLimitDecision countStoreSlots(ClientKey client, long cost, RateLimitDecision decision) {
+		HeldSlots store = decision.slots();
+		if (store == HeldSlots.NONE || !decision.allowed()) {
+			return decision;
+		}
+		PlanLimits limits = decision.limits();
+		int share = Math.max(1, this.instances.getAsInt());
+		HeldSlots local;
+		if (!limits.hasGlobalLimits()) {
+			local = bucketsOf(key(limits, client), limits, share, cost).takeSlot(this.nanoClock.getAsLong());
+		}
+		else {
+			ScopedLimits scoped = this.splits.computeIfAbsent(limits, ScopedLimits::of);
+			local = bucketsOf(key(limits, ClientKey.everyone(client.plan())), scoped.global(), share, cost)
+				.takeSlot(this.nanoClock.getAsLong());
+			if (scoped.client() != null) {
+				local = HeldSlots.both(
+						bucketsOf(key(limits, client), scoped.client(), share, cost).takeSlot(this.nanoClock.getAsLong()),
+						local);
+			}
+		}
+		if (local == HeldSlots.NONE) {
+			return decision;
+		}
+		HeldSlots counted = local;
+		AtomicBoolean ended = new AtomicBoolean();
+		return decision.withSlots(new HeldSlots() {
+			@Override
+			public void release() {
+				if (ended.compareAndSet(false, true)) {
+					try {
+						store.release();
+					}
+					finally {
+						counted.release();
+					}
+				}
+			}
+
+			@Override
+			public void abandon() {
+				if (ended.compareAndSet(false, true)) {
+					try {
+						store.abandon();
+					}
+					finally {
+						counted.release();
+					}
+				}
+			}
+
+			@Override
+			public void keep() {
+				if (ended.compareAndSet(false, true)) {
+					try {
+						store.keep();
+					}
+					finally {
+						counted.keep(); // counted here until it expires
+					}
+				}
+			}
+		});
 	}
 
 	private LocalBuckets bucketsOf(String key, PlanLimits limits, int share, long cost) {
@@ -281,7 +365,19 @@ public class LocalFallbackLimiter {
 			if (!this.hasSlots || cost == 0) {
 				return HeldSlots.NONE;
 			}
-			LocalSlot slot = new LocalSlot(this.stamp);
+			return slotTakenAt(this.stamp);
+		}
+
+		/**
+		 * One slot taken at the given time by a request admitted by the shared store, counted here until it ends
+		 * (until it expires, if kept); none when these buckets have no concurrency limit.
+		 */
+		synchronized HeldSlots takeSlot(long now) {
+			return this.hasSlots ? slotTakenAt(now) : HeldSlots.NONE;
+		}
+
+		private HeldSlots slotTakenAt(long takenAt) {
+			LocalSlot slot = new LocalSlot(takenAt);
 			this.held.add(slot);
 			return HeldSlots.once(() -> {
 				synchronized (this) {

@@ -208,8 +208,9 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 
 	/**
 	 * The rest of the route for an admitted request, with the rate limit header fields on its response; the
-	 * concurrency slots it holds are given back once the response is written (by the
-	 * {@link SlotReleaseServletFilter}), or, without that filter (a bean replaced), once the route has returned.
+	 * concurrency slots it holds are ended once the response is written (by the {@link SlotReleaseServletFilter}:
+	 * given back, or kept when the call to the upstream failed after it may have reached it), or, without that filter
+	 * (a bean replaced), given back once the route has returned.
 	 */
 	private ServerResponse proceed(ServerRequest request, HandlerFunction<ServerResponse> next,
 			RouteLimitSettings route, RouteOutcome outcome, RouteRateLimiter limiter) throws Exception {
@@ -224,6 +225,12 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 		ServerResponse response;
 		try {
 			response = next.handle(request);
+		}
+		catch (Exception | Error ex) {
+			if (releasedAtEnd) {
+				SlotReleaseServletFilter.upstreamFailed(request.servletRequest(), ex);
+			}
+			throw ex;
 		}
 		finally {
 			if (!releasedAtEnd) {

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.mvc;
 import java.io.IOException;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
+import io.github.ratelimit.gateway.support.UpstreamFailures;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
@@ -14,11 +15,14 @@ import org.springframework.core.Ordered;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Gives back the concurrency slots an admitted request holds once its whole response is written, however the
- * request ends (the body copied from upstream, an error, the client gone): Server MVC writes a proxied body after
- * the route's filters have returned, so only a servlet filter around the whole request sees its end. A request
- * processed asynchronously gives them back when its async processing completes, fails or times out. The Server MVC
- * counterpart of the WebFlux front end's {@code SlotReleaseWebFilter}.
+ * Ends the concurrency slots an admitted request holds once the request is over (Server MVC writes a proxied body
+ * after the route's filters have returned, so only a servlet filter around the whole request sees its end), by the
+ * rule of {@link HeldSlots}: given back once the response was written, or when the request failed before the
+ * upstream got it (a connection that could not be opened); kept, to free themselves at their limit's
+ * {@code max-request-duration}, when the request failed after it was sent upstream (the upstream client's read
+ * timeout, an upstream read error, the client gone while the body was copied), since the upstream may still be
+ * working on it. A request processed asynchronously gives them back when its async processing completes, fails or
+ * times out. The Server MVC counterpart of the WebFlux front end's {@code SlotReleaseWebFilter}.
  */
 public class SlotReleaseServletFilter extends OncePerRequestFilter implements Ordered {
 
@@ -28,22 +32,53 @@ public class SlotReleaseServletFilter extends OncePerRequestFilter implements Or
 	/** Request attribute holding the {@link HeldSlots} to give back; {@link HeldSlots#NONE} until some are held. */
 	static final String SLOTS_ATTRIBUTE = SlotReleaseServletFilter.class.getName() + ".slots";
 
+	/** Request attribute set when the call to the upstream failed after the request may have reached it. */
+	static final String UPSTREAM_FAILED_ATTRIBUTE = SlotReleaseServletFilter.class.getName() + ".upstreamFailed";
+
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		request.setAttribute(SLOTS_ATTRIBUTE, HeldSlots.NONE);
 		boolean async = false;
+		Throwable failure = null;
 		try {
 			chain.doFilter(request, response);
 			async = request.isAsyncStarted();
+		}
+		catch (IOException | ServletException | RuntimeException | Error ex) {
+			failure = ex;
+			throw ex;
 		}
 		finally {
 			if (async) {
 				request.getAsyncContext().addListener(new ReleaseWhenDone(request));
 			}
+			else if (request.getAttribute(UPSTREAM_FAILED_ATTRIBUTE) != null
+					|| (failure != null && !UpstreamFailures.notConnected(failure))) {
+				keep(request);
+			}
 			else {
 				release(request);
 			}
+		}
+	}
+
+	/**
+	 * Have the request's slots kept when it is over: the route's call to the upstream failed after the request may
+	 * have reached it (any error but a connection that could not be opened), whatever is answered instead.
+	 * @param request the request
+	 * @param error the error of the call to the upstream
+	 */
+	static void upstreamFailed(HttpServletRequest request, Throwable error) {
+		if (!UpstreamFailures.notConnected(error)) {
+			request.setAttribute(UPSTREAM_FAILED_ATTRIBUTE, Boolean.TRUE);
+		}
+	}
+
+	private static void keep(HttpServletRequest request) {
+		if (request.getAttribute(SLOTS_ATTRIBUTE) instanceof HeldSlots held) {
+			request.setAttribute(SLOTS_ATTRIBUTE, HeldSlots.NONE);
+			held.keep();
 		}
 	}
 
@@ -60,7 +95,7 @@ public class SlotReleaseServletFilter extends OncePerRequestFilter implements Or
 	}
 
 	/**
-	 * Have these slots given back when the request is over.
+	 * Have these slots ended when the request is over (given back or kept, see above).
 	 * @param request the request
 	 * @param slots the slots an admitted request holds
 	 * @return {@code false} when this filter does not run for the request (the caller must give them back itself)

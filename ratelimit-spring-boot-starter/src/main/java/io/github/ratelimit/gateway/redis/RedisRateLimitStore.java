@@ -180,7 +180,7 @@ public class RedisRateLimitStore
 
 	/**
 	 * Concurrency slots taken in Redis by one acquire: given back by the script's {@code release} (or {@code abandon},
-	 * which does not count the hold time), once. A call that fails (Redis unreachable) is logged at most once per
+	 * which does not count the hold time), once, or kept (left to expire at the limit's max request duration). A call that fails (Redis unreachable) is logged at most once per
 	 * 10 s; the slots then free themselves after the limits' longest request duration.
 	 */
 	private final class RedisSlots implements HeldSlots {
@@ -207,6 +207,14 @@ public class RedisRateLimitStore
 		@Override
 		public void abandon() {
 			giveBack(true);
+		}
+
+		/** No script call: the slots stay in Redis until they expire; no longer given back on stop. */
+		@Override
+		public void keep() {
+			if (this.released.compareAndSet(false, true)) {
+				RedisRateLimitStore.this.heldSlots.remove(this);
+			}
 		}
 
 		CompletableFuture<Void> giveBack(boolean unused) {

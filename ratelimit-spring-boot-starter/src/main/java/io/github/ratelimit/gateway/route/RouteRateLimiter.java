@@ -215,26 +215,19 @@ public final class RouteRateLimiter {
 	}
 
 	/**
-	 * The concurrency slots an admitted request holds, counted in {@code ratelimit.requests.in.flight} until they
-	 * are given back. The front end gives them back once the response is over, however it ends.
+	 * The concurrency slots an admitted request holds, counted in {@code ratelimit.requests.in.flight} until its
+	 * exchange is over. The front end ends them once, when the exchange is over: released or kept, see
+	 * {@link HeldSlots}.
 	 * @param route the route's settings
 	 * @param outcome an admitted outcome
-	 * @return the slots, released at most once; {@link HeldSlots#NONE} when the request holds none
+	 * @return the slots, ended at most once; {@link HeldSlots#NONE} when the request holds none
 	 */
 	public HeldSlots hold(RouteLimitSettings route, RouteOutcome outcome) {
 		HeldSlots slots = outcome.decision().slots();
 		if (slots == HeldSlots.NONE) {
 			return HeldSlots.NONE;
 		}
-		Runnable counted = this.metrics.recordInFlight(route.group());
-		return HeldSlots.once(() -> {
-			try {
-				slots.release();
-			}
-			finally {
-				counted.run();
-			}
-		});
+		return HeldSlots.andThen(slots, this.metrics.recordInFlight(route.group()));
 	}
 
 	@Override

@@ -2,18 +2,35 @@ package io.github.ratelimit.gateway.webflux;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.core.Ordered;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 /**
- * Gives back the concurrency slots of a request once its exchange is over: after the whole response was written
+ * Ends the concurrency slots of a request once its exchange is over (the outermost web filter, {@link #ORDER}; the
+ * {@code RateLimit} filter hands it the slots through an exchange attribute), by the rule of {@link HeldSlots}:
+ * <ul>
+ * <li>{@linkplain HeldSlots#release() given back} when the exchange completes with the upstream's response received
  * (Gateway's {@code NettyWriteResponseFilter} streams the body after the route's filters have completed, so a route
- * filter alone would give a slot back as soon as the upstream's response headers arrived), on an error, and when the
- * client goes away (cancellation). The outermost web filter ({@link #ORDER}); the {@code RateLimit} filter hands it
- * the slots through an exchange attribute. Requests without slots cost one attribute and one {@code doFinally}.
+ * filter alone would give a slot back as soon as the response headers arrived), and whenever the request never
+ * reached the upstream (refused, cancelled or failed before routing, a route that is not proxied over HTTP, a
+ * connection to the upstream that could not be opened);</li>
+ * <li>{@linkplain HeldSlots#keep() kept} when the exchange ends after the request was sent upstream and before the
+ * upstream's response arrived: the client went away (cancellation), the route's response timeout or another error
+ * (among them a connection the upstream closed after the request was written, which may have delivered it), or a
+ * filter answered in the upstream's place (a circuit breaker's fallback). The upstream may still be working on
+ * the request and the gateway cannot see when it stops, so each slot frees itself at its limit's
+ * {@code max-request-duration}; the client's requests over the limit meanwhile get 429 with a Retry-After.</li>
+ * </ul>
+ * Once the upstream's response headers have arrived, a client that goes away while the body is copied may give the
+ * slot back (the exchange can complete as the upstream connection is closed) or keep it (it is cancelled first).
+ * Whether the request was sent upstream is marked by the {@link UpstreamRequestGlobalFilter}; without it (a bean
+ * replaced) every exchange gives its slots back when it ends. Requests without slots cost one attribute and one
+ * {@code doFinally}.
  */
 public class SlotReleaseWebFilter implements WebFilter, Ordered {
 
@@ -28,14 +45,29 @@ public class SlotReleaseWebFilter implements WebFilter, Ordered {
 		exchange.getAttributes().put(SLOTS_ATTRIBUTE, HeldSlots.NONE);
 		return chain.filter(exchange).doFinally((signal) -> {
 			HeldSlots held = exchange.getAttribute(SLOTS_ATTRIBUTE);
-			if (held != null) {
+			if (held == null || held == HeldSlots.NONE) {
+				return;
+			}
+			if (upstreamAnswered(exchange, signal)) {
 				held.release();
+			}
+			else {
+				held.keep();
 			}
 		});
 	}
 
 	/**
-	 * Have these slots given back when the exchange is over.
+	 * Whether the upstream is known to be done with the exchange's request: it never got it, or the exchange
+	 * completed with the upstream's response received.
+	 */
+	private static boolean upstreamAnswered(ServerWebExchange exchange, SignalType signal) {
+		return !UpstreamRequestGlobalFilter.sentUpstream(exchange) || (signal == SignalType.ON_COMPLETE
+				&& exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_ATTR) != null);
+	}
+
+	/**
+	 * Have these slots ended when the exchange is over (given back or kept, see above).
 	 * @param exchange the exchange
 	 * @param slots the slots an admitted request holds
 	 * @return {@code false} when this filter does not run for the exchange (the caller must give them back itself)

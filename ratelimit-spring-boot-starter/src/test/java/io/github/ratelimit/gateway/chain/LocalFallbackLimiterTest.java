@@ -82,6 +82,66 @@ class LocalFallbackLimiterTest {
 	}
 
 	@Test
+	void slotsTakenInTheSharedStoreCountAgainstTheShareUntilTheyEnd() {
+		this.instances.set(1);
+		LimitDefinition concurrency = LimitDefinition.concurrency("free-api-concurrency", 2, Duration.ofSeconds(30));
+		PlanLimits limits = limits(concurrency);
+		StoreSlots first = new StoreSlots();
+		StoreSlots second = new StoreSlots();
+		long start = this.nanos.get();
+		RateLimitDecision a = this.limiter.countStoreSlots(CLIENT, 1, admitted(limits, first));
+		this.nanos.addAndGet(Duration.ofSeconds(10).toNanos());
+		RateLimitDecision b = this.limiter.countStoreSlots(CLIENT, 1, admitted(limits, second));
+		// the store becomes unavailable: the fallback admits nothing on top of the two in flight
+		assertThat(consume(limits).allowed()).isFalse();
+
+		// given back: in the store, and here
+		b.slots().release();
+		assertThat(second.released).hasValue(1);
+		RateLimitDecision local = consume(limits);
+		assertThat(local.allowed()).isTrue();
+		assertThat(consume(limits).allowed()).isFalse();
+		local.slots().release();
+
+		// kept: left in the store (no call), counted here until max-request-duration after it was taken
+		a.slots().keep();
+		a.slots().release(); // ended already: nothing
+		assertThat(first.kept).hasValue(1);
+		assertThat(first.released).hasValue(0);
+		RateLimitDecision beside = consume(limits);
+		assertThat(beside.allowed()).isTrue();
+		assertThat(consume(limits).allowed()).isFalse();
+		beside.slots().release();
+		this.nanos.set(start + Duration.ofSeconds(30).toNanos() - 1);
+		RateLimitDecision justBefore = consume(limits);
+		assertThat(justBefore.allowed()).isTrue();
+		assertThat(consume(limits).allowed()).as("the kept slot still counts").isFalse();
+		justBefore.slots().release();
+		this.nanos.set(start + Duration.ofSeconds(30).toNanos());
+		assertThat(consume(limits).allowed()).isTrue();
+		assertThat(consume(limits).allowed()).as("the kept slot has expired").isTrue();
+		assertThat(consume(limits).allowed()).isFalse();
+	}
+
+	@Test
+	void anAbandonedStoreSlotIsGivenBackHereAndADecisionWithoutSlotsIsLeftAlone() {
+		this.instances.set(1);
+		PlanLimits limits = limits(LimitDefinition.concurrency("free-api-concurrency", 1, Duration.ofSeconds(30)));
+		StoreSlots store = new StoreSlots();
+		RateLimitDecision admitted = this.limiter.countStoreSlots(CLIENT, 1, admitted(limits, store));
+		assertThat(consume(limits).allowed()).isFalse();
+		admitted.slots().abandon();
+		assertThat(store.abandoned).hasValue(1);
+		assertThat(consume(limits).allowed()).isTrue();
+
+		RateLimitDecision rateOnly = RateLimitDecision.shared(limits(new LimitDefinition("free-api", 4, 4,
+				Duration.ofSeconds(1))), true, List.of());
+		assertThat(this.limiter.countStoreSlots(CLIENT, 1, rateOnly)).isSameAs(rateOnly);
+		RateLimitDecision denied = RateLimitDecision.shared(limits, false, List.of());
+		assertThat(this.limiter.countStoreSlots(CLIENT, 1, denied)).isSameAs(denied);
+	}
+
+	@Test
 	void aRateLimitDenialTakesNoSlotAndASlotDenialTakesNoToken() {
 		this.instances.set(1);
 		PlanLimits limits = limits(new LimitDefinition("free-api-1h", 2, 2, Duration.ofHours(1)),
@@ -177,6 +237,36 @@ class LocalFallbackLimiterTest {
 		}
 		ClientKey other = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "free");
 		assertThat(this.limiter.consume(other, limits, 1).statuses().get(1).remaining()).isEqualTo(1);
+	}
+
+	private static RateLimitDecision admitted(PlanLimits limits, HeldSlots slots) {
+		return RateLimitDecision.shared(limits, true, List.of()).withSlots(slots);
+	}
+
+	/** Slots of the shared store, counting how each ended. */
+	private static final class StoreSlots implements HeldSlots {
+
+		final AtomicInteger released = new AtomicInteger();
+
+		final AtomicInteger abandoned = new AtomicInteger();
+
+		final AtomicInteger kept = new AtomicInteger();
+
+		@Override
+		public void release() {
+			this.released.incrementAndGet();
+		}
+
+		@Override
+		public void abandon() {
+			this.abandoned.incrementAndGet();
+		}
+
+		@Override
+		public void keep() {
+			this.kept.incrementAndGet();
+		}
+
 	}
 
 	private RateLimitDecision consume(PlanLimits limits) {

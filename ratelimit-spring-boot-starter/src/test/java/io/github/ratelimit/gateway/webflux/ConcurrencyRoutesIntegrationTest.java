@@ -55,6 +55,12 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 
 	private static final HeldUpstream held = new HeldUpstream();
 
+	/**
+	 * The upstream of the routes whose requests the tests cut off (hang-ups, gateway timeouts): apart, so that the
+	 * connections the gateway closes there and the work left there touch no other test's upstream.
+	 */
+	private static final HeldUpstream cutOff = new HeldUpstream();
+
 	private static ConfigurableApplicationContext second;
 
 	@Autowired
@@ -66,6 +72,7 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	@DynamicPropertySource
 	static void heldUpstream(DynamicPropertyRegistry registry) {
 		registry.add("held-upstream.uri", held::uri);
+		registry.add("cut-off-upstream.uri", cutOff::uri);
 	}
 
 	@BeforeAll
@@ -79,16 +86,19 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			second.close();
 		}
 		held.close();
+		cutOff.close();
 	}
 
 	@BeforeEach
 	void countAfresh() {
 		held.resetMost();
+		cutOff.resetMost();
 	}
 
 	@AfterEach
 	void letEveryRequestGo() {
 		held.releaseAll();
+		cutOff.releaseAll();
 	}
 
 	@Test
@@ -110,7 +120,8 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 				.contains("Too many requests in flight for free-reports (at most 3 at once); retry after about 1 s.")
 				.contains("\"violated-policies\":[\"free-reports\"]");
 		});
-		assertThat(held.inFlight()).isEqualTo(3);
+		// the three admitted reach the upstream (a slot is taken before its request is forwarded)
+		await().atMost(Duration.ofSeconds(10)).until(() -> held.inFlight() == 3);
 		assertThat(held.mostInFlight()).isEqualTo(3);
 		assertThat(inFlightGauge(this.meters) + inFlightGauge(second.getBean(MeterRegistry.class))).isEqualTo(3);
 		assertThat(slotsTaken("reports")).isEqualTo(3);
@@ -136,38 +147,131 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	@Test
-	void theSlotComesBackOnAnUpstreamErrorAnUpstreamTimeoutAndAClientGoingAway() throws IOException {
+	void theSlotComesBackOnAnUpstreamErrorAndWhenTheUpstreamCannotBeReached() {
 		String key = newKey();
 		ResponseEntity<String> failed = get(this.port, "/reports/error/x", key).join();
 		assertThat(failed.getStatusCode().value()).isEqualTo(500);
 		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 0);
 
-		// the route's response timeout (300 ms): the gateway answers 504
+		// connection refused: the request never reached an upstream
+		for (int i = 0; i < 4; i++) {
+			int status = get(this.port, "/unreachable/x", key).join().getStatusCode().value();
+			assertThat(status).isGreaterThanOrEqualTo(500);
+			await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 0);
+		}
+	}
+
+	@Test
+	void aTimedOutRequestKeepsItsSlotWhileTheUpstreamMayStillWork() {
+		String key = newKey();
+		// the route's response timeout (300 ms): the gateway answers 504, the upstream still works on the request
 		ResponseEntity<String> timedOut = get(this.port, "/slow-reports/x", key).join();
 		assertThat(timedOut.getStatusCode().value()).isEqualTo(504);
-		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 0);
+		await().atMost(Duration.ofSeconds(10)).until(() -> inFlightGauge(this.meters) == 0);
+		assertThat(cutOff.inFlight()).isEqualTo(1);
+		assertThat(slotsTaken("reports")).isEqualTo(1);
+	}
 
-		// the client reads the status and the first chunk, then closes the connection mid-response
-		try (Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), this.port)) {
-			socket.setSoTimeout(10_000);
-			OutputStream out = socket.getOutputStream();
-			out.write(("GET /reports/stream/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + key + "\r\n\r\n")
-				.getBytes(StandardCharsets.ISO_8859_1));
-			out.flush();
-			String start = readUntil(socket.getInputStream(), "first chunk");
-			assertThat(start).startsWith("HTTP/1.1 200");
-			assertThat(slotsTaken("reports")).isEqualTo(1);
+	/**
+	 * The attack of issue 27: a client sends as many requests as its limit allows over two instances, hangs up, and
+	 * does it again while the upstream still works on the first ones. The upstream counts a request as in flight
+	 * until its work ends, whether or not the gateway is still connected.
+	 */
+	@Test
+	void aClientHangingUpAgainAndAgainNeverHasMoreThanItsLimitAtTheUpstream() throws IOException {
+		String key = newKey();
+		int before = cutOff.received();
+		List<String> denied = new ArrayList<>();
+		for (int round = 0; round < 4; round++) {
+			int receivedBefore = cutOff.received();
+			List<Socket> sockets = new ArrayList<>();
+			try {
+				for (int i = 0; i < 3; i++) {
+					sockets.add(sendRaw((i % 2 == 0) ? this.port : port(second), "/kept/hold/" + round + "-" + i, key));
+				}
+				// each request either reached the upstream or was answered at the gateway
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> cutOff.received() - receivedBefore + answered(sockets).size() == 3);
+				for (Socket socket : answered(sockets)) {
+					denied.add(readUntil(socket.getInputStream(), "\r\n\r\n"));
+				}
+			}
+			finally {
+				for (Socket socket : sockets) {
+					socket.close(); // the client hangs up
+				}
+			}
+			// both gateways saw every exchange of the round end
+			await().atMost(Duration.ofSeconds(10)).until(() -> keptInFlightOnBothInstances() == 0);
 		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 0);
-		// every one of the three can be in flight again at once
-		List<CompletableFuture<ResponseEntity<String>>> again = new ArrayList<>();
-		for (int i = 0; i < 3; i++) {
-			again.add(get(this.port, "/reports/hold/" + i, key));
+		assertThat(cutOff.mostInFlight()).as("most requests of the client the upstream worked on at once")
+			.isLessThanOrEqualTo(3);
+		assertThat(cutOff.received() - before).isEqualTo(3);
+		assertThat(cutOff.inFlight()).as("still working after the client left").isEqualTo(3);
+		assertThat(denied).hasSize(9)
+			.allSatisfy((answer) -> assertThat(answer).startsWith("HTTP/1.1 429")
+				.containsIgnoringCase("Retry-After: "));
+		assertThat(slotsTaken("kept")).isEqualTo(3);
+		// the upstream finishes; the slots free themselves at max-request-duration (5 s after they were taken)
+		cutOff.releaseAll();
+		awaitAdmittedAgain(key);
+	}
+
+	@Test
+	void gatewayTimeoutsAgainAndAgainNeverLeaveMoreThanTheLimitAtTheUpstream() {
+		String key = newKey();
+		int before = cutOff.received();
+		List<Integer> statuses = new ArrayList<>();
+		for (int round = 0; round < 3; round++) {
+			List<CompletableFuture<ResponseEntity<String>>> answers = new ArrayList<>();
+			for (int i = 0; i < 3; i++) {
+				answers.add(get((i % 2 == 0) ? this.port : port(second), "/kept-timeout/hold/" + round + "-" + i, key));
+			}
+			answers.forEach((answer) -> statuses.add(answer.join().getStatusCode().value()));
+			await().atMost(Duration.ofSeconds(10)).until(() -> keptInFlightOnBothInstances() == 0);
 		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 3);
-		held.releaseAll();
-		await().atMost(Duration.ofSeconds(10)).until(() -> done(again).size() == 3);
-		assertThat(done(again)).allSatisfy((a) -> assertThat(a.getStatusCode().value()).isEqualTo(200));
+		assertThat(cutOff.mostInFlight()).as("most requests of the client the upstream worked on at once")
+			.isLessThanOrEqualTo(3);
+		assertThat(cutOff.received() - before).isEqualTo(3);
+		assertThat(cutOff.inFlight()).as("still working after the gateway gave up").isEqualTo(3);
+		// the first three time out (504) while the upstream keeps them; later ones are refused until they expire
+		assertThat(statuses).containsExactly(504, 504, 504, 429, 429, 429, 429, 429, 429);
+		cutOff.releaseAll();
+		awaitAdmittedAgain(key);
+	}
+
+	/** The requests holding slots of group {@code kept} now, on this instance and the second one. */
+	private double keptInFlightOnBothInstances() {
+		return inFlightGauge(this.meters, "kept") + inFlightGauge(second.getBean(MeterRegistry.class), "kept");
+	}
+
+	/** The kept slots free themselves at max-request-duration: the client is admitted again. */
+	private void awaitAdmittedAgain(String key) {
+		await().atMost(Duration.ofSeconds(30))
+			.pollInterval(Duration.ofMillis(250))
+			.until(() -> get(this.port, "/kept/error/x", key).join().getStatusCode().value() == 500);
+	}
+
+	/** The sockets with an answer (or part of one) to read. */
+	private static List<Socket> answered(List<Socket> sockets) throws IOException {
+		List<Socket> answered = new ArrayList<>();
+		for (Socket socket : sockets) {
+			if (socket.getInputStream().available() > 0) {
+				answered.add(socket);
+			}
+		}
+		return answered;
+	}
+
+	/** A GET with the API key sent on a connection of its own, left open: the caller reads or closes it. */
+	private static Socket sendRaw(int port, String path, String key) throws IOException {
+		Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), port);
+		socket.setSoTimeout(10_000);
+		OutputStream out = socket.getOutputStream();
+		out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + key + "\r\n\r\n")
+			.getBytes(StandardCharsets.ISO_8859_1));
+		out.flush();
+		return socket;
 	}
 
 	@Test
@@ -179,7 +283,7 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		CompletableFuture<ResponseEntity<String>> inFlight;
 		try {
 			inFlight = get(port(third), "/reports/hold/x", key);
-			await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 1);
+			await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 1 && held.inFlight() == 1);
 		}
 		finally {
 			third.close();
@@ -223,7 +327,8 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		String key = newKey();
 		List<CompletableFuture<ResponseEntity<String>>> holding = List.of(get(this.port, "/mixed/hold/a", key),
 				get(this.port, "/mixed/hold/b", key));
-		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("mixed") == 2);
+		// both reach the upstream before it lets them go (a slot is taken before its request is forwarded)
+		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("mixed") == 2 && held.inFlight() == 2);
 		ResponseEntity<String> bySlots = get(this.port, "/mixed/error/x", key).join();
 		assertThat(bySlots.getStatusCode().value()).isEqualTo(429);
 		// two tokens of five taken by the two in flight; the denied third took none
@@ -256,7 +361,7 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	void theEndpointShowsAClientsRequestsInFlight() {
 		String key = newKey();
 		CompletableFuture<ResponseEntity<String>> inFlight = get(port(second), "/reports/hold/x", key);
-		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 1);
+		await().atMost(Duration.ofSeconds(10)).until(() -> slotsTaken("reports") == 1 && held.inFlight() == 1);
 		WebEndpointResponse<Map<String, Object>> answer = this.endpoint.buckets(OPERATOR, "reports", key, null);
 		assertThat(answer.getStatus()).isEqualTo(200);
 		assertThat(answer.getBody().get("buckets")).asList()
@@ -301,7 +406,11 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	private static double inFlightGauge(MeterRegistry registry) {
-		var gauge = registry.find(MicrometerRateLimitMetrics.IN_FLIGHT).tag("group", "reports").gauge();
+		return inFlightGauge(registry, "reports");
+	}
+
+	private static double inFlightGauge(MeterRegistry registry, String group) {
+		var gauge = registry.find(MicrometerRateLimitMetrics.IN_FLIGHT).tag("group", group).gauge();
 		return (gauge != null) ? gauge.value() : 0;
 	}
 
@@ -350,7 +459,7 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	private static ConfigurableApplicationContext startInstance(String... more) {
 		List<String> args = new ArrayList<>(List.of("--server.port=0", "--spring.main.banner-mode=off",
 				"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
-				"--held-upstream.uri=" + held.uri()));
+				"--held-upstream.uri=" + held.uri(), "--cut-off-upstream.uri=" + cutOff.uri()));
 		args.addAll(List.of(more));
 		return new SpringApplicationBuilder(GatewayTestApplication.class).profiles("concurrency-it")
 			.initializers((ApplicationContextInitializer<GenericApplicationContext>) (context) -> context
@@ -391,7 +500,7 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 					System.getProperty("java.class.path"), ConcurrencyGatewayMain.class.getName(),
 					"--server.port=" + port, "--server.address=127.0.0.1", "--spring.main.banner-mode=off",
 					"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
-					"--held-upstream.uri=" + upstreamUri)
+					"--held-upstream.uri=" + upstreamUri, "--cut-off-upstream.uri=" + cutOff.uri())
 				.redirectErrorStream(true)
 				.redirectOutput(log.toFile())
 				.start();

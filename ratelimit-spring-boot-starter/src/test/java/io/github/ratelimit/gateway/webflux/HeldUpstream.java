@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import reactor.core.publisher.Mono;
@@ -10,15 +11,15 @@ import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
 /**
- * A real upstream for concurrency tests: an HTTP server on a free loopback port whose requests stay in flight until
- * the test lets them go, counting how many are in flight at once.
+ * A real upstream for concurrency tests: an HTTP server on a free loopback port whose requests are work that goes on
+ * until the test lets it end, counting how much work it has in flight at once. A request is in flight from its
+ * arrival until the test ends its work ({@link #releaseOne()}, {@link #releaseAll()}), whether or not the gateway is
+ * still connected: like a backend that keeps working on a request after the caller hung up or timed out.
  *
  * <ul>
- * <li>{@code /.../hold/...}: answers 200 once {@link #releaseOne()} or {@link #releaseAll()} lets it;</li>
- * <li>{@code /.../stream/...}: sends the status and a first body chunk at once, then holds the rest the same way (so a
- * client can go away in the middle of a response);</li>
- * <li>{@code /.../error/...}: answers 500 at once;</li>
- * <li>anything else: never answers (until released), for gateway timeouts.</li>
+ * <li>{@code /.../hold/...}: answers 200 once its work has ended (if the connection is still open);</li>
+ * <li>{@code /.../error/...}: answers 500 at once (not counted as work);</li>
+ * <li>anything else: never answers; its work ends when released, for gateway timeouts.</li>
  * </ul>
  */
 final class HeldUpstream implements AutoCloseable {
@@ -29,7 +30,7 @@ final class HeldUpstream implements AutoCloseable {
 
 	private final AtomicInteger received = new AtomicInteger();
 
-	private final ConcurrentLinkedQueue<Sinks.Empty<Void>> held = new ConcurrentLinkedQueue<>();
+	private final ConcurrentLinkedQueue<Work> held = new ConcurrentLinkedQueue<>();
 
 	private final DisposableServer server;
 
@@ -40,21 +41,13 @@ final class HeldUpstream implements AutoCloseable {
 			if (uri.contains("/error/")) {
 				return response.status(500).sendString(Mono.just("upstream failed"));
 			}
-			int now = this.inFlight.incrementAndGet();
-			this.mostInFlight.accumulateAndGet(now, Math::max);
-			Sinks.Empty<Void> gate = Sinks.empty();
-			this.held.add(gate);
-			Mono<Void> released = gate.asMono().doFinally((signal) -> this.inFlight.decrementAndGet());
-			if (uri.contains("/stream/")) {
-				return response.status(200)
-					.header("Content-Type", "text/plain")
-					.chunkedTransfer(true)
-					.sendString(Mono.just("first chunk\n").concatWith(released.then(Mono.just("rest\n"))));
-			}
+			Work work = new Work();
+			this.mostInFlight.accumulateAndGet(this.inFlight.incrementAndGet(), Math::max);
+			this.held.add(work);
 			if (uri.contains("/hold/")) {
-				return released.then(response.status(200).sendString(Mono.just("upstream")).then());
+				return work.done().then(response.status(200).sendString(Mono.just("upstream")).then());
 			}
-			return released; // never answers: the gateway times out
+			return Mono.never(); // no response ever: the gateway times out
 		}).bindNow(Duration.ofSeconds(10));
 	}
 
@@ -62,12 +55,12 @@ final class HeldUpstream implements AutoCloseable {
 		return "http://127.0.0.1:" + this.server.port();
 	}
 
-	/** Requests in the upstream now (held ones, whose clients may have gone). */
+	/** Requests whose work goes on now (arrived and not yet released, whether or not their caller is still there). */
 	int inFlight() {
 		return this.inFlight.get();
 	}
 
-	/** The most requests that were in the upstream at once. */
+	/** The most requests whose work went on at once (since {@link #resetMost()}). */
 	int mostInFlight() {
 		return this.mostInFlight.get();
 	}
@@ -78,19 +71,19 @@ final class HeldUpstream implements AutoCloseable {
 	}
 
 	/**
-	 * Let the oldest held request answer.
-	 * @return whether one was held
+	 * End the work of the oldest request in flight (it answers, if its connection is still open).
+	 * @return whether one was in flight
 	 */
 	boolean releaseOne() {
-		Sinks.Empty<Void> gate = this.held.poll();
-		if (gate == null) {
+		Work work = this.held.poll();
+		if (work == null) {
 			return false;
 		}
-		gate.tryEmitEmpty();
+		work.end();
 		return true;
 	}
 
-	/** Let every held request answer, and start counting afresh. */
+	/** End the work of every request in flight. */
 	void releaseAll() {
 		while (releaseOne()) {
 			// next
@@ -106,6 +99,26 @@ final class HeldUpstream implements AutoCloseable {
 	public void close() {
 		releaseAll();
 		this.server.disposeNow(Duration.ofSeconds(5));
+	}
+
+	/** One request's work: in flight from its arrival until the test ends it, independent of its connection. */
+	private final class Work {
+
+		private final AtomicBoolean ended = new AtomicBoolean();
+
+		private final Sinks.Empty<Void> done = Sinks.empty();
+
+		Mono<Void> done() {
+			return this.done.asMono();
+		}
+
+		void end() {
+			if (this.ended.compareAndSet(false, true)) {
+				HeldUpstream.this.inFlight.decrementAndGet();
+				this.done.tryEmitEmpty();
+			}
+		}
+
 	}
 
 }

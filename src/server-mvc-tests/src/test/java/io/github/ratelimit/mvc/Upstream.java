@@ -15,7 +15,10 @@ import com.sun.net.httpserver.HttpServer;
 /**
  * A real upstream for the Server MVC gateway's routes: an HTTP server on a free loopback port that answers 200
  * {@code upstream} to everything and records the request target (path and query, as the gateway sent it).
- * Requests to {@code /hold/**} are answered only once the test lets them ({@link #answerHeld()}).
+ * Requests whose path has a {@code /hold/} segment are work that goes on until the test lets it end
+ * ({@link #answerHeld()}): each is in flight from its arrival until then, whether or not the gateway is still
+ * connected (its handler thread waits whatever the connection does), like a backend that keeps working on a request
+ * after the caller hung up or timed out; the upstream counts how many it holds at once.
  */
 final class Upstream {
 
@@ -25,11 +28,14 @@ final class Upstream {
 
 	private final HttpServer server;
 
-	/** Requests to {@code /hold/**} wait for a permit of this before they are answered. */
+	/** Requests with a {@code /hold/} segment wait for a permit of this before they are answered. */
 	private final Semaphore held = new Semaphore(0);
 
-	/** Requests to {@code /hold/**} received and not yet answered. */
+	/** Requests with a {@code /hold/} segment received and whose work has not ended yet. */
 	private final AtomicInteger holding = new AtomicInteger();
+
+	/** The most requests held at once since the last {@link #clear()}. */
+	private final AtomicInteger mostHolding = new AtomicInteger();
 
 	private Upstream() {
 		try {
@@ -44,8 +50,8 @@ final class Upstream {
 					+ ((exchange.getRequestURI().getRawQuery() != null) ? "?" + exchange.getRequestURI().getRawQuery()
 							: ""));
 			exchange.getRequestBody().readAllBytes();
-			if (exchange.getRequestURI().getRawPath().startsWith("/hold/")) {
-				this.holding.incrementAndGet();
+			if (exchange.getRequestURI().getRawPath().contains("/hold/")) {
+				this.mostHolding.accumulateAndGet(this.holding.incrementAndGet(), Math::max);
 				this.held.acquireUninterruptibly();
 				this.holding.decrementAndGet();
 			}
@@ -77,9 +83,14 @@ final class Upstream {
 		return List.copyOf(this.received);
 	}
 
-	/** How many requests to {@code /hold/**} wait for {@link #answerHeld()}. */
+	/** How many requests with a {@code /hold/} segment are in flight, waiting for {@link #answerHeld()}. */
 	int holding() {
 		return this.holding.get();
+	}
+
+	/** The most requests held at once since the last {@link #clear()}. */
+	int mostHolding() {
+		return this.mostHolding.get();
 	}
 
 	/** Let every held request, and the next ones up to that number, be answered. */
@@ -90,6 +101,7 @@ final class Upstream {
 	void clear() {
 		this.received.clear();
 		this.held.drainPermits();
+		this.mostHolding.set(this.holding.get());
 	}
 
 }

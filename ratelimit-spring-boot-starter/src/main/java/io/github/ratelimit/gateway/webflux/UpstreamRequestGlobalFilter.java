@@ -1,0 +1,56 @@
+package io.github.ratelimit.gateway.webflux;
+
+import java.net.URI;
+
+import io.github.ratelimit.gateway.support.UpstreamFailures;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.NettyRoutingFilter;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.core.Ordered;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Marks an exchange whose request is about to be sent to an HTTP upstream, for the {@link SlotReleaseWebFilter}: an
+ * exchange so marked that ends before the upstream's response was written keeps its concurrency slots. Runs right
+ * before Gateway's routing filters ({@link #ORDER}); the mark is removed again when the connection to the upstream
+ * cannot be opened (the request never reached it). Unlike Gateway's "already routed" attribute, the mark survives
+ * the reset done by the {@code Retry} and {@code CircuitBreaker} filters.
+ */
+public class UpstreamRequestGlobalFilter implements GlobalFilter, Ordered {
+
+	/** Just before Gateway's routing filters ({@link NettyRoutingFilter#ORDER} and the WebSocket one). */
+	public static final int ORDER = NettyRoutingFilter.ORDER - 2;
+
+	/** Exchange attribute set ({@link Boolean#TRUE}) while the exchange's request may have reached the upstream. */
+	static final String SENT_ATTRIBUTE = UpstreamRequestGlobalFilter.class.getName() + ".sent";
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		URI url = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR);
+		String scheme = (url != null) ? url.getScheme() : null;
+		if (!"http".equalsIgnoreCase(scheme) && !"https".equalsIgnoreCase(scheme)) {
+			return chain.filter(exchange); // forward:, no:, ws: ... answered here or ended with the client
+		}
+		exchange.getAttributes().put(SENT_ATTRIBUTE, Boolean.TRUE);
+		return chain.filter(exchange).doOnError(UpstreamFailures::notConnected,
+				(ex) -> exchange.getAttributes().remove(SENT_ATTRIBUTE));
+	}
+
+	/**
+	 * Whether the exchange's request may have reached the upstream.
+	 * @param exchange the exchange
+	 * @return whether it was marked
+	 */
+	static boolean sentUpstream(ServerWebExchange exchange) {
+		return exchange.getAttribute(SENT_ATTRIBUTE) != null;
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+}
