@@ -13,7 +13,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -270,15 +273,61 @@ final class RedisProcess {
         }
     }
 
+    /** Lowest port {@link #freePorts} hands out. */
+    static final int LOWEST_PORT = 15_000;
+
     /**
-     * Free TCP ports of {@code 127.0.0.1}, distinct from each other (another process may still take one before it is
-     * bound: callers retry).
+     * Free TCP ports of {@code 127.0.0.1}, distinct from each other, below the kernel's ephemeral range less 10,000
+     * (so from 15,000 to 22,767 with Linux's default range starting at 32,768), each with its port + 10,000 (a Cluster
+     * node's bus) free too. Below the ephemeral range, because a server restarted on its port must find it free: a
+     * port the kernel hands out for outgoing connections or port-0 listeners can be taken by any other socket of the
+     * test JVM while the server is down ("Address already in use"). Another process may still take one before it is
+     * bound: callers retry.
      *
      * @param count how many
      * @return the ports
      * @throws IOException if no port can be had
      */
     static int[] freePorts(int count) throws IOException {
+        int highest = ephemeralLow() - 10_001;
+        if (highest <= LOWEST_PORT + 100) { // an unusual range: any free port
+            return anyFreePorts(count);
+        }
+        Set<Integer> chosen = new LinkedHashSet<>();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 1_000 && chosen.size() < count; attempt++) {
+            int port = random.nextInt(LOWEST_PORT, highest + 1);
+            if (!chosen.contains(port) && bindable(port) && bindable(port + 10_000)) {
+                chosen.add(port);
+            }
+        }
+        if (chosen.size() < count) {
+            throw new IOException("no " + count + " free ports between " + LOWEST_PORT + " and " + highest);
+        }
+        return chosen.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** The first port of the kernel's ephemeral range (Linux), or 32768 when it cannot be read. */
+    private static int ephemeralLow() {
+        List<String> range = readLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
+        try {
+            return range.isEmpty() ? 32_768 : Integer.parseInt(range.get(0).trim().split("\\s+")[0]);
+        } catch (NumberFormatException e) {
+            return 32_768;
+        }
+    }
+
+    private static boolean bindable(int port) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(InetAddress.getByName(HOST), port), 1);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static int[] anyFreePorts(int count) throws IOException {
         List<ServerSocket> sockets = new ArrayList<>();
         try {
             int[] ports = new int[count];
