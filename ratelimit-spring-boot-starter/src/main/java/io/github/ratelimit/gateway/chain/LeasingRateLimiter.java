@@ -13,7 +13,6 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Scheduler;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.ratelimit.gateway.client.ClientKey;
-import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.slf4j.Logger;
@@ -47,7 +46,7 @@ import org.springframework.context.SmartLifecycle;
  * tokens are unavailable to the other instances until they go back (at most the budget per instance), which they do
  * only while the lease runs: with the next lease call for the client, on the client's next request after the limits
  * were refreshed (a new set of limits never spends the old lease; it goes back under the new limits, to the same
- * buckets, or not at all when they are not all token buckets), when the cache (bounded by
+ * buckets), when the cache (bounded by
  * {@code ratelimit.leases.max-entries}) evicts the client, and when the instance stops ({@link #stop()}). A lease
  * that ends unspent counts as spent at its end. A client without a request here for two lease durations is dropped
  * from the cache; its lease has ended by then, so the store call that gives it back (sent for every lease, also one
@@ -268,18 +267,18 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	}
 
 	/**
-	 * Ends the slot's lease and gives it back under the given limits (the slot's, or those that replaced them): its
-	 * unspent tokens while it runs, and in any case its reservation, even when it was spent to the last token (else
-	 * other instances' later leases keep its tokens reserved). Nothing is sent when the slot holds no lease, or when
-	 * the limits are not all token buckets (their keys are not the lease's buckets; its reservation ends with the
-	 * lease, unless other leases of those buckets keep it). Completes normally whatever the outcome.
+	 * Ends the slot's lease and gives it back under the given limits (the slot's, or leased limits that replaced them:
+	 * token buckets, whose keys are those of the slot's limits at the positions they share): its unspent tokens while
+	 * it runs, and in any case its reservation, even when it was spent to the last token (else other instances' later
+	 * leases keep its tokens reserved). Nothing is sent when the slot holds no lease. Completes normally whatever the
+	 * outcome.
 	 */
 	private CompletableFuture<Void> returnLease(ClientKey client, Slot slot, PlanLimits limits) {
 		LeaseStore.ReturnedLease lease;
 		synchronized (slot) {
 			lease = slot.end();
 		}
-		if (lease.granted() == 0 || !allTokenBuckets(limits)) {
+		if (lease.granted() == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
 		return Futures.call(() -> this.leaseStore.lease(client, limits, 0, 0, this.durationMicros, lease))
@@ -290,16 +289,6 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 				}
 				return null;
 			});
-	}
-
-	/** Whether every limit is a token bucket: the only algorithm a lease call takes. */
-	private static boolean allTokenBuckets(PlanLimits limits) {
-		for (LimitDefinition limit : limits.limits()) {
-			if (limit.algorithm() != Algorithm.TOKEN_BUCKET) {
-				return false;
-			}
-		}
-		return true;
 	}
 
 	/** The decision with the lease's tokens counted as remaining: the client can spend them here. */
