@@ -22,7 +22,9 @@
 --           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
 --           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is none).
 --           The unspent tokens come back only while the previous lease runs (Redis time before its end); a lease given
---           back at or after its end gives nothing back, its reservation only is released
+--           back at or after its end gives nothing back, its reservation only is released. A lease given back alone
+--           (cost 0, nothing wanted) under limits that read a bucket beyond empty (not that bucket's last limits)
+--           leaves that bucket as stored: nothing back, the reservation kept until it ends
 -- then, per limit, four values (from ARGV[4], ARGV[5] for 'acquire', 'release' and 'abandon', ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
 --           refill period (microseconds, >= 1000)
@@ -61,7 +63,8 @@
 --   lease's end (Redis time, microseconds; 0 when nothing was leased): the instance spends the leased tokens until
 --   then at most, and sends the three numbers of its lease back with its next 'lease' call (or alone, with cost 0
 --   and nothing wanted, when it drops the lease).
--- Only an allowed request (or a returned lease, or a token bucket read beyond empty, or a released slot) writes. Every
+-- Only an allowed request (or a returned lease, or a token bucket read beyond empty by a call of cost >= 1, or a
+-- released slot) writes. Every
 -- written key gets a TTL that ends when its state no longer matters (the bucket is full again, the log's newest entry
 -- has left the window, the counter no longer weighs, the window is over, the newest slot has expired, the hold
 -- statistics are an hour unused), so idle clients cost no memory.
@@ -138,8 +141,8 @@ end
 -- tokens(t) = min(capacity, tokens(s) + (t - s) * refill / period), refilled continuously, kept in one integer.
 -- Taking c tokens at t sets tat = max(tat, t) + c * interval; stored tat is rounded up to whole microseconds (a request
 -- is charged at most 1 us of refill more than the exact bucket). A tat beyond now + tau (the rate or capacity changed
--- in configuration, or the clock stepped back) is an empty bucket, stored as such: never a negative one, never room
--- made. A changed rate or capacity thus reads the bucket's time until full at the new rate, at most the new fill time.
+-- in configuration, or the clock stepped back) is an empty bucket, stored as such by a call that takes tokens (a call
+-- of cost 0 leaves it as stored): never a negative one, never room made. A changed rate or capacity thus reads the bucket's time until full at the new rate, at most the new fill time.
 --
 -- Leases (operation 'lease', below): tokens an instance takes ahead and spends locally. While leases are out, the
 -- bucket cannot refill past the tokens they reserve: the stored value is 'tat:reserved:until:since', and until Redis
@@ -220,10 +223,13 @@ function tb.read(l)
     end
   end
   if l.tat > now + l.tau then
-    -- beyond an empty bucket (the rate or capacity changed, or the clock stepped back): empty, stored so even if
-    -- the request is denied, so the bucket refills at its new rate from now
+    -- beyond an empty bucket (the rate or capacity changed, or the clock stepped back): empty, stored so by a call
+    -- that takes tokens even if the request is denied, so the bucket refills at its new rate from now; a call that
+    -- takes nothing (a read, a lease given back) runs under limits other than the bucket's last ones (a stale
+    -- instance): storing the clamp would make room those limits never refilled, so it leaves the bucket as stored
     l.tat = now + l.tau
-    l.changed = true
+    l.clamped = true
+    if cost > 0 then l.changed = true end
   end
   l.available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
 end
@@ -706,7 +712,8 @@ if operation == 'lease' then
     local returned_start = returned_until - duration
     for i = 1, n do
       local l = limits[i]
-      if l.reserved > 0 and returned_start >= l.reserved_since then
+      -- a bucket read beyond empty by a return alone is one whose last limits were others: left as stored
+      if l.reserved > 0 and returned_start >= l.reserved_since and not (l.clamped and cost == 0 and want == 0) then
         local floor = tb_reserved_floor(l, now)
         if floor > l.tat then l.tat = floor end
         l.reserved = l.reserved - returned

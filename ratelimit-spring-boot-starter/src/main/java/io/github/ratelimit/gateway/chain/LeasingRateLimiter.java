@@ -45,10 +45,12 @@ import org.springframework.context.SmartLifecycle;
  * the limit (no interval sees more than capacity + refill over it). The price is under-admission: a lease's unspent
  * tokens are unavailable to the other instances until they go back (at most the budget per instance), which they do
  * only while the lease runs: with the next lease call for the client, on the client's next request after the limits
- * were refreshed (a new set of limits never spends the old lease), when the cache (bounded by
+ * were refreshed (a new set of limits never spends the old lease; it goes back under the new limits, to the same
+ * buckets), when the cache (bounded by
  * {@code ratelimit.leases.max-entries}) evicts the client, and when the instance stops ({@link #stop()}). A lease
  * that ends unspent counts as spent at its end. A client without a request here for two lease durations is dropped
- * from the cache; its lease has ended by then, so the store call that gives it back only releases its reservation.
+ * from the cache; its lease has ended by then, so the store call that gives it back (sent for every lease, also one
+ * spent to the last token) only releases its reservation.
  * A lease whose store call fails ends without return (the store is then unreachable; it counts as spent at its end).
  * Denials are never leased: a denied request's Retry-After is the store's, exact.
  *
@@ -147,9 +149,10 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 		LeaseStore.ReturnedLease previous;
 		synchronized (slot) {
 			if (slot.limits != limits) {
-				// the limits were refreshed: the old lease is never spent under the new ones
+				// the limits were refreshed: the old lease is never spent under the new ones, and goes back under
+				// them (under the old ones, the buckets' state written under the new ones would read as beyond full)
 				this.slots.asMap().remove(key, slot);
-				returnLease(client, slot);
+				returnLease(client, slot, limits);
 				return tryConsume(client, limits, cost);
 			}
 			slot.seen++;
@@ -218,8 +221,8 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	}
 
 	/**
-	 * Gives back every lease's unspent tokens (one store call per lease that has any; the store takes back those of
-	 * leases that have not ended) and waits up to 2 seconds for the calls, before the store stops.
+	 * Gives back every lease (one store call per lease; the store takes back the unspent tokens of leases that have
+	 * not ended, and releases the reservation of each) and waits up to 2 seconds for the calls, before the store stops.
 	 */
 	@Override
 	public void stop() {
@@ -258,16 +261,24 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 		return (this.store instanceof Phased phased) ? phased.getPhase() + 1 : 1;
 	}
 
-	/** Ends the slot's lease and gives its unspent tokens back; completes normally whatever the outcome. */
+	/** Ends the slot's lease and gives it back under its own limits; completes normally whatever the outcome. */
 	private CompletableFuture<Void> returnLease(ClientKey client, Slot slot) {
+		return returnLease(client, slot, slot.limits);
+	}
+
+	/**
+	 * Ends the slot's lease and gives it back under the given limits (the slot's, or leased limits that replaced them:
+	 * token buckets, whose keys are those of the slot's limits at the positions they share): its unspent tokens while
+	 * it runs, and in any case its reservation, even when it was spent to the last token (else other instances' later
+	 * leases keep its tokens reserved). Nothing is sent when the slot holds no lease. Completes normally whatever the
+	 * outcome.
+	 */
+	private CompletableFuture<Void> returnLease(ClientKey client, Slot slot, PlanLimits limits) {
 		LeaseStore.ReturnedLease lease;
-		PlanLimits limits;
 		synchronized (slot) {
 			lease = slot.end();
-			limits = slot.limits;
 		}
-		if (lease.unused() == 0) {
-			// nothing unspent: the reservation ends by itself at the lease's end
+		if (lease.granted() == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
 		return Futures.call(() -> this.leaseStore.lease(client, limits, 0, 0, this.durationMicros, lease))

@@ -76,6 +76,37 @@ class LeaseSlotExpiryTest {
 		Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.store.returnsAlone() == 1);
 	}
 
+	@Test
+	void aLeaseSpentToTheLastTokenIsSentBackWhenItsSlotIsDropped() {
+		consume(); // exact, makes the slot
+		consume(); // takes a lease
+		assertThat(this.store.leases).hasSize(1);
+		long granted = this.store.leases.get(0)[1];
+		assertThat(granted).isPositive();
+		for (long i = 0; i < granted; i++) {
+			consume(); // from the lease
+		}
+		assertThat(this.store.leases).as("spent from the lease").hasSize(1);
+		advance(LEASE.multipliedBy(2));
+		this.limiter.cleanUpSlots();
+		assertThat(this.limiter.size()).isZero();
+		// nothing unspent, but its reservation is released
+		Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.store.returnsAlone() == 1);
+		assertThat(this.store.leases.get(1)).containsExactly(0, 0, granted, 0);
+	}
+
+	@Test
+	void aLeaseTakenBeforeARefreshGoesBackUnderTheNewLimits() {
+		PlanLimits raised = new PlanLimits("pro", "search", List.of(new LimitDefinition("pro-search", 20_000, 1,
+				Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 5)));
+		consume(); // exact, makes the slot
+		consume(); // takes a lease
+		assertThat(this.limiter.tryConsume(this.alice, raised, 1).orTimeout(10, TimeUnit.SECONDS).join().allowed())
+			.isTrue();
+		assertThat(this.store.returnsAlone()).isOne();
+		assertThat(this.store.leaseLimits.get(1)).as("the limits of the return").isSameAs(raised);
+	}
+
 	private void consume() {
 		assertThat(this.limiter.tryConsume(this.alice, this.limits, 1).orTimeout(10, TimeUnit.SECONDS).join().allowed())
 			.isTrue();
@@ -90,6 +121,8 @@ class LeaseSlotExpiryTest {
 
 		final List<long[]> leases = new ArrayList<>();
 
+		final List<PlanLimits> leaseLimits = new ArrayList<>();
+
 		final AtomicLong exactChecks = new AtomicLong();
 
 		@Override
@@ -102,6 +135,7 @@ class LeaseSlotExpiryTest {
 		public synchronized CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
 				long durationMicros, ReturnedLease previous) {
 			this.leases.add(new long[] { cost, wanted, previous.granted(), previous.unused() });
+			this.leaseLimits.add(limits);
 			long end = (LeaseSlotExpiryTest.this.nanos.get() / 1000) + durationMicros;
 			return CompletableFuture.completedFuture(new Lease(decision(limits), wanted, (wanted > 0) ? end : 0));
 		}
