@@ -64,10 +64,9 @@
 --   then at most, and sends the three numbers of its lease back with its next 'lease' call (or alone, with cost 0
 --   and nothing wanted, when it drops the lease).
 -- Only an allowed request (or a returned lease, or a token bucket read beyond empty by a call of cost >= 1, or a
--- released slot) writes. Every
--- written key gets a TTL that ends when its state no longer matters (the bucket is full again, the log's newest entry
--- has left the window, the counter no longer weighs, the window is over, the newest slot has expired, the hold
--- statistics are an hour unused), so idle clients cost no memory.
+-- released slot) writes. Every written key gets a TTL that ends when its state no longer matters (the bucket is full
+-- again, the log's newest entry has left the window, the counter no longer weighs, the window is over, the newest slot
+-- has expired, the hold statistics are an hour unused), so idle clients cost no memory.
 -- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
 -- left alone, and no TTL changes. 'release' and 'abandon' return the same, a concurrency limit counting when it held
 -- the slot and the slot had not expired.
@@ -142,7 +141,8 @@ end
 -- Taking c tokens at t sets tat = max(tat, t) + c * interval; stored tat is rounded up to whole microseconds (a request
 -- is charged at most 1 us of refill more than the exact bucket). A tat beyond now + tau (the rate or capacity changed
 -- in configuration, or the clock stepped back) is an empty bucket, stored as such by a call that takes tokens (a call
--- of cost 0 leaves it as stored): never a negative one, never room made. A changed rate or capacity thus reads the bucket's time until full at the new rate, at most the new fill time.
+-- of cost 0 leaves it as stored): never a negative one, never room made. A changed rate or capacity thus reads the
+-- bucket's time until full at the new rate, at most the new fill time.
 --
 -- Leases (operation 'lease', below): tokens an instance takes ahead and spends locally. While leases are out, the
 -- bucket cannot refill past the tokens they reserve: the stored value is 'tat:reserved:until:since', and until Redis
