@@ -219,6 +219,21 @@ public class LocalFallbackLimiter {
 		return this.buckets.estimatedSize();
 	}
 
+	/**
+	 * Number of concurrency slots remembered here (taken here, or counted from the shared store, and not yet given
+	 * back or forgotten once expired), over every client.
+	 * @return the count
+	 */
+	int slotCount() {
+		int count = 0;
+		for (LocalBuckets buckets : this.buckets.asMap().values()) {
+			synchronized (buckets) {
+				count += buckets.held.size();
+			}
+		}
+		return count;
+	}
+
 	/** One slot taken here, in every concurrency limit of its buckets; identity is what tells two apart. */
 	private static final class LocalSlot {
 
@@ -370,10 +385,26 @@ public class LocalFallbackLimiter {
 
 		/**
 		 * One slot taken at the given time by a request admitted by the shared store, counted here until it ends
-		 * (until it expires, if kept); none when these buckets have no concurrency limit.
+		 * (until it expires, if kept); none when these buckets have no concurrency limit. Slots that have expired
+		 * (kept ones older than the longest request duration) are dropped first, so that kept slots never pile up
+		 * while only the shared store decides.
 		 */
 		synchronized HeldSlots takeSlot(long now) {
-			return this.hasSlots ? slotTakenAt(now) : HeldSlots.NONE;
+			if (!this.hasSlots) {
+				return HeldSlots.NONE;
+			}
+			dropExpiredSlots(now);
+			return slotTakenAt(now);
+		}
+
+		/** Forget the slots older than the longest request duration, oldest first. Callers hold this monitor. */
+		private void dropExpiredSlots(long now) {
+			for (Iterator<LocalSlot> oldestFirst = this.held.iterator(); oldestFirst.hasNext();) {
+				if (now - oldestFirst.next().takenAt < this.longestSlotPeriodNanos) {
+					return;
+				}
+				oldestFirst.remove();
+			}
 		}
 
 		private HeldSlots slotTakenAt(long takenAt) {

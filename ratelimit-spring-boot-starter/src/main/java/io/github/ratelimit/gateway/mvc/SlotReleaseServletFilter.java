@@ -21,8 +21,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * upstream got it (a connection that could not be opened); kept, to free themselves at their limit's
  * {@code max-request-duration}, when the request failed after it was sent upstream (the upstream client's read
  * timeout, an upstream read error, the client gone while the body was copied), since the upstream may still be
- * working on it. A request processed asynchronously gives them back when its async processing completes, fails or
- * times out. The Server MVC counterpart of the WebFlux front end's {@code SlotReleaseWebFilter}.
+ * working on it. A request processed asynchronously gives them back when its async processing completes (kept if
+ * the upstream call failed after sending), and keeps them when it fails or times out (its handler may still be at
+ * work). The Server MVC counterpart of the WebFlux front end's {@code SlotReleaseWebFilter}.
  */
 public class SlotReleaseServletFilter extends OncePerRequestFilter implements Ordered {
 
@@ -113,22 +114,27 @@ public class SlotReleaseServletFilter extends OncePerRequestFilter implements Or
 		return ORDER;
 	}
 
-	/** Gives the slots back at the end of asynchronous processing. */
+	/** Ends the slots at the end of asynchronous processing: given back when it completed, else kept. */
 	private record ReleaseWhenDone(HttpServletRequest request) implements AsyncListener {
 
 		@Override
 		public void onComplete(AsyncEvent event) {
-			release(this.request);
+			if (this.request.getAttribute(UPSTREAM_FAILED_ATTRIBUTE) != null) {
+				keep(this.request);
+			}
+			else {
+				release(this.request); // a no-op after onTimeout or onError kept them
+			}
 		}
 
 		@Override
 		public void onTimeout(AsyncEvent event) {
-			release(this.request);
+			keep(this.request);
 		}
 
 		@Override
 		public void onError(AsyncEvent event) {
-			release(this.request);
+			keep(this.request);
 		}
 
 		@Override

@@ -138,9 +138,10 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	}
 
 	/**
-	 * Give back the slots an earlier attempt of this exchange took in this route's limits (a {@code Retry} filter
-	 * in front runs this filter once per attempt; the earlier attempt is over), so that a retry does not count
-	 * against itself.
+	 * End the slots an earlier attempt of this exchange took in this route's limits (a {@code Retry} filter in front
+	 * runs this filter once per attempt): given back when the upstream answered that attempt or never got it, so that
+	 * a retry does not count against itself; kept until they expire when it was sent and not answered (a timeout),
+	 * since the upstream may still be working on it, so the retry needs a slot of its own.
 	 */
 	private static void releaseEarlierAttempt(ServerWebExchange exchange, RouteLimitSettings route) {
 		if (!SlotReleaseWebFilter.mayHoldSlots(exchange)) {
@@ -148,7 +149,13 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		}
 		HeldSlots earlier = exchange.getAttributes().remove(attemptSlotsAttribute(route)) instanceof HeldSlots held
 				? held : null;
-		if (earlier != null) {
+		if (earlier == null) {
+			return;
+		}
+		if (UpstreamRequestGlobalFilter.sentAndUnanswered(exchange)) {
+			earlier.keep();
+		}
+		else {
 			earlier.release();
 		}
 	}

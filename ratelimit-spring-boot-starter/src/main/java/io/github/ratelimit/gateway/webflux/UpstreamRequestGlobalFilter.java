@@ -17,7 +17,9 @@ import org.springframework.web.server.ServerWebExchange;
  * exchange so marked that ends before the upstream's response was written keeps its concurrency slots. Runs right
  * before Gateway's routing filters ({@link #ORDER}); the mark is removed again when the connection to the upstream
  * cannot be opened (the request never reached it). Unlike Gateway's "already routed" attribute, the mark survives
- * the reset done by the {@code Retry} and {@code CircuitBreaker} filters.
+ * the reset done by the {@code Retry} and {@code CircuitBreaker} filters. Each attempt also records whether the
+ * upstream answered it (its response headers arrived), so that a {@code Retry} filter's next attempt can tell whether
+ * the upstream may still be working on the one before.
  */
 public class UpstreamRequestGlobalFilter implements GlobalFilter, Ordered {
 
@@ -27,6 +29,9 @@ public class UpstreamRequestGlobalFilter implements GlobalFilter, Ordered {
 	/** Exchange attribute set ({@link Boolean#TRUE}) while the exchange's request may have reached the upstream. */
 	static final String SENT_ATTRIBUTE = UpstreamRequestGlobalFilter.class.getName() + ".sent";
 
+	/** Exchange attribute set ({@link Boolean#TRUE}) when the upstream answered the latest attempt. */
+	static final String ANSWERED_ATTRIBUTE = UpstreamRequestGlobalFilter.class.getName() + ".answered";
+
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		URI url = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR);
@@ -35,8 +40,22 @@ public class UpstreamRequestGlobalFilter implements GlobalFilter, Ordered {
 			return chain.filter(exchange); // forward:, no:, ws: ... answered here or ended with the client
 		}
 		exchange.getAttributes().put(SENT_ATTRIBUTE, Boolean.TRUE);
-		return chain.filter(exchange).doOnError(UpstreamFailures::notConnected,
-				(ex) -> exchange.getAttributes().remove(SENT_ATTRIBUTE));
+		exchange.getAttributes().remove(ANSWERED_ATTRIBUTE);
+		return chain.filter(exchange).doOnSuccess((done) -> {
+			if (exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_ATTR) != null) {
+				exchange.getAttributes().put(ANSWERED_ATTRIBUTE, Boolean.TRUE);
+			}
+		}).doOnError(UpstreamFailures::notConnected, (ex) -> exchange.getAttributes().remove(SENT_ATTRIBUTE));
+	}
+
+	/**
+	 * Whether the upstream may still be working on the exchange's latest attempt: it was sent, and no response to it
+	 * has arrived (it timed out, failed after sending, or is still running).
+	 * @param exchange the exchange
+	 * @return whether the latest attempt was sent and not answered
+	 */
+	static boolean sentAndUnanswered(ServerWebExchange exchange) {
+		return sentUpstream(exchange) && exchange.getAttribute(ANSWERED_ATTRIBUTE) == null;
 	}
 
 	/**

@@ -124,6 +124,19 @@ class LocalFallbackLimiterTest {
 	}
 
 	@Test
+	void keptStoreSlotsAreForgottenOnceExpiredWhileOnlyTheSharedStoreDecides() {
+		this.instances.set(1);
+		PlanLimits limits = limits(LimitDefinition.concurrency("free-api-concurrency", 3, Duration.ofSeconds(30)));
+		// a client that hangs up on every request: each slot kept, none ever given back, no fallback decision
+		for (int i = 0; i < 100; i++) {
+			this.limiter.countStoreSlots(CLIENT, 1, admitted(limits, new StoreSlots())).slots().keep();
+			this.nanos.addAndGet(Duration.ofSeconds(1).toNanos());
+		}
+		assertThat(this.limiter.slotCount()).as("slots younger than max-request-duration, and the new one")
+			.isEqualTo(30);
+	}
+
+	@Test
 	void anAbandonedStoreSlotIsGivenBackHereAndADecisionWithoutSlotsIsLeftAlone() {
 		this.instances.set(1);
 		PlanLimits limits = limits(LimitDefinition.concurrency("free-api-concurrency", 1, Duration.ofSeconds(30)));

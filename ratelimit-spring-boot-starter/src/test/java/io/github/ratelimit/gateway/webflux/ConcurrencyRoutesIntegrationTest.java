@@ -240,6 +240,26 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		awaitAdmittedAgain(key);
 	}
 
+	@Test
+	void retriesAfterATimeoutNeverLeaveMoreThanTheLimitAtTheUpstream() {
+		String key = newKey();
+		int before = cutOff.received();
+		// Retry before RateLimit (3 retries of a 300 ms response timeout): each attempt that timed out keeps its slot,
+		// so the upstream never works on more than 3 of the client's requests, however many attempts are made
+		List<CompletableFuture<ResponseEntity<String>>> answers = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			answers.add(get(this.port, "/retried-timeout/hold/" + i, key));
+		}
+		List<Integer> statuses = answers.stream().map((answer) -> answer.join().getStatusCode().value()).toList();
+		assertThat(cutOff.mostInFlight()).as("most requests of the client the upstream worked on at once")
+			.isLessThanOrEqualTo(3);
+		assertThat(cutOff.received() - before).as("attempts that reached the upstream").isEqualTo(3);
+		assertThat(statuses).as("each timed out, and its retry was refused: the three kept their slots")
+			.containsExactly(429, 429, 429);
+		cutOff.releaseAll();
+		awaitAdmittedAgain(key);
+	}
+
 	/** The requests holding slots of group {@code kept} now, on this instance and the second one. */
 	private double keptInFlightOnBothInstances() {
 		return inFlightGauge(this.meters, "kept") + inFlightGauge(second.getBean(MeterRegistry.class), "kept");
