@@ -164,36 +164,26 @@ public class LocalFallbackLimiter {
 		return decision.withSlots(new HeldSlots() {
 			@Override
 			public void release() {
-				if (ended.compareAndSet(false, true)) {
-					try {
-						store.release();
-					}
-					finally {
-						counted.release();
-					}
-				}
+				end(store::release, counted::release);
 			}
 
 			@Override
 			public void abandon() {
-				if (ended.compareAndSet(false, true)) {
-					try {
-						store.abandon();
-					}
-					finally {
-						counted.release();
-					}
-				}
+				end(store::abandon, counted::release);
 			}
 
 			@Override
 			public void keep() {
+				end(store::keep, counted::keep); // counted here until it expires
+			}
+
+			private void end(Runnable inStore, Runnable here) {
 				if (ended.compareAndSet(false, true)) {
 					try {
-						store.keep();
+						inStore.run();
 					}
 					finally {
-						counted.keep(); // counted here until it expires
+						here.run();
 					}
 				}
 			}

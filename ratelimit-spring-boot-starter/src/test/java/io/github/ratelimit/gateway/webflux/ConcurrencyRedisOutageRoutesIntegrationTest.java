@@ -9,17 +9,14 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.http.ResponseEntity;
-import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
-import org.springframework.web.reactive.function.client.WebClient;
 
+import static io.github.ratelimit.gateway.webflux.ConcurrencyRoutesIntegrationTest.done;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -58,7 +55,10 @@ class ConcurrencyRedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrati
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			redis.flushAll();
 			this.overLimitCache.clear();
-			assertThat(get(this.port, "/reports/error/probe", "load-probe").join().getHeaders().getFirst("RateLimit"))
+			assertThat(ConcurrencyRoutesIntegrationTest.get(this.port, "/reports/error/probe", "load-probe")
+				.join()
+				.getHeaders()
+				.getFirst("RateLimit"))
 				.isNotNull();
 		});
 		redis.flushAll();
@@ -71,7 +71,7 @@ class ConcurrencyRedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrati
 		held.resetMost();
 		List<CompletableFuture<ResponseEntity<String>>> admitted = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
-			admitted.add(get(this.port, "/reports/hold/" + i, key));
+			admitted.add(ConcurrencyRoutesIntegrationTest.get(this.port, "/reports/hold/" + i, key));
 		}
 		await().atMost(Duration.ofSeconds(10)).until(() -> held.inFlight() == 3);
 		redis.pause();
@@ -79,7 +79,7 @@ class ConcurrencyRedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrati
 			int before = held.received();
 			List<CompletableFuture<ResponseEntity<String>>> during = new ArrayList<>();
 			for (int i = 0; i < 6; i++) {
-				during.add(get(this.port, "/reports/hold/during-" + i, key));
+				during.add(ConcurrencyRoutesIntegrationTest.get(this.port, "/reports/hold/during-" + i, key));
 			}
 			// each request either reached the upstream or was answered by the gateway
 			await().atMost(Duration.ofSeconds(30)).until(() -> held.received() - before + done(during).size() == 6);
@@ -94,7 +94,8 @@ class ConcurrencyRedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrati
 			held.releaseAll();
 			await().atMost(Duration.ofSeconds(10)).until(() -> done(admitted).size() == 3);
 			assertThat(done(admitted)).allSatisfy((a) -> assertThat(a.getStatusCode().value()).isEqualTo(200));
-			CompletableFuture<ResponseEntity<String>> again = get(this.port, "/reports/hold/again", key);
+			CompletableFuture<ResponseEntity<String>> again = ConcurrencyRoutesIntegrationTest.get(this.port,
+					"/reports/hold/again", key);
 			await().atMost(Duration.ofSeconds(10)).until(() -> held.inFlight() == 1);
 			held.releaseAll();
 			ResponseEntity<String> answer = again.join();
@@ -105,24 +106,6 @@ class ConcurrencyRedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrati
 		finally {
 			redis.resume();
 		}
-	}
-
-	private static List<ResponseEntity<String>> done(List<CompletableFuture<ResponseEntity<String>>> answers) {
-		return answers.stream().filter(CompletableFuture::isDone).map(CompletableFuture::join).toList();
-	}
-
-	/** A GET with the API key, its own connection, any status; completes when the whole response is in. */
-	private static CompletableFuture<ResponseEntity<String>> get(int port, String path, String key) {
-		WebClient client = WebClient.builder()
-			.clientConnector(new ReactorClientHttpConnector(HttpClient.create(ConnectionProvider.newConnection())
-				.responseTimeout(Duration.ofSeconds(30))))
-			.baseUrl("http://127.0.0.1:" + port)
-			.build();
-		return client.get()
-			.uri(path)
-			.header("X-API-Key", key)
-			.exchangeToMono((response) -> response.toEntity(String.class))
-			.toFuture();
 	}
 
 }

@@ -444,12 +444,13 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.sum();
 	}
 
-	private static List<ResponseEntity<String>> done(List<CompletableFuture<ResponseEntity<String>>> answers) {
+	/** The answers that have come in full, in order. */
+	static List<ResponseEntity<String>> done(List<CompletableFuture<ResponseEntity<String>>> answers) {
 		return answers.stream().filter(CompletableFuture::isDone).map(CompletableFuture::join).toList();
 	}
 
 	/** A GET with the API key, its own connection, any status; completes when the whole response is in. */
-	private static CompletableFuture<ResponseEntity<String>> get(int port, String path, String key) {
+	static CompletableFuture<ResponseEntity<String>> get(int port, String path, String key) {
 		WebClient client = WebClient.builder()
 			.clientConnector(new ReactorClientHttpConnector(HttpClient.create(ConnectionProvider.newConnection())
 				.responseTimeout(Duration.ofSeconds(30))))
