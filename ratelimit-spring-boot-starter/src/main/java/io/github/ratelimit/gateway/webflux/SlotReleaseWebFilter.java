@@ -4,7 +4,6 @@ import io.github.ratelimit.gateway.chain.HeldSlots;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 
-import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.core.Ordered;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
@@ -62,8 +61,8 @@ public class SlotReleaseWebFilter implements WebFilter, Ordered {
 	 * completed with the upstream's response received.
 	 */
 	private static boolean upstreamAnswered(ServerWebExchange exchange, SignalType signal) {
-		return !UpstreamRequestGlobalFilter.sentUpstream(exchange) || (signal == SignalType.ON_COMPLETE
-				&& exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_ATTR) != null);
+		return !UpstreamRequestGlobalFilter.sentUpstream(exchange)
+				|| (signal == SignalType.ON_COMPLETE && !UpstreamRequestGlobalFilter.sentAndUnanswered(exchange));
 	}
 
 	/**
