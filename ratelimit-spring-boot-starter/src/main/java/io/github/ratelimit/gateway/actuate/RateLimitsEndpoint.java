@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 import io.github.ratelimit.gateway.chain.ClientRateLimiter;
@@ -78,7 +79,7 @@ public class RateLimitsEndpoint {
 
 	private final RouteRateLimiter routes;
 
-	private final OverLimitCache overLimitCache;
+	private final @Nullable OverLimitCache overLimitCache;
 
 	private final RateLimitsEndpointProperties access;
 
@@ -264,7 +265,7 @@ public class RateLimitsEndpoint {
 		if (byKey == byIp) {
 			return Mono.error(new BadRequest("give exactly one of apiKey or ip"));
 		}
-		if (byIp) {
+		if (ip != null && byIp) {
 			Optional<String> id = this.addresses.clientIdOf(ip);
 			if (id.isEmpty()) {
 				return Mono.error(new BadRequest("ip must be an IPv4 or IPv6 address"));
@@ -272,7 +273,7 @@ public class RateLimitsEndpoint {
 			return Mono.just(new ClientKey(ClientKey.Kind.IP, id.get(),
 					this.limits.effectiveProperties().getAnonymousPlan()));
 		}
-		String key = apiKey.strip();
+		String key = Objects.requireNonNull(apiKey).strip();
 		return this.plans.resolvePlan(key)
 			.map((plan) -> new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(key), plan))
 			.switchIfEmpty(Mono.error(() -> new NotFound(

@@ -16,6 +16,7 @@ import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.properties.RateLimitProperties.DenialLogLevel;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -76,7 +77,7 @@ public final class DenialLog {
 
 	private static final Logger logger = LoggerFactory.getLogger(LOGGER_NAME);
 
-	private final Level level;
+	private final @Nullable Level level;
 
 	private final Number intervalSeconds;
 
@@ -325,7 +326,7 @@ public final class DenialLog {
 		private boolean ended;
 
 		/** @return whether a line may be written, {@code null} if this budget's interval has ended */
-		synchronized Boolean take(long maxLines) {
+		synchronized @Nullable Boolean take(long maxLines) {
 			if (this.ended) {
 				return null;
 			}

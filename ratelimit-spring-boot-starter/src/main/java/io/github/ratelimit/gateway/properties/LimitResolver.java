@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,6 +16,7 @@ import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.plan.KnownPlans;
+import org.jspecify.annotations.Nullable;
 
 
 /**
@@ -251,7 +253,7 @@ public class LimitResolver implements KnownPlans {
 		}
 		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
-		return new LimitDefinition(name, limit.getCapacity(), refillTokens, limit.getRefillPeriod(), algorithm, scope,
+		return new LimitDefinition(name, limit.getCapacity(), refillTokens, refillPeriod(limit), algorithm, scope,
 				leaseBudgetPercent(limit.getLease()));
 	}
 
@@ -275,7 +277,7 @@ public class LimitResolver implements KnownPlans {
 	 * @return the budget in percent of the capacity, 0 for none; {@link Double#NaN} for any other value, {@code 0%}
 	 * included (the validator reports it before any limit is built)
 	 */
-	static double leaseBudgetPercent(String lease) {
+	static double leaseBudgetPercent(@Nullable String lease) {
 		if (lease == null || lease.isBlank() || lease.strip().equalsIgnoreCase("off")) {
 			return 0;
 		}
@@ -292,6 +294,11 @@ public class LimitResolver implements KnownPlans {
 		}
 	}
 
+	/** A rate limit's period, which the validator requires before any limit is built. */
+	private static Duration refillPeriod(RateLimitProperties.Limit limit) {
+		return Objects.requireNonNull(limit.getRefillPeriod(), "refill-period");
+	}
+
 	/**
 	 * {@code <plan>-<group>}, or {@code <group>-global} for a global limit (shared across plans, so not named after
 	 * one), with {@code -<period>} (or {@code -concurrency}) appended when the list has several limits.
@@ -301,7 +308,7 @@ public class LimitResolver implements KnownPlans {
 		if (count == 1) {
 			return base;
 		}
-		return base + "-" + (limit.isConcurrency() ? "concurrency" : periodLabel(limit.getRefillPeriod()));
+		return base + "-" + (limit.isConcurrency() ? "concurrency" : periodLabel(refillPeriod(limit)));
 	}
 
 	private static List<LimitDefinition> dedupeNames(List<LimitDefinition> limits) {

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -27,13 +29,13 @@ public class PlanStoreProperties {
 	 * Prefix of the Redis keys holding plans; a key is this prefix followed by the unpadded base64url SHA-256 of the
 	 * API key. Default: ratelimit.key-prefix followed by ":plan:", i.e. "rl:plan:".
 	 */
-	private String keyPrefix;
+	private @Nullable String keyPrefix;
 
 	/**
 	 * Longest wait for one plan look-up in Redis; past it the request is limited by IP under the anonymous plan
 	 * (nothing is cached). Default: ratelimit.redis-timeout.
 	 */
-	private Duration timeout;
+	private @Nullable Duration timeout;
 
 	/**
 	 * Most Redis look-ups per second and instance for API keys not in the cache (0 = no bound). Beyond it a key not
@@ -54,19 +56,19 @@ public class PlanStoreProperties {
 		this.type = type;
 	}
 
-	public String getKeyPrefix() {
+	public @Nullable String getKeyPrefix() {
 		return this.keyPrefix;
 	}
 
-	public void setKeyPrefix(String keyPrefix) {
+	public void setKeyPrefix(@Nullable String keyPrefix) {
 		this.keyPrefix = keyPrefix;
 	}
 
-	public Duration getTimeout() {
+	public @Nullable Duration getTimeout() {
 		return this.timeout;
 	}
 
-	public void setTimeout(Duration timeout) {
+	public void setTimeout(@Nullable Duration timeout) {
 		this.timeout = timeout;
 	}
 

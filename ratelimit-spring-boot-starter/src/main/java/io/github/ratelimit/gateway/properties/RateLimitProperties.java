@@ -12,6 +12,8 @@ import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitScope;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -59,7 +61,7 @@ public class RateLimitProperties {
 	 * Plan of clients identified by a request header on key-by: header routes (a tenant or client id set by an
 	 * upstream authenticator). Must name a plan; unset, the anonymous plan.
 	 */
-	private String headerPlan;
+	private @Nullable String headerPlan;
 
 	/** Clients identified by their authenticated principal (key-by: principal routes). */
 	private final Principal principal = new Principal();
@@ -173,7 +175,7 @@ public class RateLimitProperties {
 	 * The plan of clients identified by a request header, as configured.
 	 * @return the plan name, or {@code null} when unset (then the anonymous plan applies)
 	 */
-	public String getHeaderPlan() {
+	public @Nullable String getHeaderPlan() {
 		return this.headerPlan;
 	}
 
@@ -181,7 +183,7 @@ public class RateLimitProperties {
 	 * Set the plan of clients identified by a request header.
 	 * @param headerPlan a plan name, or {@code null} for the anonymous plan
 	 */
-	public void setHeaderPlan(String headerPlan) {
+	public void setHeaderPlan(@Nullable String headerPlan) {
 		this.headerPlan = headerPlan;
 	}
 
@@ -369,7 +371,7 @@ public class RateLimitProperties {
 		 * set it at least as long as the route's response timeout, or a slow request's slot frees while it still
 		 * runs.
 		 */
-		private Duration maxRequestDuration;
+		private @Nullable Duration maxRequestDuration;
 
 		/**
 		 * Most tokens the bucket holds, i.e. the largest burst (1 to 2^53); for window algorithms, tokens per window
@@ -387,10 +389,10 @@ public class RateLimitProperties {
 		 * Period over which refill-tokens are added, e.g. 1s, 1m, 15m, 1d (1 ms to 3650 days); for window algorithms,
 		 * the window.
 		 */
-		private Duration refillPeriod;
+		private @Nullable Duration refillPeriod;
 
 		/** Policy name shown to clients in the rate limit header fields; derived from plan and group when unset. */
-		private String name;
+		private @Nullable String name;
 
 		/**
 		 * How the limit is enforced: token-bucket (continuous refill, bursts up to capacity), sliding-window-log (at
@@ -418,7 +420,7 @@ public class RateLimitProperties {
 		 * Never admits more than the limit; costs at most about the budget in under-admission per instance while a
 		 * lease is out (see the LeasingRateLimiter class).
 		 */
-		private String lease;
+		private @Nullable String lease;
 
 		public Type getType() {
 			return this.type;
@@ -436,11 +438,11 @@ public class RateLimitProperties {
 			this.maxInFlight = maxInFlight;
 		}
 
-		public Duration getMaxRequestDuration() {
+		public @Nullable Duration getMaxRequestDuration() {
 			return this.maxRequestDuration;
 		}
 
-		public void setMaxRequestDuration(Duration maxRequestDuration) {
+		public void setMaxRequestDuration(@Nullable Duration maxRequestDuration) {
 			this.maxRequestDuration = maxRequestDuration;
 		}
 
@@ -468,19 +470,19 @@ public class RateLimitProperties {
 			this.refillTokens = refillTokens;
 		}
 
-		public Duration getRefillPeriod() {
+		public @Nullable Duration getRefillPeriod() {
 			return this.refillPeriod;
 		}
 
-		public void setRefillPeriod(Duration refillPeriod) {
+		public void setRefillPeriod(@Nullable Duration refillPeriod) {
 			this.refillPeriod = refillPeriod;
 		}
 
-		public String getName() {
+		public @Nullable String getName() {
 			return this.name;
 		}
 
-		public void setName(String name) {
+		public void setName(@Nullable String name) {
 			this.name = name;
 		}
 
@@ -500,11 +502,11 @@ public class RateLimitProperties {
 			this.scope = scope;
 		}
 
-		public String getLease() {
+		public @Nullable String getLease() {
 			return this.lease;
 		}
 
-		public void setLease(String lease) {
+		public void setLease(@Nullable String lease) {
 			this.lease = lease;
 		}
 
@@ -546,7 +548,7 @@ public class RateLimitProperties {
 		 * Plan of authenticated principals whose credentials name no plan, or a plan the limits do not define. Must
 		 * name a plan; unset, the anonymous plan.
 		 */
-		private String defaultPlan;
+		private @Nullable String defaultPlan;
 
 		public String getPlanClaim() {
 			return this.planClaim;
@@ -568,7 +570,7 @@ public class RateLimitProperties {
 		 * The plan of principals whose credentials name no configured plan, as configured.
 		 * @return the plan name, or {@code null} when unset (then the anonymous plan applies)
 		 */
-		public String getDefaultPlan() {
+		public @Nullable String getDefaultPlan() {
 			return this.defaultPlan;
 		}
 
@@ -576,7 +578,7 @@ public class RateLimitProperties {
 		 * Set the plan of principals whose credentials name no configured plan.
 		 * @param defaultPlan a plan name, or {@code null} for the anonymous plan
 		 */
-		public void setDefaultPlan(String defaultPlan) {
+		public void setDefaultPlan(@Nullable String defaultPlan) {
 			this.defaultPlan = defaultPlan;
 		}
 

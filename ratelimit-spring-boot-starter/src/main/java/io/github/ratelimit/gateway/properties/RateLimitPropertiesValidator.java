@@ -13,6 +13,7 @@ import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The rules of the {@code ratelimit.*} properties: each value in its range, plans and their limits, the plans that
@@ -196,7 +197,7 @@ public final class RateLimitPropertiesValidator {
 	}
 
 	/** A plan property that may be left out (then the anonymous plan applies), but if set must name a plan. */
-	private static void validateOptionalPlan(RateLimitProperties p, String property, String plan, String whose,
+	private static void validateOptionalPlan(RateLimitProperties p, String property, @Nullable String plan, String whose,
 			Set<String> planNames, List<ConfigurationViolation> v) {
 		if (plan == null) {
 			return;
