@@ -1,9 +1,9 @@
 package io.github.ratelimit.gateway.properties;
 
-import java.util.ArrayList;
 import java.util.List;
 
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
+import io.github.ratelimit.gateway.properties.PropertyRules.Between;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -23,6 +23,8 @@ public class ClientIpProperties {
 	 * purpose) stays one client instead of minting fresh quota with every address. 56 or 48 count a whole customer
 	 * allocation as one client; 128 limits every address on its own. IPv4 clients are always limited by address.
 	 */
+	@Between(min = 1, max = 128, unit = "bits", fix = "set the IPv6 prefix that identifies one client: 64 (the default) "
+			+ "for a host or site, 56 or 48 for a whole customer allocation, 128 for every address on its own.")
 	private int ipv6PrefixLength = ClientAddressResolver.DEFAULT_IPV6_PREFIX_LENGTH;
 
 	public int getIpv6PrefixLength() {
@@ -38,14 +40,7 @@ public class ClientIpProperties {
 	 * @return the violations, empty when valid
 	 */
 	public List<ConfigurationViolation> validate() {
-		List<ConfigurationViolation> violations = new ArrayList<>();
-		if (this.ipv6PrefixLength < 1 || this.ipv6PrefixLength > 128) {
-			violations.add(new ConfigurationViolation(PREFIX + ".ipv6-prefix-length",
-					"must be between 1 and 128 bits, was " + this.ipv6PrefixLength + ".",
-					"set the IPv6 prefix that identifies one client: 64 (the default) for a host or site, 56 or 48 "
-							+ "for a whole customer allocation, 128 for every address on its own."));
-		}
-		return violations;
+		return PropertyRules.check(this, PREFIX);
 	}
 
 }

@@ -1,9 +1,13 @@
 package io.github.ratelimit.gateway.properties;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
+import io.github.ratelimit.gateway.properties.PropertyRules.Min;
+import io.github.ratelimit.gateway.properties.PropertyRules.NotBlank;
+import io.github.ratelimit.gateway.properties.PropertyRules.NotNegativeDuration;
+import io.github.ratelimit.gateway.properties.PropertyRules.PositiveDuration;
+import io.github.ratelimit.gateway.properties.PropertyRules.PositiveOrZero;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -29,12 +33,15 @@ public class PlanStoreProperties {
 	 * Prefix of the Redis keys holding plans; a key is this prefix followed by the unpadded base64url SHA-256 of the
 	 * API key. Default: ratelimit.key-prefix followed by ":plan:", i.e. "rl:plan:".
 	 */
+	@NotBlank(optional = true,
+			fix = "remove it (default rl:plan:) or set the prefix the provisioning side writes, e.g. rl:plan:.")
 	private @Nullable String keyPrefix;
 
 	/**
 	 * Longest wait for one plan look-up in Redis; past it the request is limited by IP under the anonymous plan
 	 * (nothing is cached). Default: ratelimit.redis-timeout.
 	 */
+	@PositiveDuration(optional = true, fix = "remove it (default: ratelimit.redis-timeout) or set e.g. 20ms.")
 	private @Nullable Duration timeout;
 
 	/**
@@ -43,6 +50,7 @@ public class PlanStoreProperties {
 	 * random keys costs Redis at most this many look-ups per second per instance. The default is twice the
 	 * design's per-instance load (2,500 checks/s), so a cold cache at full load stays under it.
 	 */
+	@PositiveOrZero(zero = "no bound", fix = "set the most look-ups per second of uncached keys, e.g. 5000.")
 	private int maxLookupsPerSecond = 5000;
 
 	/** The local cache of plan look-ups. */
@@ -89,41 +97,7 @@ public class PlanStoreProperties {
 	 * @return the violations, empty when valid
 	 */
 	public List<ConfigurationViolation> validate() {
-		List<ConfigurationViolation> violations = new ArrayList<>();
-		if (this.keyPrefix != null && this.keyPrefix.isBlank()) {
-			violations.add(new ConfigurationViolation(PREFIX + ".key-prefix", "must not be blank.",
-					"remove it (default rl:plan:) or set the prefix the provisioning side writes, e.g. rl:plan:."));
-		}
-		if (this.timeout != null && (this.timeout.isZero() || this.timeout.isNegative())) {
-			violations.add(new ConfigurationViolation(PREFIX + ".timeout", "must be positive, was " + this.timeout
-					+ ".", "remove it (default: ratelimit.redis-timeout) or set e.g. 20ms."));
-		}
-		if (this.maxLookupsPerSecond < 0) {
-			violations.add(new ConfigurationViolation(PREFIX + ".max-lookups-per-second",
-					"must be 0 (no bound) or positive, was " + this.maxLookupsPerSecond + ".",
-					"set the most look-ups per second of uncached keys, e.g. 5000."));
-		}
-		if (this.cache.maxSize < 1) {
-			violations.add(new ConfigurationViolation(PREFIX + ".cache.max-size",
-					"must be at least 1, was " + this.cache.maxSize + ".",
-					"set the most API keys cached per instance, e.g. 100000 (about 36 MB)."));
-		}
-		if (this.cache.ttl == null || this.cache.ttl.isZero() || this.cache.ttl.isNegative()) {
-			violations.add(new ConfigurationViolation(PREFIX + ".cache.ttl", "must be positive, was "
-					+ this.cache.ttl + ".", "set how long a looked-up plan is used before it is looked up again, "
-							+ "e.g. 5m (plan changes and revocations take effect within it)."));
-		}
-		if (this.cache.negativeTtl == null || this.cache.negativeTtl.isNegative()) {
-			violations.add(new ConfigurationViolation(PREFIX + ".cache.negative-ttl", "must be 0 or positive, was "
-					+ this.cache.negativeTtl + ".", "set how long an unknown key stays known as unknown, e.g. 30s "
-							+ "(0 looks unknown keys up every time)."));
-		}
-		if (this.cache.maxStale == null || this.cache.maxStale.isNegative()) {
-			violations.add(new ConfigurationViolation(PREFIX + ".cache.max-stale", "must be 0 or positive, was "
-					+ this.cache.maxStale + ".", "set how long past its TTL a cached plan may serve while Redis "
-							+ "cannot be reached, e.g. 1h (0 = never)."));
-		}
-		return violations;
+		return PropertyRules.check(this, PREFIX);
 	}
 
 	/** Where plans are looked up. */
@@ -146,18 +120,23 @@ public class PlanStoreProperties {
 		 * keys seen rarely are evicted first (Caffeine's frequency-based admission), so a flood of one-off fake keys
 		 * does not push out the keys of active clients.
 		 */
+		@Min(value = 1, fix = "set the most API keys cached per instance, e.g. 100000 (about 36 MB).")
 		private long maxSize = 100_000;
 
 		/**
 		 * How long a looked-up plan is used before it is looked up again (in the background, on the next request
 		 * after it; that request still gets the cached plan). Plan changes and revocations take effect within it.
 		 */
+		@PositiveDuration(fix = "set how long a looked-up plan is used before it is looked up again, e.g. 5m (plan "
+				+ "changes and revocations take effect within it).")
 		private Duration ttl = Duration.ofMinutes(5);
 
 		/**
 		 * How long a key the store does not know stays cached as unknown (0 = not cached). Shorter than ttl, so a
 		 * newly provisioned key starts working soon.
 		 */
+		@NotNegativeDuration(fix = "set how long an unknown key stays known as unknown, e.g. 30s (0 looks unknown keys "
+				+ "up every time).")
 		private Duration negativeTtl = Duration.ofSeconds(30);
 
 		/**
@@ -165,6 +144,8 @@ public class PlanStoreProperties {
 		 * unavailable), so paying clients keep their plan through an outage instead of dropping to the anonymous
 		 * plan.
 		 */
+		@NotNegativeDuration(fix = "set how long past its TTL a cached plan may serve while Redis cannot be reached, "
+				+ "e.g. 1h (0 = never).")
 		private Duration maxStale = Duration.ofHours(1);
 
 		public long getMaxSize() {

@@ -12,6 +12,14 @@ import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitScope;
 
+import io.github.ratelimit.gateway.properties.PropertyRules.Between;
+import io.github.ratelimit.gateway.properties.PropertyRules.Matches;
+import io.github.ratelimit.gateway.properties.PropertyRules.Min;
+import io.github.ratelimit.gateway.properties.PropertyRules.MinDuration;
+import io.github.ratelimit.gateway.properties.PropertyRules.NotBlank;
+import io.github.ratelimit.gateway.properties.PropertyRules.Percent;
+import io.github.ratelimit.gateway.properties.PropertyRules.PositiveDuration;
+import io.github.ratelimit.gateway.properties.PropertyRules.Required;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -44,6 +52,7 @@ public class RateLimitProperties {
 	 * Name of the request header that carries the client's API key. Requests without it, with an empty value or
 	 * with a key no plan knows are limited by client IP under the anonymous plan.
 	 */
+	@NotBlank(fix = "name the request header that carries the API key, e.g. X-API-Key.")
 	private String apiKeyHeader = "X-API-Key";
 
 	/**
@@ -52,6 +61,7 @@ public class RateLimitProperties {
 	 * trusted proxy); n takes the n-th entry from the right. Entries a client wrote itself are never trusted as
 	 * long as this matches the real number of proxies.
 	 */
+	@Between(min = 0, max = 32, fix = "set it to the number of reverse proxies in front of the gateway (0 if none).")
 	private int trustedProxies = 0;
 
 	/** Plan applied to clients limited by IP address (no, empty or unknown API key). Must name a plan. */
@@ -79,6 +89,7 @@ public class RateLimitProperties {
 	private Map<String, String> apiKeys = new LinkedHashMap<>();
 
 	/** Which rate limit header fields responses carry. */
+	@Required(fix = "use one of ietf, legacy, both, none.")
 	private HeaderStyle headerStyle = HeaderStyle.IETF;
 
 	/**
@@ -87,6 +98,7 @@ public class RateLimitProperties {
 	 * times the 2 ms per-check budget on a LAN: normal jitter and GC pauses stay under it, while a slow or
 	 * unreachable Redis costs at most this much per request until the circuit breaker opens.
 	 */
+	@PositiveDuration(fix = "set a duration such as 100ms.")
 	private Duration redisTimeout = Duration.ofMillis(20);
 
 	/** Circuit breaker around Redis calls. */
@@ -118,6 +130,7 @@ public class RateLimitProperties {
 	 * Level of the denial log (off, error, warn, info, debug, trace): the full line of a client's first denial in
 	 * an endpoint group per denial-log-interval, and the summary line of its further denials.
 	 */
+	@Required(fix = "use one of off, error, warn, info, debug, trace.")
 	private DenialLogLevel denialLogLevel = DenialLogLevel.INFO;
 
 	/**
@@ -125,9 +138,13 @@ public class RateLimitProperties {
 	 * further denials in the group are counted, and when the interval (started by the full line) ends one summary
 	 * line gives their number. Must be positive; e.g. 1m (the default), 10s. Read at start-up.
 	 */
+	@PositiveDuration(fix = "set a duration such as 1m: one full denial log line per client and endpoint group "
+			+ "per interval.")
 	private Duration denialLogInterval = Duration.ofMinutes(1);
 
 	/** Prefix of every Redis key the limiter writes (letters, digits, '-', '_', ':' and '.'). */
+	@Matches(regexp = "[A-Za-z0-9_.:-]+", what = "letters, digits, '-', '_', ':' or '.'",
+			fix = "use a short prefix such as rl.")
 	private String keyPrefix = "rl";
 
 	/**
@@ -622,18 +639,23 @@ public class RateLimitProperties {
 	public static class CircuitBreaker {
 
 		/** Failure rate, in percent (1 to 100), at or above which the breaker opens. */
+		@Percent(fix = "use e.g. 50.")
 		private float failureRateThreshold = 50;
 
 		/** Number of most recent calls whose outcome the failure rate is computed over (at least 1). */
+		@Min(value = 1, fix = "use e.g. 20.")
 		private int slidingWindowSize = 20;
 
 		/** Calls needed before the failure rate is computed (at least 1): the breaker opens after this many failures at the soonest. */
+		@Min(value = 1, fix = "use e.g. 5.")
 		private int minimumNumberOfCalls = 5;
 
 		/** Time the breaker stays open (no Redis calls at all) before letting trial calls through. */
+		@MinDuration(value = "1ms", fix = "use e.g. 5s.")
 		private Duration waitDurationInOpenState = Duration.ofSeconds(5);
 
 		/** Trial calls allowed while half-open; if enough succeed the breaker closes (at least 1). */
+		@Min(value = 1, fix = "use e.g. 3.")
 		private int permittedCallsInHalfOpenState = 3;
 
 		public float getFailureRateThreshold() {
@@ -682,12 +704,14 @@ public class RateLimitProperties {
 	public static class Fallback {
 
 		/** Whether requests are limited locally (local) or simply let through (allow). */
+		@Required(fix = "use local or allow.")
 		private FallbackMode mode = FallbackMode.LOCAL;
 
 		/**
 		 * Expected number of gateway instances (at least 1): each instance's local limiter holds 1/instances of every
 		 * limit. Used until the instance count has been learned from Redis.
 		 */
+		@Min(value = 1, fix = "set the number of gateway instances sharing the limits (e.g. the replica count).")
 		private int instances = 1;
 
 		/**
@@ -697,9 +721,11 @@ public class RateLimitProperties {
 		private boolean learnInstances = true;
 
 		/** Interval of the instance heartbeat; an instance not heard from for 3 intervals no longer counts. */
+		@MinDuration(value = "100ms", fix = "use e.g. 5s.")
 		private Duration heartbeatInterval = Duration.ofSeconds(5);
 
 		/** Most client buckets the local limiter keeps in memory (least recently used ones are dropped first). */
+		@Min(value = 1, fix = "use e.g. 100000.")
 		private long maxBuckets = 100_000;
 
 		public FallbackMode getMode() {
@@ -778,6 +804,7 @@ public class RateLimitProperties {
 		private boolean enabled = true;
 
 		/** Most denials remembered per instance (at least 1). */
+		@Min(value = 1, fix = "use e.g. 100000, or set over-limit-cache.enabled=false.")
 		private long maxEntries = 100_000;
 
 		public boolean isEnabled() {
@@ -809,9 +836,12 @@ public class RateLimitProperties {
 		 * leases save more Redis calls for clients that send a few requests per second, and hold their tokens away
 		 * from the other instances longer.
 		 */
+		@PositiveDuration(max = "10s",
+				fix = "set a short duration such as 500ms or 1s (unspent leased tokens are held that long).")
 		private Duration duration = Duration.ofSeconds(1);
 
 		/** Most clients (per endpoint group) whose lease an instance keeps (at least 1); the least recently used give theirs back. */
+		@Min(value = 1, fix = "set how many clients' leases an instance keeps, e.g. 100000.")
 		private long maxEntries = 100_000;
 
 		public Duration getDuration() {

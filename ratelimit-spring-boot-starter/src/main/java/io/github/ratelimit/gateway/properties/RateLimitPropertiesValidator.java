@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.limits.Algorithm;
@@ -37,8 +36,6 @@ public final class RateLimitPropertiesValidator {
 	/** Largest max-in-flight of a concurrency limit: Redis keeps one sorted-set entry per request in flight. */
 	static final long MAX_IN_FLIGHT = 1_000_000;
 
-	private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9_.:-]+");
-
 	private RateLimitPropertiesValidator() {
 	}
 
@@ -49,96 +46,8 @@ public final class RateLimitPropertiesValidator {
 	 * @return the problems found, one per offending property, in a stable order; empty when valid
 	 */
 	public static List<ConfigurationViolation> validate(RateLimitProperties p) {
-		List<ConfigurationViolation> v = new ArrayList<>();
+		List<ConfigurationViolation> v = PropertyRules.check(p, RateLimitProperties.PREFIX);
 		String prefix = RateLimitProperties.PREFIX + ".";
-		if (p.getApiKeyHeader() == null || p.getApiKeyHeader().isBlank()) {
-			v.add(new ConfigurationViolation(prefix + "api-key-header", "must not be empty.",
-					"name the request header that carries the API key, e.g. X-API-Key."));
-		}
-		if (p.getTrustedProxies() < 0 || p.getTrustedProxies() > 32) {
-			v.add(new ConfigurationViolation(prefix + "trusted-proxies",
-					"must be between 0 and 32, was " + p.getTrustedProxies() + ".",
-					"set it to the number of reverse proxies in front of the gateway (0 if none)."));
-		}
-		if (p.getRedisTimeout() == null || p.getRedisTimeout().isNegative() || p.getRedisTimeout().isZero()) {
-			v.add(new ConfigurationViolation(prefix + "redis-timeout", "must be positive, was " + p.getRedisTimeout() + ".",
-					"set a duration such as 100ms."));
-		}
-		RateLimitProperties.CircuitBreaker breaker = p.getCircuitBreaker();
-		String cb = prefix + "circuit-breaker.";
-		if (breaker.getFailureRateThreshold() <= 0 || breaker.getFailureRateThreshold() > 100) {
-			v.add(new ConfigurationViolation(cb + "failure-rate-threshold",
-					"must be above 0 and at most 100 (percent), was " + breaker.getFailureRateThreshold() + ".", "use e.g. 50."));
-		}
-		if (breaker.getSlidingWindowSize() < 1) {
-			v.add(new ConfigurationViolation(cb + "sliding-window-size", "must be at least 1, was "
-					+ breaker.getSlidingWindowSize() + ".", "use e.g. 20."));
-		}
-		if (breaker.getMinimumNumberOfCalls() < 1) {
-			v.add(new ConfigurationViolation(cb + "minimum-number-of-calls", "must be at least 1, was "
-					+ breaker.getMinimumNumberOfCalls() + ".", "use e.g. 5."));
-		}
-		if (breaker.getPermittedCallsInHalfOpenState() < 1) {
-			v.add(new ConfigurationViolation(cb + "permitted-calls-in-half-open-state", "must be at least 1, was "
-					+ breaker.getPermittedCallsInHalfOpenState() + ".", "use e.g. 3."));
-		}
-		if (breaker.getWaitDurationInOpenState() == null || breaker.getWaitDurationInOpenState().toMillis() < 1) {
-			v.add(new ConfigurationViolation(cb + "wait-duration-in-open-state",
-					"must be at least 1ms, was " + breaker.getWaitDurationInOpenState() + ".", "use e.g. 5s."));
-		}
-		RateLimitProperties.Fallback fallback = p.getFallback();
-		if (fallback.getMode() == null) {
-			v.add(new ConfigurationViolation(prefix + "fallback.mode", "must be set.", "use local or allow."));
-		}
-		if (fallback.getInstances() < 1) {
-			v.add(new ConfigurationViolation(prefix + "fallback.instances",
-					"must be at least 1, was " + fallback.getInstances() + ".",
-					"set the number of gateway instances sharing the limits (e.g. the replica count)."));
-		}
-		if (fallback.getHeartbeatInterval() == null || fallback.getHeartbeatInterval().toMillis() < 100) {
-			v.add(new ConfigurationViolation(prefix + "fallback.heartbeat-interval",
-					"must be at least 100ms, was " + fallback.getHeartbeatInterval() + ".", "use e.g. 5s."));
-		}
-		Duration leaseDuration = p.getLeases().getDuration();
-		if (leaseDuration == null || leaseDuration.isNegative() || leaseDuration.isZero()
-				|| leaseDuration.compareTo(Duration.ofSeconds(10)) > 0) {
-			v.add(new ConfigurationViolation(prefix + "leases.duration",
-					"must be above 0 and at most 10s, was " + leaseDuration + ".",
-					"set a short duration such as 500ms or 1s (unspent leased tokens are held that long)."));
-		}
-		if (p.getLeases().getMaxEntries() < 1) {
-			v.add(new ConfigurationViolation(prefix + "leases.max-entries",
-					"must be at least 1, was " + p.getLeases().getMaxEntries() + ".", "set how many clients' leases "
-							+ "an instance keeps, e.g. 100000."));
-		}
-		if (p.getOverLimitCache().getMaxEntries() < 1) {
-			v.add(new ConfigurationViolation(prefix + "over-limit-cache.max-entries",
-					"must be at least 1, was " + p.getOverLimitCache().getMaxEntries() + ".",
-					"use e.g. 100000, or set over-limit-cache.enabled=false."));
-		}
-		if (fallback.getMaxBuckets() < 1) {
-			v.add(new ConfigurationViolation(prefix + "fallback.max-buckets",
-					"must be at least 1, was " + fallback.getMaxBuckets() + ".", "use e.g. 100000."));
-		}
-		if (p.getKeyPrefix() == null || !KEY_PREFIX.matcher(p.getKeyPrefix()).matches()) {
-			v.add(new ConfigurationViolation(prefix + "key-prefix",
-					"must be letters, digits, '-', '_', ':' or '.', was '" + p.getKeyPrefix() + "'.",
-					"use a short prefix such as rl."));
-		}
-		if (p.getDenialLogLevel() == null) {
-			v.add(new ConfigurationViolation(prefix + "denial-log-level", "must be set.",
-					"use one of off, error, warn, info, debug, trace."));
-		}
-		if (p.getDenialLogInterval() == null || p.getDenialLogInterval().isNegative()
-				|| p.getDenialLogInterval().isZero()) {
-			v.add(new ConfigurationViolation(prefix + "denial-log-interval",
-					"must be positive, was " + p.getDenialLogInterval() + ".",
-					"set a duration such as 1m: one full denial log line per client and endpoint group per interval."));
-		}
-		if (p.getHeaderStyle() == null) {
-			v.add(new ConfigurationViolation(prefix + "header-style", "must be set.",
-					"use one of ietf, legacy, both, none."));
-		}
 		Set<String> planNames = new TreeSet<>(p.getPlans().keySet());
 		if (p.getPlans().isEmpty()) {
 			v.add(new ConfigurationViolation(prefix + "plans", "no plan is defined.",
