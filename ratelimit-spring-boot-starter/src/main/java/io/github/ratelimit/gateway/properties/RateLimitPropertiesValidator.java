@@ -1,6 +1,5 @@
 package io.github.ratelimit.gateway.properties;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -10,38 +9,25 @@ import java.util.TreeSet;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.limits.Algorithm;
-import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The rules of the {@code ratelimit.*} properties: each value in its range, plans and their limits, the plans that
- * API keys, anonymous clients, principals ({@code principal.default-plan}) and header clients ({@code header-plan})
- * map to, and global limits that every plan giving them to an endpoint group agrees
- * on. All problems are collected, so that one failed start-up (or refused reload) reports them together, each
- * naming the property and its fix.
- *
- * <p>The arguments of the routes' {@code RateLimit} filters are checked against these properties by the filter's
- * own validator ({@code filter.RateLimitRouteValidator}, seen here as a {@link RouteArgumentsValidator}); the
- * start-up check ({@link RateLimitConfigurationCheck}) and the reload ({@link LimitReloader}) run both.
+ * Checks the {@code ratelimit.*} properties: the range rules declared on their fields ({@link PropertyRules}), each
+ * list of limits ({@link LimitRules}), and the rules across properties: plans defined, with default limits; the
+ * plans that anonymous clients, principals ({@code principal.default-plan}), header clients ({@code header-plan})
+ * and API keys map to defined; the plans giving an endpoint group global limits agreeing on them. Every problem is
+ * collected, so that one failed start-up (or refused reload) reports them together, each naming the property and
+ * its fix. The routes' {@code RateLimit} arguments are checked by a {@link RouteArgumentsValidator}; the start-up
+ * check ({@link RateLimitConfigurationCheck}) and the reload ({@link LimitReloader}) run both.
  */
 public final class RateLimitPropertiesValidator {
-
-	/** Longest refill period accepted (3650 days). */
-	static final Duration MAX_PERIOD = Duration.ofDays(3650);
-
-	/** Largest max-request-duration of a concurrency limit. */
-	static final Duration MAX_REQUEST_DURATION = Duration.ofDays(7);
-
-	/** Largest max-in-flight of a concurrency limit: Redis keeps one sorted-set entry per request in flight. */
-	static final long MAX_IN_FLIGHT = 1_000_000;
 
 	private RateLimitPropertiesValidator() {
 	}
 
 	/**
-	 * Check the {@code ratelimit.*} properties on their own: every value in its range, plans with limits, the
-	 * anonymous plan and the API keys' plans defined, and the plans agreeing on each endpoint group's global limits.
+	 * Check the {@code ratelimit.*} properties on their own (without the routes).
 	 * @param p the bound properties
 	 * @return the problems found, one per offending property, in a stable order; empty when valid
 	 */
@@ -77,7 +63,7 @@ public final class RateLimitPropertiesValidator {
 								+ "it applies to every endpoint group the plan does not list."));
 			}
 			else {
-				validateLimits(planProperty + ".default", settings.getDefault(), v);
+				LimitRules.check(planProperty + ".default", settings.getDefault(), v);
 			}
 			for (Map.Entry<String, List<RateLimitProperties.Limit>> group : settings.getGroups().entrySet()) {
 				String groupProperty = planProperty + ".groups." + group.getKey();
@@ -86,7 +72,7 @@ public final class RateLimitPropertiesValidator {
 							"give the group at least one limit, or remove it to use the plan's default limits."));
 				}
 				else {
-					validateLimits(groupProperty, group.getValue(), v);
+					LimitRules.check(groupProperty, group.getValue(), v);
 				}
 			}
 		}
@@ -121,163 +107,6 @@ public final class RateLimitPropertiesValidator {
 					"define ratelimit.plans." + plan + " or set "
 							+ property.substring(RateLimitProperties.PREFIX.length() + 1) + " to one of " + planNames
 							+ "."));
-		}
-	}
-
-	private static void validateLimits(String property, List<RateLimitProperties.Limit> limits,
-			List<ConfigurationViolation> v) {
-		for (int i = 0; i < limits.size(); i++) {
-			String at = property + "[" + i + "]";
-			RateLimitProperties.Limit limit = limits.get(i);
-			if (limit.getType() == null) {
-				v.add(new ConfigurationViolation(at + ".type", "must be set.",
-						"use rate (the default: tokens per time) or concurrency (requests in flight at once)."));
-			}
-			else if (limit.isConcurrency()) {
-				validateConcurrencyLimit(at, limit, v);
-				continue;
-			}
-			if (limit.getMaxInFlight() != 0 || limit.getMaxRequestDuration() != null) {
-				v.add(new ConfigurationViolation(
-						at + ((limit.getMaxInFlight() != 0) ? ".max-in-flight" : ".max-request-duration"),
-						"applies to concurrency limits only, and this limit has type rate.",
-						"add type: concurrency to limit requests in flight (and leave capacity, refill-tokens and "
-								+ "refill-period out), or remove it."));
-			}
-			Algorithm algorithm = limit.getAlgorithm();
-			if (algorithm == Algorithm.CONCURRENCY) {
-				v.add(new ConfigurationViolation(at + ".algorithm", "is concurrency, which is a type, not an algorithm.",
-						"write type: concurrency with max-in-flight and max-request-duration instead."));
-				continue;
-			}
-			if (algorithm == null) {
-				v.add(new ConfigurationViolation(at + ".algorithm", "must be set.",
-						"use token-bucket (the default), sliding-window-log, sliding-window-counter or fixed-window."));
-				algorithm = Algorithm.TOKEN_BUCKET;
-			}
-			if (limit.getScope() == null) {
-				v.add(new ConfigurationViolation(at + ".scope", "must be set.",
-						"use client (the default: one bucket per client) or global (one bucket shared by every "
-								+ "client of the endpoint group)."));
-			}
-			if (limit.getCapacity() < 1 || limit.getCapacity() > LimitDefinition.MAX_TOKENS) {
-				v.add(new ConfigurationViolation(at + ".capacity",
-						"must be between 1 and 2^53 tokens, was " + limit.getCapacity() + ".",
-						algorithm.isWindow()
-								? "set how many tokens (requests) a client may spend per refill-period window, at least 1."
-								: "set the largest burst the client may send, at least 1 (0 would refuse every request)."));
-			}
-			else if (algorithm == Algorithm.SLIDING_WINDOW_LOG && limit.getCapacity() > LimitDefinition.MAX_LOG_CAPACITY) {
-				v.add(new ConfigurationViolation(at + ".capacity",
-						"must be at most 1,000,000 tokens with sliding-window-log (it keeps one Redis entry per "
-								+ "admitted token for a whole window), was " + limit.getCapacity() + ".",
-						"use algorithm: sliding-window-counter (two counters per client, approximate) or token-bucket "
-								+ "for limits this large."));
-			}
-			if (algorithm.isWindow()) {
-				// a window admits capacity tokens per window: refill-tokens is implied (0 = left out) or must agree
-				if (limit.getRefillTokens() != 0 && limit.getRefillTokens() != limit.getCapacity()) {
-					v.add(new ConfigurationViolation(at + ".refill-tokens",
-							"must equal capacity (" + limit.getCapacity() + ") or be left out with algorithm "
-									+ algorithm.configName() + ", which admits capacity tokens per refill-period "
-									+ "window; was " + limit.getRefillTokens() + ".",
-							"remove refill-tokens (or set it to " + limit.getCapacity() + "); for a burst larger "
-									+ "than the rate, use algorithm: token-bucket."));
-				}
-			}
-			else if (limit.getRefillTokens() < 1 || limit.getRefillTokens() > LimitDefinition.MAX_TOKENS) {
-				v.add(new ConfigurationViolation(at + ".refill-tokens",
-						"must be between 1 and 2^53 tokens, was " + limit.getRefillTokens() + ".",
-						"set how many tokens the bucket regains per refill-period, at least 1 "
-								+ "(for slower rates lengthen refill-period, e.g. 1 per 1m)."));
-			}
-			double leaseBudget = LimitResolver.leaseBudgetPercent(limit.getLease());
-			if (!(leaseBudget >= 0 && leaseBudget <= LimitDefinition.MAX_LEASE_BUDGET_PERCENT)) {
-				v.add(new ConfigurationViolation(at + ".lease",
-						"must be off or a percentage above 0% and at most 50% of the capacity, was '" + limit.getLease()
-								+ "'.",
-						"set e.g. lease: 2% (a lease holds at most 2% of the capacity), or leave it out."));
-			}
-			else if (leaseBudget > 0 && algorithm != Algorithm.TOKEN_BUCKET) {
-				v.add(new ConfigurationViolation(at + ".lease",
-						"applies to token buckets only, was '" + limit.getLease() + "' with " + algorithm.configName()
-								+ ".",
-						"remove lease, or use algorithm: token-bucket."));
-			}
-			Duration period = limit.getRefillPeriod();
-			if (period == null) {
-				v.add(new ConfigurationViolation(at + ".refill-period", "is missing.",
-						"set a duration such as 1s, 1m, 15m or 1d."));
-			}
-			else if (period.toMillis() < 1 || period.compareTo(MAX_PERIOD) > 0) {
-				v.add(new ConfigurationViolation(at + ".refill-period",
-						"must be between 1ms and 3650d, was " + period + ".",
-						"set a positive duration such as 1s, 1m, 15m or 1d."));
-			}
-			else if (algorithm == Algorithm.TOKEN_BUCKET && limit.getCapacity() >= 1 && limit.getRefillTokens() >= 1) {
-				validateTokenBucketTime(at, limit, period, v);
-			}
-		}
-	}
-
-	/**
-	 * A concurrency limit: max-in-flight slots, each freed at the latest after max-request-duration; the rate
-	 * settings do not apply. Its scope may be client or global like any limit's.
-	 */
-	private static void validateConcurrencyLimit(String at, RateLimitProperties.Limit limit,
-			List<ConfigurationViolation> v) {
-		if (limit.getScope() == null) {
-			v.add(new ConfigurationViolation(at + ".scope", "must be set.",
-					"use client (the default: requests in flight per client) or global (requests in flight of the "
-							+ "whole endpoint group)."));
-		}
-		if (limit.getMaxInFlight() < 1 || limit.getMaxInFlight() > MAX_IN_FLIGHT) {
-			v.add(new ConfigurationViolation(at + ".max-in-flight",
-					"must be between 1 and 1,000,000 requests, was " + limit.getMaxInFlight() + ".",
-					"set how many requests may be in flight at once, at least 1 (Redis keeps one entry per "
-							+ "request in flight)."));
-		}
-		Duration duration = limit.getMaxRequestDuration();
-		if (duration != null && (duration.toMillis() < 1 || duration.compareTo(MAX_REQUEST_DURATION) > 0)) {
-			v.add(new ConfigurationViolation(at + ".max-request-duration",
-					"must be between 1ms and 7d, was " + duration + ".",
-					"set the longest a request may run, e.g. 30s (the default); a slot never given back frees "
-							+ "itself after it."));
-		}
-		String[] rateOnly = { (limit.getCapacity() != 0) ? "capacity" : null,
-				(limit.getRefillTokens() != 0) ? "refill-tokens" : null,
-				(limit.getRefillPeriod() != null) ? "refill-period" : null,
-				(limit.getLease() != null) ? "lease" : null,
-				(limit.getAlgorithm() != null && limit.getAlgorithm() != Algorithm.TOKEN_BUCKET) ? "algorithm" : null };
-		for (String name : rateOnly) {
-			if (name != null) {
-				v.add(new ConfigurationViolation(at + "." + name,
-						"applies to rate limits only, and this limit has type concurrency.",
-						"remove " + name + " (a concurrency limit is max-in-flight and max-request-duration), or "
-								+ "put the rate in a limit of its own in the same list."));
-			}
-		}
-	}
-
-	/**
-	 * A token bucket is kept as one time in microseconds (the GCRA form, see the script): it can refill at most one
-	 * token per microsecond, and must fill from empty within {@link LimitDefinition#MAX_FILL_TIME} (so that its time
-	 * stays an exact integer).
-	 */
-	private static void validateTokenBucketTime(String at, RateLimitProperties.Limit limit, Duration period,
-			List<ConfigurationViolation> v) {
-		double microsPerToken = period.toNanos() / 1000.0 / limit.getRefillTokens();
-		if (microsPerToken < 1) {
-			v.add(new ConfigurationViolation(at + ".refill-tokens",
-					"must be at most one token per microsecond of refill-period (1,000,000 per second), was "
-							+ limit.getRefillTokens() + " per " + period + ".",
-					"lower the rate, or count in larger units (e.g. a cost per kilobyte instead of per byte)."));
-		}
-		else if (limit.getCapacity() * microsPerToken > LimitDefinition.MAX_FILL_TIME.toNanos() / 1000.0) {
-			v.add(new ConfigurationViolation(at + ".capacity",
-					"must fill from empty within 36500 days at refill-tokens per refill-period, was " + limit.getCapacity()
-							+ " at " + limit.getRefillTokens() + " per " + period + ".",
-					"lower the capacity or raise the refill rate."));
 		}
 	}
 
