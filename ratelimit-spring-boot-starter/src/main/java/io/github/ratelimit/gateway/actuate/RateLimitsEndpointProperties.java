@@ -8,8 +8,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * Who may look up and reset single clients through the {@code ratelimits} endpoint, bound from
- * {@code management.endpoint.ratelimits.*} (next to Boot's own {@code management.endpoint.ratelimits.access}, and
- * modelled on {@code management.endpoint.health.show-details} / {@code .roles}).
+ * {@code management.endpoint.ratelimits.*}, next to Boot's own {@code management.endpoint.ratelimits.access}.
  *
  * <p>A caller who may not gets one and the same {@code 403} for every lookup, decided before the group, the API key or
  * Redis is looked at: the endpoint cannot be used to test whether a guessed API key exists. The overview

@@ -46,11 +46,6 @@ import org.slf4j.spi.LoggingEventBuilder;
  * Summaries still pending when the application stops are not written. The full rate stays visible in the
  * {@code ratelimit.decisions} meter, which counts every decision.
  *
- * <p><b>Why client and group.</b> Buckets are kept per client and endpoint group, so a denial is a fact about a
- * client in a group: the lines say which group's limit the client keeps hitting, and a client hammering several
- * routes of one group is one event. Keying by client alone would hide the second group a client is denied in; the
- * group adds no room for inflation, since the groups are fixed by the configuration.
- *
  * <p><b>Bounds.</b> At most {@value #MAX_CLIENTS} clients are tracked (a Caffeine cache, entries expiring one
  * interval after they were made). A client dropped for size gets its summary right away and, if denied again, a new
  * full line. Because the cache admits a new client only when it is seen more often than the one it would

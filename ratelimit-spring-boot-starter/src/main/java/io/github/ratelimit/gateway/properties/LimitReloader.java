@@ -15,13 +15,11 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 /**
  * Takes new limits into use when the {@code ratelimit.*} properties bean is re-bound at runtime, without a restart.
  *
- * <p>Spring Cloud's {@code ConfigurationPropertiesRebinder} (on {@code /actuator/refresh}, or any
- * {@code EnvironmentChangeEvent}) re-binds a {@code @ConfigurationProperties} bean by resetting it to its defaults
- * and initialising it again, which runs every {@link BeanPostProcessor}. This one acts after that initialisation, so
- * it always sees the fully re-bound properties, whatever the order of event listeners: it validates them
- * ({@link RateLimitPropertiesValidator}, then the routes' {@code RateLimit} arguments against them through the
- * {@link RouteArgumentsValidator}) and calls {@link LimitResolver#reload()}. Invalid new properties
- * are logged at ERROR, one line per offending property, and the previous limits stay in force; requests never fail
+ * <p>A {@link BeanPostProcessor} acting after each re-binding (Spring Cloud's {@code /actuator/refresh} or an
+ * {@code EnvironmentChangeEvent}; why: {@code src/docs/design/configuration.md}): it validates the re-bound
+ * properties ({@link RateLimitPropertiesValidator}, then the routes' {@code RateLimit} arguments against them
+ * through the {@link RouteArgumentsValidator}) and calls {@link LimitResolver#reload()}. Invalid new properties are
+ * logged at ERROR, one line per offending property, and the previous limits stay in force; requests never fail
  * because of it. The first initialisation (start-up) is left to the start-up check.
  *
  * <p>What follows a reload: every request resolves its limits anew (new capacity, refill, algorithm, scope, policy

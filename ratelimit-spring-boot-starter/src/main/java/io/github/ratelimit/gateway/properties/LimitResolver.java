@@ -25,8 +25,7 @@ import org.jspecify.annotations.Nullable;
  * configuration (plans × groups named by routes).
  *
  * <p>Runtime changes: the resolver works from its own deep copy of the plans and group settings, taken at start-up
- * and again by {@link #reload()}, never from the live properties object (which Spring Cloud's rebinding empties and
- * refills in place). {@link #reload()} validates the current properties and, only if they are valid, swaps in a new
+ * and again by {@link #reload()}, never from the live properties object. {@link #reload()} validates the current properties and, only if they are valid, swaps in a new
  * copy with an empty cache, so the next request sees the new limits; if not, the previous limits stay in force. The
  * auto-configuration calls it whenever the {@code ratelimit.*} properties bean has been re-bound (e.g. by
  * {@code /actuator/refresh} or an {@code EnvironmentChangeEvent}).

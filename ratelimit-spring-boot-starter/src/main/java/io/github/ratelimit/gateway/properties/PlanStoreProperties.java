@@ -47,8 +47,7 @@ public class PlanStoreProperties {
 	/**
 	 * Most Redis look-ups per second and instance for API keys not in the cache (0 = no bound). Beyond it a key not
 	 * in the cache is limited by IP for that request, without a look-up and without caching, so a client sending
-	 * random keys costs Redis at most this many look-ups per second per instance. The default is twice the
-	 * design's per-instance load (2,500 checks/s), so a cold cache at full load stays under it.
+	 * random keys costs Redis at most this many look-ups per second per instance.
 	 */
 	@PositiveOrZero(zero = "no bound", fix = "set the most look-ups per second of uncached keys, e.g. 5000.")
 	private int maxLookupsPerSecond = 5000;
@@ -115,8 +114,8 @@ public class PlanStoreProperties {
 	public static class Cache {
 
 		/**
-		 * Most API keys (known and unknown) cached per instance. Entries take about 360 bytes of heap each
-		 * (measured: 72 MB for 200,000 keys), so the default holds about 36 MB at most. When full,
+		 * Most API keys (known and unknown) cached per instance, about 360 bytes of heap each (the default: about
+		 * 36 MB at most). When full,
 		 * keys seen rarely are evicted first (Caffeine's frequency-based admission), so a flood of one-off fake keys
 		 * does not push out the keys of active clients.
 		 */

@@ -27,10 +27,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Configuration of the distributed rate limiter, bound from the {@code ratelimit.*} properties.
  *
- * <p>Shape (see README, "Configuration"): plans hold limits, either for all endpoint groups ({@code default}) or for
- * one group ({@code groups.<group>}); API keys map to plans; clients without a known API key are limited by IP
- * address under the {@link #getAnonymousPlan() anonymous plan}. The values are checked at start-up by
- * {@link RateLimitPropertiesValidator}; a bad value stops start-up with a message naming the property.
+ * <p>Plans hold limits, either for all endpoint groups ({@code default}) or for one group ({@code groups.<group>});
+ * API keys map to plans; clients without a known API key are limited by IP address under the
+ * {@link #getAnonymousPlan() anonymous plan}. A field's range rule is declared on it ({@link PropertyRules}); rules
+ * across properties are {@link RateLimitPropertiesValidator}'s. A bad value stops start-up with a message naming the
+ * property and its fix.
  */
 @ConfigurationProperties(prefix = RateLimitProperties.PREFIX)
 public class RateLimitProperties {
@@ -94,9 +95,7 @@ public class RateLimitProperties {
 
 	/**
 	 * Longest time one limiter check may wait for Redis; past it the check counts as failed and the failure policy
-	 * applies (local fallback, or fail closed on critical routes). Must be positive. The default, 20 ms, is ten
-	 * times the 2 ms per-check budget on a LAN: normal jitter and GC pauses stay under it, while a slow or
-	 * unreachable Redis costs at most this much per request until the circuit breaker opens.
+	 * applies (local fallback, or fail closed on critical routes). Must be positive.
 	 */
 	@PositiveDuration(fix = "set a duration such as 100ms.")
 	private Duration redisTimeout = Duration.ofMillis(20);
@@ -435,7 +434,7 @@ public class RateLimitProperties {
 		 * percent of the capacity, e.g. 2% (above 0, at most 50%): an instance that sees a client often takes up to
 		 * that many tokens ahead in one Redis call and spends them locally for at most ratelimit.leases.duration.
 		 * Never admits more than the limit; costs at most about the budget in under-admission per instance while a
-		 * lease is out (see the LeasingRateLimiter class).
+		 * lease is out.
 		 */
 		private @Nullable String lease;
 
