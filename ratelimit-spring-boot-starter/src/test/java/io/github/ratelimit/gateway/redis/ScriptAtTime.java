@@ -1,8 +1,5 @@
 package io.github.ratelimit.gateway.redis;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,7 +25,7 @@ final class ScriptAtTime {
 	static final String TTL_HASH = "test-ttl";
 
 	/** The script as shipped. */
-	static final String SCRIPT = load(RedisRateLimitStore.SCRIPT_LOCATION);
+	static final String SCRIPT = LuaScript.rateLimit().text();
 
 	private final TestRedis redis;
 
@@ -199,15 +196,6 @@ final class ScriptAtTime {
 			command.add(Long.toString(limit.periodMicros()));
 		}
 		return command.toArray(String[]::new);
-	}
-
-	private static String load(String location) {
-		try (InputStream in = ScriptAtTime.class.getClassLoader().getResourceAsStream(location)) {
-			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
 	}
 
 	/** One limit as the script takes it. */
