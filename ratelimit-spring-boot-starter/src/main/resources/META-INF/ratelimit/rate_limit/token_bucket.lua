@@ -31,8 +31,8 @@ local function tb_fits(l, t)
   return l.capacity - (tb_tat_at(l, t) - t) / l.interval + EPSILON >= cost
 end
 
--- Parses the stored value: 'tat' or 'tat:reserved:until:since'. A hash (the layout before the GCRA form: tokens tk at time
--- ts) is converted; anything else unusable is a full bucket.
+-- Parses the stored value: 'tat' or 'tat:reserved:until:since'; anything else (unusable, or a key of another type) is
+-- a full bucket.
 function tb.read(l)
   l.interval = l.period / l.refill
   l.tau = l.capacity * l.interval
@@ -60,22 +60,8 @@ function tb.read(l)
         if spent_until > l.tat then l.tat = spent_until end
       end
     end
-  elseif type(value) == 'table' and value.err ~= nil and wrong_type(value) then
-    -- not a string: the hash of the layout before, or another type (a full bucket, overwritten on the next write)
-    local state = redis.pcall('HMGET', KEYS[l.i], 'tk', 'ts')
-    local tk, ts
-    if state.err == nil then
-      tk = tonumber(state[1])
-      ts = tonumber(state[2])
-    else
-      wrong_type(state)
-    end
-    if usable(tk) and usable(ts) then
-      local elapsed = now - ts
-      if elapsed < 0 then elapsed = 0 end
-      local tokens = tk + elapsed * l.refill / l.period
-      if tokens < l.capacity then l.tat = now + (l.capacity - tokens) * l.interval end
-    end
+  elseif type(value) == 'table' and value.err ~= nil then
+    wrong_type(value)   -- another type: a full bucket, overwritten on the next write
   end
   if l.tat > now + l.tau then
     -- beyond an empty bucket (the rate or capacity changed, or the clock stepped back): empty, stored so by a call
