@@ -1,6 +1,8 @@
--- Rate limit script: check, lease and refund, and concurrency slots: several limits, each enforced by its own algorithm,
--- checked and consumed all-or-nothing, atomically (one script run covers every limit of a request); the same script
--- takes token leases, gives back the tokens of an abandoned check and gives back a request's concurrency slots.
+-- The rate limit script's contract and its dispatcher. The script is the files of this folder joined in the order of
+-- LuaScript.RATE_LIMIT_SOURCES (common.lua, one file per algorithm, this one last) and loaded as one script: several
+-- limits, each enforced by its own algorithm, checked and consumed all-or-nothing, atomically (one script run covers
+-- every limit of a request); the same script takes token leases, gives back the tokens of an abandoned check and gives
+-- back a request's concurrency slots. Design notes: src/docs/design/redis-script.md.
 --
 -- KEYS[i]   state of limit i of one client in one endpoint group, i = 1 .. n (all KEYS share one hash tag, so one
 --           Cluster slot); then one more key per concurrency limit, in the order of those limits: the limit's hold
@@ -20,23 +22,21 @@
 -- 'lease' only, ARGV[4..8]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
 --           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
 --           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
---           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is none).
---           The unspent tokens come back only while the previous lease runs (Redis time before its end); a lease given
---           back at or after its end gives nothing back, its reservation only is released. A lease given back alone
---           (cost 0, nothing wanted) under limits that read a bucket beyond empty (not that bucket's last limits)
---           leaves that bucket as stored: nothing back, the reservation kept until it ends
+--           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is
+--           none). The unspent tokens come back only while the previous lease runs (Redis time before its end); a
+--           lease given back at or after its end gives nothing back, its reservation only is released. A lease given
+--           back alone (cost 0, nothing wanted) under limits that read a bucket beyond empty (not that bucket's last
+--           limits) leaves that bucket as stored: nothing back, the reservation kept until it ends
 -- then, per limit, four values (from ARGV[4], ARGV[5] for 'acquire', 'release' and 'abandon', ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
 --           refill period (microseconds, >= 1000)
---   The algorithm codes:
+--   The algorithm codes (each in its own file):
 --   tb    token bucket: capacity tokens, refilled continuously with refill tokens per refill period
 --   swl   sliding window log: at most capacity tokens admitted in any window of one refill period (exact)
 --   swc   sliding window counter: the same, estimated from two fixed-window counts (approximate)
---   fw    fixed window: at most capacity tokens per refill-period window, windows aligned to multiples of the period
---         since the Unix epoch
---   cc    concurrency: at most capacity requests in flight (slots taken by 'acquire' and not yet given back by
---         'release'); a slot not given back frees itself once it is one refill period old (the longest a request may
---         run: its instance died)
+--   fw    fixed window: at most capacity tokens per refill-period window, aligned to the Unix epoch
+--   cc    concurrency: at most capacity requests in flight; a slot not given back frees itself once it is one refill
+--         period old
 --   The window algorithms take capacity tokens per window, and a concurrency limit capacity slots; their refill
 --   tokens equal the capacity (not used here).
 -- An unknown operation or algorithm code (a window or concurrency limit in a lease, a concurrency limit in a 'check'
@@ -74,9 +74,6 @@
 -- State: one key per limit, its layout in the algorithm's file (the key names differ per algorithm, so one algorithm
 -- never reads another's state). Missing or corrupt state (nil, NaN, infinite, negative) is an unused limit: a full
 -- bucket, an empty window, no slot taken.
---
--- This file runs the operations over the algorithms; the script is this folder's files joined in the order of
--- LuaScript.RATE_LIMIT_SOURCES (common.lua, one file per algorithm, this one last), loaded as one script.
 
 local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw, cc = cc }
 
