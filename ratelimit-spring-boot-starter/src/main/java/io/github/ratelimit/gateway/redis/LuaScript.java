@@ -9,9 +9,8 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * A Lua script as a {@link RedisScriptExecutor} runs it: its text and SHA-1, read once. (Spring Data's
- * {@link RedisScript} over a class path resource re-reads the file's modification time and takes a lock on every
- * {@code getSha1()}.)
+ * A Lua script as a {@link RedisScriptExecutor} runs it: its text and SHA-1, read once and held in memory; and the
+ * rate limit script, joined from its files ({@link #rateLimit()}).
  */
 public final class LuaScript {
 
