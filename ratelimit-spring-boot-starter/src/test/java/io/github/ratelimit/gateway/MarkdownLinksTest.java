@@ -27,7 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MarkdownLinksTest {
 
-	private static final Pattern LINK = Pattern.compile("!?\\[(?:[^\\]\\[]|\\[[^\\]]*\\])*\\]\\(\\s*<?([^)\\s>]+)>?(?:\\s+\"[^\"]*\")?\\s*\\)");
+	/** {@code [text](target)} or {@code ![alt](target "title")}; group 1 is the target. */
+	private static final Pattern LINK = Pattern
+		.compile("!?\\[(?:[^\\]\\[]|\\[[^\\]]*\\])*\\]\\(\\s*<?([^)\\s>]+)>?(?:\\s+\"[^\"]*\")?\\s*\\)");
 
 	private static final Pattern HEADING = Pattern.compile("^#{1,6}\\s+(.*?)\\s*#*\\s*$");
 

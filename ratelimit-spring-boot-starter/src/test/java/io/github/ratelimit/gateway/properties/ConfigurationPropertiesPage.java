@@ -20,10 +20,11 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The configuration properties reference, {@code src/docs/reference/configuration-properties.md}, generated from the
- * configuration metadata the starter's build writes ({@code target/classes/META-INF/spring-configuration-metadata.json},
- * from the properties' field javadoc and {@code additional-spring-configuration-metadata.json}): one row per
- * property, sorted by name, with its type, default, description and, where the metadata has hints, its values. The
- * output depends on the metadata only, so the same metadata always gives the same page.
+ * configuration metadata the starter's build writes
+ * ({@code target/classes/META-INF/spring-configuration-metadata.json}, from the properties' field javadoc and
+ * {@code additional-spring-configuration-metadata.json}): one row per property, sorted by name, with its type,
+ * default, description and, where the metadata has hints, its values. The output depends on the metadata only, so the
+ * same metadata always gives the same page.
  */
 final class ConfigurationPropertiesPage {
 
@@ -37,7 +38,9 @@ final class ConfigurationPropertiesPage {
 
 	private static final String METADATA = "META-INF/spring-configuration-metadata.json";
 
-	private static final Pattern QUALIFIED = Pattern.compile("(?:[a-z_][a-z0-9_]*\\.)+(?:[A-Za-z0-9_]+\\$)*([A-Za-z0-9_]+)");
+	/** A qualified class name, nested classes with {@code $}; group 1 is the simple name. */
+	private static final Pattern QUALIFIED = Pattern
+		.compile("(?:[a-z_][a-z0-9_]*\\.)+(?:[A-Za-z0-9_]+\\$)*([A-Za-z0-9_]+)");
 
 	private ConfigurationPropertiesPage() {
 	}
