@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
 
+import io.github.ratelimit.test.KeepAliveConnection;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.test.context.ActiveProfiles;

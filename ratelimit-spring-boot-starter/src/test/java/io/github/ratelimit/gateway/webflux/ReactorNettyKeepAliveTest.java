@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
 
+import io.github.ratelimit.test.KeepAliveConnection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
