@@ -1,8 +1,8 @@
 package io.github.ratelimit.sample;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
+import io.github.ratelimit.sample.support.AbstractDemoUpstream;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.QueryStringDecoder;
@@ -13,23 +13,8 @@ import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
-import org.springframework.beans.factory.DisposableBean;
-
-/**
- * The demo upstream: a Reactor Netty HTTP server on {@code 127.0.0.1} and a free port that answers every request
- * with {@code 200} and a small JSON document naming itself, the method and the path, e.g.
- * {@code {"upstream":"demo","method":"GET","path":"/api/search/x"}}. Paths under {@value #SLOW_PREFIX} are slow
- * reports: answered after {@link #SLOW_ANSWER} (for the concurrency limit of the {@code reports} group).
- */
-public final class DemoUpstream implements DisposableBean, AutoCloseable {
-
-	private static final String HOST = "127.0.0.1";
-
-	/** Paths answered slowly. */
-	static final String SLOW_PREFIX = "/api/reports/";
-
-	/** How long a slow report takes. */
-	static final Duration SLOW_ANSWER = Duration.ofSeconds(2);
+/** The WebFlux sample's demo upstream ({@link AbstractDemoUpstream}) on a Reactor Netty HTTP server. */
+public final class DemoUpstream extends AbstractDemoUpstream {
 
 	private final DisposableServer server;
 
@@ -50,18 +35,7 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 		return new DemoUpstream(server);
 	}
 
-	/**
-	 * The base URI of the server.
-	 * @return {@code http://127.0.0.1:<port>}
-	 */
-	public String uri() {
-		return "http://" + HOST + ":" + port();
-	}
-
-	/**
-	 * The port the server listens on.
-	 * @return the port
-	 */
+	@Override
 	public int port() {
 		return this.server.port();
 	}
@@ -72,16 +46,6 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 		if (!this.server.isDisposed()) {
 			this.server.disposeNow(Duration.ofSeconds(5));
 		}
-	}
-
-	@Override
-	public void destroy() {
-		close();
-	}
-
-	@Override
-	public String toString() {
-		return "DemoUpstream[" + uri() + "]";
 	}
 
 	private static Publisher<Void> handle(HttpServerRequest request, HttpServerResponse response) {
@@ -97,31 +61,6 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 				.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length))
 				.sendByteArray(Mono.just(body))
 				.then()));
-	}
-
-	static byte[] body(String method, String path) {
-		StringBuilder json = new StringBuilder(64).append("{\"upstream\":\"demo\",\"method\":");
-		appendJsonString(json, method);
-		json.append(",\"path\":");
-		appendJsonString(json, path);
-		return json.append('}').toString().getBytes(StandardCharsets.UTF_8);
-	}
-
-	private static void appendJsonString(StringBuilder json, String value) {
-		json.append('"');
-		for (int i = 0; i < value.length(); i++) {
-			char c = value.charAt(i);
-			if (c == '"' || c == '\\') {
-				json.append('\\').append(c);
-			}
-			else if (c < 0x20) {
-				json.append(String.format("\\u%04x", (int) c));
-			}
-			else {
-				json.append(c);
-			}
-		}
-		json.append('"');
 	}
 
 }

@@ -1,101 +1,12 @@
 package io.github.ratelimit.sample;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.UUID;
+import io.github.ratelimit.sample.support.AbstractTwoGatewayInstancesShareOneLimitTest;
 
-import com.jayway.jsonpath.JsonPath;
-import io.github.ratelimit.test.redis.RedisExtension;
-import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+class TwoGatewayInstancesShareOneLimitTest extends AbstractTwoGatewayInstancesShareOneLimitTest {
 
-import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
-import org.springframework.test.web.reactive.server.EntityExchangeResult;
-import org.springframework.test.web.reactive.server.WebTestClient;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
-/**
- * Two separately started gateway instances on one Redis hold one client to one limit: the free plan's search
- * bucket (capacity 5, 1 token per second) admits 5 requests in total, however they are spread over the instances.
- */
-@ExtendWith(RedisExtension.class)
-class TwoGatewayInstancesShareOneLimitTest {
-
-	/** A key no other test uses, mapped to the free plan for these instances only. */
-	private static final String API_KEY = "two-instances-" + UUID.randomUUID();
-
-	private static ConfigurableApplicationContext instanceA;
-
-	private static ConfigurableApplicationContext instanceB;
-
-	@BeforeAll
-	static void startTwoInstances(TestRedis redis) {
-		// A generous Redis timeout: this test is about sharing, so a slow first call on a busy machine must not let
-		// a request through undecided.
-		// The search limit refills 1 token per second; a loaded machine can take more than a second for the burst, so
-		// the test slows the refill to keep "exactly one plan's worth" exact (the whole list is given: Spring Boot
-		// replaces lists from a higher-priority source as a whole).
-		String[] settings = { "--ratelimit.api-keys[" + API_KEY + "]=free", "--ratelimit.redis-timeout=5s",
-				"--ratelimit.plans.free.groups.search[0].capacity=5",
-				"--ratelimit.plans.free.groups.search[0].refill-tokens=1",
-				"--ratelimit.plans.free.groups.search[0].refill-period=1h" };
-		instanceA = Gateways.start(redis, settings);
-		instanceB = Gateways.start(redis, settings);
-	}
-
-	@AfterAll
-	static void stopInstances() {
-		if (instanceA != null) {
-			instanceA.close();
-		}
-		if (instanceB != null) {
-			instanceB.close();
-		}
-	}
-
-	@Test
-	void alternatingRequestsToTwoInstancesShareOneBucket(TestRedis redis) {
-		WebTestClient a = Gateways.client(instanceA);
-		WebTestClient b = Gateways.client(instanceB);
-		assertThat(Gateways.port(instanceA)).isNotEqualTo(Gateways.port(instanceB));
-		// Warm both instances up with another client, so the burst below runs on hot paths and well within the
-		// one second the bucket needs to regain a token.
-		for (WebTestClient instance : List.of(a, b)) {
-			EntityExchangeResult<String> warmUp = Gateways.get(instance, "/api/search/warm-up", "demo-pro-key");
-			assertThat(warmUp.getStatus()).isEqualTo(HttpStatus.OK);
-			assertThat(warmUp.getResponseHeaders().getFirst("RateLimit")).startsWith("\"pro-search\"");
-		}
-
-		List<EntityExchangeResult<String>> results = new ArrayList<>();
-		for (int i = 0; i < 12; i++) {
-			results.add(Gateways.get((i % 2 == 0) ? a : b, "/api/search/x", API_KEY));
-		}
-
-		List<Integer> statuses = results.stream().map((r) -> r.getStatus().value()).toList();
-		// The first five find tokens (three on A, two on B), every later one finds the shared bucket empty.
-		assertThat(statuses).containsExactly(200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429);
-		for (EntityExchangeResult<String> allowed : results.subList(0, 5)) {
-			assertThat(allowed.getResponseBody()).contains("\"path\":\"/api/search/x\"");
-			assertThat(allowed.getResponseHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"free-search\";q=5;w=18000");
-		}
-		assertThat(results.get(4).getResponseHeaders().getFirst("RateLimit")).startsWith("\"free-search\";r=0;");
-		for (EntityExchangeResult<String> denied : results.subList(5, 12)) {
-			assertThat(Long.parseLong(denied.getResponseHeaders().getFirst("Retry-After"))).isGreaterThanOrEqualTo(1);
-			assertThat(denied.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
-			assertThat(denied.getResponseHeaders().getFirst("RateLimit")).startsWith("\"free-search\";r=0;");
-			String problem = denied.getResponseBody();
-			assertThat(JsonPath.<Integer>read(problem, "$.status")).isEqualTo(429);
-			assertThat(JsonPath.<String>read(problem, "$.type")).endsWith("#quota-exceeded");
-			assertThat(JsonPath.<List<String>>read(problem, "$['violated-policies']")).containsExactly("free-search");
-		}
-		// The bucket lives in Redis under the key's hash, never the raw key.
-		assertThat(redis.command("KEYS", "*")).contains("search|k:").doesNotContain(API_KEY);
+	@Override
+	protected Class<?> application() {
+		return SampleGatewayApplication.class;
 	}
 
 }

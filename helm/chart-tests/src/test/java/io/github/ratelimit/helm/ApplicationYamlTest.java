@@ -89,7 +89,7 @@ class ApplicationYamlTest {
 
 	@Test
 	void ratelimitsEndpointForOperatorsIsExposedAndOpenedThroughValues() {
-		// src/docs/kubernetes.md, "Health, probes and the management port": only with the management port closed to
+		// src/docs/reference/kubernetes.md, "Health, probes and the management port": only with the management port closed to
 		// everyone but operators (networkPolicy.managementFrom)
 		RenderedConfig config = RenderedConfig.of(HelmChart.render(HelmChart.template()
 			.set("management.exposure[0]", "health")

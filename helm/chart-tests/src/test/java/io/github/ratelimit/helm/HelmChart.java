@@ -17,6 +17,9 @@ import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.TemplateCommand;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import org.assertj.core.api.ThrowableAssertAlternative;
+
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * The chart under test, rendered by helm-java (Helm's own Go code in a native library: no helm binary) and parsed
@@ -75,6 +78,23 @@ final class HelmChart {
 	 */
 	static TemplateCommand template() {
 		return template(dir());
+	}
+
+	/**
+	 * Assert that {@code helm template} refuses the given values (a values file, as list values need: {@code --set}
+	 * on a list element replaces the whole list) with a message holding each of the given texts.
+	 * @param dir a directory to write the values file in
+	 * @param values the values, as YAML
+	 * @param messages the texts the message holds
+	 * @throws IOException if the values file cannot be written
+	 */
+	static void assertRefuses(Path dir, String values, String... messages) throws IOException {
+		TemplateCommand command = template().withValuesFile(Files.writeString(dir.resolve("values.yaml"), values));
+		ThrowableAssertAlternative<IllegalStateException> refusal = assertThatIllegalStateException()
+			.isThrownBy(command::call);
+		for (String message : messages) {
+			refusal.withMessageContaining(message);
+		}
 	}
 
 	static TemplateCommand template(Path chart) {

@@ -1,17 +1,13 @@
 package io.github.ratelimit.helm;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
 
-import com.marcnuri.helm.TemplateCommand;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-
-import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * values.schema.json rejects wrong types, out-of-range numbers, unknown keys and malformed durations, naming the
@@ -86,12 +82,7 @@ class ValuesSchemaTest {
 	@ParameterizedTest(name = "{1}")
 	@MethodSource("badValues")
 	void rejects(String values, String message, @TempDir Path dir) throws IOException {
-		TemplateCommand command = HelmChart.template()
-			.withValuesFile(Files.writeString(dir.resolve("values.yaml"), values));
-
-		assertThatIllegalStateException().isThrownBy(command::call)
-			.withMessageContaining("values don't meet the specifications of the schema")
-			.withMessageContaining(message);
+		HelmChart.assertRefuses(dir, values, "values don't meet the specifications of the schema", message);
 	}
 
 }

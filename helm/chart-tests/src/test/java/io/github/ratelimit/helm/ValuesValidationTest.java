@@ -1,7 +1,6 @@
 package io.github.ratelimit.helm;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -75,12 +74,7 @@ class ValuesValidationTest {
 	@ParameterizedTest(name = "{1}")
 	@MethodSource("badRoutes")
 	void failsOnRoutes(String values, String message, @TempDir Path dir) throws IOException {
-		TemplateCommand command = HelmChart.template()
-			.withValuesFile(Files.writeString(dir.resolve("routes.yaml"), values));
-
-		assertThatIllegalStateException().isThrownBy(command::call)
-			.withMessageContaining("The values of chart ratelimit-gateway are invalid")
-			.withMessageContaining(message);
+		HelmChart.assertRefuses(dir, values, "The values of chart ratelimit-gateway are invalid", message);
 	}
 
 	@Test

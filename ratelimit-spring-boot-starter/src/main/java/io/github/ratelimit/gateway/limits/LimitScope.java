@@ -20,7 +20,7 @@ public enum LimitScope {
 	 * One bucket shared by every client of the endpoint group, whatever their plan: a cap on the group's total
 	 * traffic that protects the backend behind it. Redis key {@code <prefix>:{<group>|g:all}:<i>}, in another Redis
 	 * Cluster slot than any client's keys, so a request with both kinds of limits takes two script calls (see
-	 * {@code src/docs/algorithms.md}, "Global limits").
+	 * {@code src/docs/reference/algorithms.md}, "Global limits").
 	 */
 	GLOBAL;
 

@@ -15,7 +15,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Where the plans of API keys come from, bound from {@code ratelimit.plan-store.*}: the static map
  * {@code ratelimit.api-keys} (the default, for small installs), or Redis, looked up through a bounded local cache
- * (see {@code src/docs/plan-store.md} for the key layout the provisioning side writes).
+ * (see {@code src/docs/reference/plan-store.md} for the key layout the provisioning side writes).
  */
 @ConfigurationProperties(prefix = PlanStoreProperties.PREFIX)
 public class PlanStoreProperties {

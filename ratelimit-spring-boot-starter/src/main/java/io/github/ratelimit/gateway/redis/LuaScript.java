@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -7,11 +9,22 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * A Lua script as a {@link RedisScriptExecutor} runs it: its text and SHA-1, read once. (Spring Data's
- * {@link RedisScript} over a class path resource re-reads the file's modification time and takes a lock on every
- * {@code getSha1()}.)
+ * A Lua script as a {@link RedisScriptExecutor} runs it: its text and SHA-1, read once and held in memory; and the
+ * rate limit script, joined from its files ({@link #rateLimit()}).
  */
 public final class LuaScript {
+
+	/** Class path folder of the rate limit script's source files. */
+	public static final String RATE_LIMIT_FOLDER = "META-INF/ratelimit/rate_limit/";
+
+	/**
+	 * The rate limit script's source files (class path locations), in the order they are joined into one script: the
+	 * shared helpers, one file per algorithm, then the dispatcher, whose header is the script's contract.
+	 */
+	public static final List<String> RATE_LIMIT_SOURCES = List.of(RATE_LIMIT_FOLDER + "common.lua",
+			RATE_LIMIT_FOLDER + "token_bucket.lua", RATE_LIMIT_FOLDER + "sliding_window_log.lua",
+			RATE_LIMIT_FOLDER + "sliding_window_counter.lua", RATE_LIMIT_FOLDER + "fixed_window.lua",
+			RATE_LIMIT_FOLDER + "concurrency.lua", RATE_LIMIT_FOLDER + "dispatch.lua");
 
 	private final String text;
 
@@ -39,13 +52,33 @@ public final class LuaScript {
 	}
 
 	/**
-	 * A script on the class path.
-	 * @param location the class path location (e.g. {@value RedisRateLimitStore#SCRIPT_LOCATION})
+	 * A script on the class path, from one file or several joined in the given order (their texts concatenated as
+	 * they are).
+	 * @param locations the class path locations (e.g. {@link #RATE_LIMIT_SOURCES})
 	 * @return the script, held in memory
-	 * @throws org.springframework.data.redis.core.script.ScriptingException if the resource cannot be read
+	 * @throws UncheckedIOException if a resource cannot be read
 	 */
-	public static LuaScript fromClassPath(String location) {
-		return of(RedisScript.of(new ClassPathResource(location)));
+	public static LuaScript fromClassPath(String... locations) {
+		StringBuilder text = new StringBuilder();
+		for (String location : locations) {
+			try {
+				text.append(new ClassPathResource(location).getContentAsString(StandardCharsets.UTF_8));
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Cannot read the Lua script " + location, ex);
+			}
+		}
+		return new LuaScript(text.toString());
+	}
+
+	/**
+	 * The rate limit script: every algorithm, check, lease, refund and slot release; its files
+	 * ({@link #RATE_LIMIT_SOURCES}) read now and joined.
+	 * @return the script, held in memory
+	 * @throws UncheckedIOException if a file cannot be read
+	 */
+	public static LuaScript rateLimit() {
+		return fromClassPath(RATE_LIMIT_SOURCES.toArray(String[]::new));
 	}
 
 	/**

@@ -34,7 +34,6 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.Lifecycle;
 import org.springframework.context.Phased;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -62,8 +61,8 @@ import org.springframework.data.redis.core.script.RedisScript;
 public class RedisRateLimitStore
 		implements ClientRateLimiter, LeaseStore, StoreShards, SmartLifecycle, DisposableBean {
 
-	/** Class path location of the rate limit script (every algorithm, check and refund). */
-	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit.lua";
+	/** Class path folder of the rate limit script's files (every algorithm, check and refund), see {@link LuaScript}. */
+	public static final String SCRIPT_LOCATION = LuaScript.RATE_LIMIT_FOLDER;
 
 	/** {@code ARGV[1]} of a check. */
 	static final String CHECK = "check";
@@ -140,7 +139,7 @@ public class RedisRateLimitStore
 	 */
 	@SuppressWarnings({ "unchecked", "rawtypes" })
 	public static RedisScript<List<Long>> rateLimitScript() {
-		return (RedisScript) RedisScript.of(new ClassPathResource(SCRIPT_LOCATION), List.class);
+		return (RedisScript) RedisScript.of(LuaScript.rateLimit().text(), List.class);
 	}
 
 	/**

@@ -6,13 +6,12 @@ import java.util.Random;
 
 import io.github.ratelimit.gateway.redis.ScriptAtTime.Limit;
 import io.github.ratelimit.gateway.redis.ScriptAtTime.Result;
-import io.github.ratelimit.test.redis.RedisExtension;
 import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static io.github.ratelimit.gateway.redis.ScriptAtTime.SECOND;
+import static io.github.ratelimit.gateway.redis.ScriptAtTime.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -22,21 +21,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * never admits more than capacity + rate × W in any window of length W. Plus the issue's token bucket case and the
  * log's unique members.
  */
-@ExtendWith(RedisExtension.class)
 class AlgorithmPropertiesScriptTest {
 
-	private static final long T0 = 1_749_945_600L * SECOND;
+	@RegisterExtension
+	final ScriptAtTime script = new ScriptAtTime();
 
-	private TestRedis redis;
-
-	private ScriptAtTime script;
-
-	@BeforeEach
-	void setUp(TestRedis redis) {
-		this.redis = redis;
-		this.script = new ScriptAtTime(redis);
-		redis.flushAll();
-	}
+	private final TestRedis redis = this.script.redis();
 
 	@Test
 	void slidingWindowLogAdmitsExactlyWhenTheLastWindowHasRoom() {

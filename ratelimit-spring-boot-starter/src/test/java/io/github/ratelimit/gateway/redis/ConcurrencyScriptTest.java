@@ -2,13 +2,12 @@ package io.github.ratelimit.gateway.redis;
 
 import io.github.ratelimit.gateway.redis.ScriptAtTime.Limit;
 import io.github.ratelimit.gateway.redis.ScriptAtTime.Result;
-import io.github.ratelimit.test.redis.RedisExtension;
 import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static io.github.ratelimit.gateway.redis.ScriptAtTime.SECOND;
+import static io.github.ratelimit.gateway.redis.ScriptAtTime.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
@@ -17,23 +16,14 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * {@code release}, freed by age after the longest request duration), run against a real Redis with Redis-side time
  * controlled by the test (see {@link ScriptAtTime}).
  */
-@ExtendWith(RedisExtension.class)
 class ConcurrencyScriptTest {
-
-	private static final long T0 = 1_749_945_600L * SECOND;
 
 	private static final Limit THREE_IN_FLIGHT = Limit.concurrency(3, 30 * SECOND);
 
-	private TestRedis redis;
+	@RegisterExtension
+	final ScriptAtTime script = new ScriptAtTime();
 
-	private ScriptAtTime script;
-
-	@BeforeEach
-	void setUp(TestRedis redis) {
-		this.redis = redis;
-		this.script = new ScriptAtTime(redis);
-		redis.flushAll();
-	}
+	private final TestRedis redis = this.script.redis();
 
 	@Test
 	void admitsMaxInFlightThenDeniesWithoutWriting() {

@@ -1,13 +1,12 @@
 package io.github.ratelimit.gateway.redis;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 import io.github.ratelimit.test.redis.TestRedis;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,23 +16,44 @@ import static org.assertj.core.api.Assertions.assertThat;
  * expire in real time, which could change state behind the simulated clock's back, so the TTL the script sets is
  * recorded in the hash {@value #TTL_HASH} (field = key) instead of applied. Everything else is the script as shipped,
  * with the same KEYS and ARGV as {@link RedisRateLimitStore} builds.
+ *
+ * <p>The script tests' fixture: {@code @RegisterExtension final ScriptAtTime script = new ScriptAtTime();} runs on
+ * the shared test Redis, emptied before each test.
  */
-final class ScriptAtTime {
+final class ScriptAtTime implements BeforeEachCallback {
 
 	static final long SECOND = 1_000_000L;
 
 	static final long MINUTE = 60 * SECOND;
 
+	/** A window-aligned Redis time (a multiple of one day), microseconds: where the tests' clocks start. */
+	static final long T0 = 1_749_945_600L * SECOND;
+
 	/** Hash holding the TTL (ms) the script set on each key, by key. */
 	static final String TTL_HASH = "test-ttl";
 
 	/** The script as shipped. */
-	static final String SCRIPT = load(RedisRateLimitStore.SCRIPT_LOCATION);
+	static final String SCRIPT = LuaScript.rateLimit().text();
 
 	private final TestRedis redis;
 
+	/** On the shared test Redis, emptied before each test (as an extension). */
+	ScriptAtTime() {
+		this(TestRedis.shared());
+	}
+
 	ScriptAtTime(TestRedis redis) {
 		this.redis = redis;
+	}
+
+	@Override
+	public void beforeEach(ExtensionContext context) {
+		this.redis.flushAll();
+	}
+
+	/** The Redis the script runs on. */
+	TestRedis redis() {
+		return this.redis;
 	}
 
 	/**
@@ -113,6 +133,18 @@ final class ScriptAtTime {
 	long averageHoldMicros(String keyBase, int i) {
 		String average = this.redis.command("HGET", keyBase + ":" + i + ":h", "h");
 		return (average != null) ? Long.parseLong(average) : -1;
+	}
+
+	/**
+	 * Checks one token after the other at a time until a check is denied (at most 1,000).
+	 * @return the tokens admitted
+	 */
+	int drain(long timeMicros, String keyBase, Limit... limits) {
+		int admitted = 0;
+		while (admitted < 1_000 && check(timeMicros, 1, keyBase, limits).allowed()) {
+			admitted++;
+		}
+		return admitted;
 	}
 
 	/** Drops the scripts Redis cached (every simulated time is a script of its own), to keep its memory small. */
@@ -199,15 +231,6 @@ final class ScriptAtTime {
 			command.add(Long.toString(limit.periodMicros()));
 		}
 		return command.toArray(String[]::new);
-	}
-
-	private static String load(String location) {
-		try (InputStream in = ScriptAtTime.class.getClassLoader().getResourceAsStream(location)) {
-			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException(ex);
-		}
 	}
 
 	/** One limit as the script takes it. */

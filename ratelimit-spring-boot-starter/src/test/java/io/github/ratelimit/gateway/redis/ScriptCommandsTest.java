@@ -3,6 +3,8 @@ package io.github.ratelimit.gateway.redis;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
@@ -25,7 +27,9 @@ class ScriptCommandsTest {
 	@Test
 	void everyCommandTheScriptsCallIsInTheMinimalRule() throws IOException {
 		Set<String> called = new TreeSet<>();
-		for (String script : new String[] { RedisRateLimitStore.SCRIPT_LOCATION, "META-INF/ratelimit/instances.lua" }) {
+		List<String> scripts = new ArrayList<>(LuaScript.RATE_LIMIT_SOURCES);
+		scripts.add("META-INF/ratelimit/instances.lua");
+		for (String script : scripts) {
 			Matcher calls = CALL.matcher(read(script));
 			while (calls.find()) {
 				called.add(calls.group(1).toLowerCase(Locale.ROOT));

@@ -4,7 +4,7 @@ import java.util.function.Function;
 
 /**
  * Reads how many tokens a token bucket holds from its state in Redis (the GCRA form: the time at which the bucket is
- * full again, see {@code rate_limit.lua}), at Redis' own time, for tests that check what the script stored.
+ * full again, see {@code token_bucket.lua}), at Redis' own time, for tests that check what the script stored.
  */
 public final class StoredTokens {
 

@@ -7,15 +7,13 @@ import java.util.Random;
 import io.github.ratelimit.gateway.redis.ScriptAtTime.Leased;
 import io.github.ratelimit.gateway.redis.ScriptAtTime.Limit;
 import io.github.ratelimit.gateway.redis.ScriptAtTime.Result;
-import io.github.ratelimit.test.redis.RedisExtension;
-import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static io.github.ratelimit.gateway.redis.ScriptAtTime.MINUTE;
 import static io.github.ratelimit.gateway.redis.ScriptAtTime.NO_LEASE;
 import static io.github.ratelimit.gateway.redis.ScriptAtTime.SECOND;
+import static io.github.ratelimit.gateway.redis.ScriptAtTime.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -23,28 +21,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * near an empty bucket, the reservation that keeps the bucket from refilling past unspent leased tokens, the return of
  * a lease, and the rule it all serves: no interval admits more than capacity + refill over it, whatever the leases.
  */
-@ExtendWith(RedisExtension.class)
 class TokenLeaseScriptTest {
 
 	private static final Limit TEN_PER_TEN_SECONDS = Limit.tokenBucket(10, 1, SECOND);
 
-	private ScriptAtTime script;
-
-	private final long t0 = 1_750_000_000L * SECOND;
-
-	@BeforeEach
-	void setUp(TestRedis redis) {
-		redis.flushAll();
-		this.script = new ScriptAtTime(redis);
-	}
+	@RegisterExtension
+	final ScriptAtTime script = new ScriptAtTime();
 
 	@Test
 	void aLeaseIsTakenWithTheRequestAndIsAtMostHalfOfWhatRemains() {
-		Leased lease = this.script.lease(this.t0, 1, 100, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		Leased lease = this.script.lease(T0, 1, 100, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
 		assertThat(lease.check().allowed()).isTrue();
 		// 9 left after the request: half, rounded down
 		assertThat(lease.tokens()).isEqualTo(4);
-		assertThat(lease.endMicros()).isEqualTo(this.t0 + 10 * SECOND);
+		assertThat(lease.endMicros()).isEqualTo(T0 + 10 * SECOND);
 		// remaining is what the bucket holds without the leased tokens
 		assertThat(lease.check().remaining(0)).isEqualTo(5);
 		// full again once the reservation has ended (10 s) and its 4 tokens have refilled (4 s)
@@ -55,13 +45,13 @@ class TokenLeaseScriptTest {
 	void leasesShrinkToNothingAsTheBucketNearsEmpty() {
 		List<Long> granted = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
-			Leased lease = this.script.lease(this.t0, 1, 100, 10 * SECOND, NO_LEASE, "b",
+			Leased lease = this.script.lease(T0, 1, 100, 10 * SECOND, NO_LEASE, "b",
 					Limit.tokenBucket(10, 1, 60 * SECOND));
 			granted.add(lease.tokens());
 		}
 		// 10, less 1 for the request: 9, lease 4 -> 5; 4, lease 2 -> 2; then 1 and 0: no lease; then denied
 		assertThat(granted).containsExactly(4L, 2L, 0L, 0L, 0L, 0L);
-		Leased denied = this.script.lease(this.t0, 1, 100, 10 * SECOND, NO_LEASE, "b",
+		Leased denied = this.script.lease(T0, 1, 100, 10 * SECOND, NO_LEASE, "b",
 				Limit.tokenBucket(10, 1, 60 * SECOND));
 		assertThat(denied.check().allowed()).isFalse();
 		assertThat(denied.tokens()).isZero();
@@ -72,22 +62,22 @@ class TokenLeaseScriptTest {
 
 	@Test
 	void whileALeaseIsOutTheBucketNeverRefillsPastItsTokens() {
-		Leased lease = this.script.lease(this.t0, 1, 4, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		Leased lease = this.script.lease(T0, 1, 4, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
 		assertThat(lease.tokens()).isEqualTo(4);
 		// 5 s later the bucket alone would be full again (10); the 4 leased tokens are still out: at most 6
-		Result later = this.script.check(this.t0 + 5 * SECOND, 7, "b", TEN_PER_TEN_SECONDS);
+		Result later = this.script.check(T0 + 5 * SECOND, 7, "b", TEN_PER_TEN_SECONDS);
 		assertThat(later.allowed()).isFalse();
 		assertThat(later.remaining(0)).isEqualTo(6);
 		// the room comes back when the lease ends
 		assertThat(later.retryAfterMs(0)).isEqualTo(6_000);
-		assertThat(this.script.check(this.t0 + 5 * SECOND, 6, "b", TEN_PER_TEN_SECONDS).allowed()).isTrue();
+		assertThat(this.script.check(T0 + 5 * SECOND, 6, "b", TEN_PER_TEN_SECONDS).allowed()).isTrue();
 	}
 
 	@Test
 	void aReturnedLeaseGivesBackItsUnspentTokensAndItsReservation() {
-		Leased lease = this.script.lease(this.t0, 1, 4, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		Leased lease = this.script.lease(T0, 1, 4, 10 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
 		// 1 of the 4 spent; returned 1 s later with a request of its own and no new lease
-		Leased next = this.script.lease(this.t0 + SECOND, 1, 0, 10 * SECOND, lease.returned(3), "b",
+		Leased next = this.script.lease(T0 + SECOND, 1, 0, 10 * SECOND, lease.returned(3), "b",
 				TEN_PER_TEN_SECONDS);
 		assertThat(next.check().allowed()).isTrue();
 		assertThat(next.tokens()).isZero();
@@ -98,31 +88,31 @@ class TokenLeaseScriptTest {
 
 	@Test
 	void aLeaseThatEndsWithoutReturnCountsAsSpentAtItsEnd() {
-		Leased lease = this.script.lease(this.t0, 1, 4, 2 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		Leased lease = this.script.lease(T0, 1, 4, 2 * SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
 		assertThat(lease.tokens()).isEqualTo(4);
 		// until 2 s the bucket holds at most 10 - 4 (the request's own token has refilled by then); at 2 s the 4
 		// leased tokens count as spent, and refill from there: at 2.5 s, 6.5 tokens, 5.5 after this request
-		Result later = this.script.check(this.t0 + 2_500_000, 1, "b", TEN_PER_TEN_SECONDS);
+		Result later = this.script.check(T0 + 2_500_000, 1, "b", TEN_PER_TEN_SECONDS);
 		assertThat(later.allowed()).isTrue();
 		assertThat(later.remaining(0)).isEqualTo(5);
 	}
 
 	@Test
 	void aLateReturnOfAnEndedLeaseNeverReleasesAnotherLeasesReservation() {
-		Leased first = this.script.lease(this.t0, 1, 4, SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
+		Leased first = this.script.lease(T0, 1, 4, SECOND, NO_LEASE, "b", TEN_PER_TEN_SECONDS);
 		assertThat(first.tokens()).isEqualTo(4);
 		// after the first lease ended (1 s), another instance takes one: 2 tokens
-		Leased second = this.script.lease(this.t0 + 3 * SECOND, 1, 2, 10 * SECOND, NO_LEASE, "b",
+		Leased second = this.script.lease(T0 + 3 * SECOND, 1, 2, 10 * SECOND, NO_LEASE, "b",
 				TEN_PER_TEN_SECONDS);
 		assertThat(second.tokens()).isEqualTo(2);
 		// the first instance's return arrives late: nothing comes back (its reservation is long gone, its tokens
 		// counted as spent at its end), and the second lease's reservation stays: the bucket holds at most 10 - 2
-		this.script.lease(this.t0 + 4 * SECOND, 0, 0, SECOND, first.returned(4), "b", TEN_PER_TEN_SECONDS);
-		Result during = this.script.check(this.t0 + 9 * SECOND, 9, "b", TEN_PER_TEN_SECONDS);
+		this.script.lease(T0 + 4 * SECOND, 0, 0, SECOND, first.returned(4), "b", TEN_PER_TEN_SECONDS);
+		Result during = this.script.check(T0 + 9 * SECOND, 9, "b", TEN_PER_TEN_SECONDS);
 		assertThat(during.allowed()).isFalse();
 		assertThat(during.remaining(0)).isEqualTo(8);
 		// and once the second lease has ended too, the bucket fills
-		Result read = this.script.check(this.t0 + 30 * SECOND, 0, "b", TEN_PER_TEN_SECONDS);
+		Result read = this.script.check(T0 + 30 * SECOND, 0, "b", TEN_PER_TEN_SECONDS);
 		assertThat(read.remaining(0)).isEqualTo(10);
 	}
 
@@ -132,36 +122,36 @@ class TokenLeaseScriptTest {
 		// while B still holds the reservation: A's 3 unspent tokens do not come back (they could not be spent after
 		// A's end), and A's 4 tokens leave the reservation
 		Limit slow = Limit.tokenBucket(100, 1, 60 * SECOND);
-		Leased a = this.script.lease(this.t0, 1, 4, SECOND, NO_LEASE, "b", slow);
+		Leased a = this.script.lease(T0, 1, 4, SECOND, NO_LEASE, "b", slow);
 		assertThat(a.tokens()).isEqualTo(4);
-		Leased b = this.script.lease(this.t0 + SECOND / 2, 1, 4, SECOND, NO_LEASE, "b", slow);
+		Leased b = this.script.lease(T0 + SECOND / 2, 1, 4, SECOND, NO_LEASE, "b", slow);
 		assertThat(b.tokens()).isEqualTo(4);
-		this.script.lease(this.t0 + 1_250_000, 0, 0, SECOND, a.returned(3), "b", slow);
+		this.script.lease(T0 + 1_250_000, 0, 0, SECOND, a.returned(3), "b", slow);
 		// 100 - 2 requests - A's 4 - B's 4 (B's can still come back)
-		assertThat(this.script.check(this.t0 + 1_250_000, 0, "b", slow).remaining(0)).isEqualTo(90);
+		assertThat(this.script.check(T0 + 1_250_000, 0, "b", slow).remaining(0)).isEqualTo(90);
 		// B returns in time (before 1.5 s), all of it unspent
-		this.script.lease(this.t0 + 1_250_001, 0, 0, SECOND, b.returned(4), "b", slow);
+		this.script.lease(T0 + 1_250_001, 0, 0, SECOND, b.returned(4), "b", slow);
 		// consumed: the two requests and A's 4 tokens; refill is 1 per minute
-		Result later = this.script.check(this.t0 + 10 * SECOND, 0, "b", slow);
+		Result later = this.script.check(T0 + 10 * SECOND, 0, "b", slow);
 		assertThat(later.remaining(0)).isEqualTo(94);
 	}
 
 	@Test
 	void aReturnAfterTheReservationEndedGivesNothingBack() {
 		Limit slow = Limit.tokenBucket(100, 1, 60 * SECOND);
-		Leased a = this.script.lease(this.t0, 1, 4, SECOND, NO_LEASE, "b", slow);
+		Leased a = this.script.lease(T0, 1, 4, SECOND, NO_LEASE, "b", slow);
 		// the reservation ends at 1 s: read at 2 s (its 4 tokens count as spent at 1 s); a new lease starts another
-		assertThat(this.script.check(this.t0 + 2 * SECOND, 0, "b", slow).remaining(0)).isEqualTo(95);
-		Leased b = this.script.lease(this.t0 + 2 * SECOND, 1, 4, 10 * SECOND, NO_LEASE, "b", slow);
+		assertThat(this.script.check(T0 + 2 * SECOND, 0, "b", slow).remaining(0)).isEqualTo(95);
+		Leased b = this.script.lease(T0 + 2 * SECOND, 1, 4, 10 * SECOND, NO_LEASE, "b", slow);
 		assertThat(b.tokens()).isEqualTo(4);
 		// A's late return: nothing back, B's reservation untouched: used are A's request and its 4 leased tokens, B's
 		// request and its 4 leased ones (10, less 3 s of refill at 1 per minute)
-		this.script.lease(this.t0 + 3 * SECOND, 0, 0, SECOND, a.returned(2), "b", slow);
-		Result during = this.script.check(this.t0 + 3 * SECOND, 0, "b", slow);
+		this.script.lease(T0 + 3 * SECOND, 0, 0, SECOND, a.returned(2), "b", slow);
+		Result during = this.script.check(T0 + 3 * SECOND, 0, "b", slow);
 		assertThat(during.remaining(0)).isEqualTo(90);
 		// and once B gives its 4 back unspent, while it runs, they are there
-		this.script.lease(this.t0 + 4 * SECOND, 0, 0, 10 * SECOND, b.returned(4), "b", slow);
-		assertThat(this.script.check(this.t0 + 4 * SECOND, 0, "b", slow).remaining(0)).isEqualTo(94);
+		this.script.lease(T0 + 4 * SECOND, 0, 0, 10 * SECOND, b.returned(4), "b", slow);
+		assertThat(this.script.check(T0 + 4 * SECOND, 0, "b", slow).remaining(0)).isEqualTo(94);
 	}
 
 	@Test
@@ -177,7 +167,7 @@ class TokenLeaseScriptTest {
 			leases[i] = NO_LEASE;
 		}
 		List<Long> admitted = new ArrayList<>();
-		long t = this.t0;
+		long t = T0;
 		for (int n = 0; n < 1_500; n++) {
 			t += random.nextInt(40_000); // about 50 requests per second offered, 10 per second allowed
 			int i = random.nextInt(instances);
@@ -200,8 +190,8 @@ class TokenLeaseScriptTest {
 		for (int a = 0; a < admitted.size(); a++) {
 			for (int b = a; b < admitted.size(); b++) {
 				double bound = 20 + 10 * (admitted.get(b) - admitted.get(a)) / (double) SECOND;
-				assertThat((double) (b - a + 1)).as("admitted between %d and %d us", admitted.get(a) - this.t0,
-						admitted.get(b) - this.t0).isLessThanOrEqualTo(bound + 1e-6);
+				assertThat((double) (b - a + 1)).as("admitted between %d and %d us", admitted.get(a) - T0,
+						admitted.get(b) - T0).isLessThanOrEqualTo(bound + 1e-6);
 			}
 		}
 	}
@@ -229,7 +219,7 @@ class TokenLeaseScriptTest {
 		for (long seed = 1; seed <= Long.getLong("leases.seeds", seeds); seed++) {
 			this.script.forgetScripts();
 			LeaseInterleavings run = new LeaseInterleavings(this.script, "b" + seed, seed, 3, limits);
-			run.run(600, this.t0, budget);
+			run.run(600, T0, budget);
 			run.checkIntervals();
 			assertThat(run.admitted()).as("the bucket was kept busy").isGreaterThan(100);
 			lateReturns += run.lateReturns();
@@ -255,14 +245,14 @@ class TokenLeaseScriptTest {
 	 * dropped and its lease goes back unspent, and B takes everything Redis admits again.
 	 */
 	private void attack(Limit... limits) {
-		assertThat(this.script.check(this.t0, 1, "b", limits).allowed()).isTrue();
-		Leased a = this.script.lease(this.t0 + 50_000, 1, 19, SECOND, NO_LEASE, "b", limits);
+		assertThat(this.script.check(T0, 1, "b", limits).allowed()).isTrue();
+		Leased a = this.script.lease(T0 + 50_000, 1, 19, SECOND, NO_LEASE, "b", limits);
 		assertThat(a.tokens()).isEqualTo(19);
-		long drainedAt = this.t0 + 1_750_000;
-		long admitted = drain(drainedAt, "b", limits);
-		long returnedAt = this.t0 + 2_050_000;
+		long drainedAt = T0 + 1_750_000;
+		long admitted = this.script.drain(drainedAt, "b", limits);
+		long returnedAt = T0 + 2_050_000;
 		this.script.lease(returnedAt, 0, 0, SECOND, a.returned(19), "b", limits);
-		admitted += drain(returnedAt, "b", limits);
+		admitted += this.script.drain(returnedAt, "b", limits);
 		for (Limit limit : limits) {
 			double bound = limit.capacity()
 					+ (double) limit.refillTokens() * (returnedAt - drainedAt) / limit.periodMicros();
@@ -271,15 +261,6 @@ class TokenLeaseScriptTest {
 		}
 		// what B took at 2.05 s is only the refill since 1.75 s
 		assertThat(admitted).isEqualTo(41);
-	}
-
-	/** Takes everything Redis admits at a time, one token after the other; returns how many. */
-	private long drain(long time, String key, Limit... limits) {
-		long admitted = 0;
-		while (admitted < 1_000 && this.script.check(time, 1, key, limits).allowed()) {
-			admitted++;
-		}
-		return admitted;
 	}
 
 }

@@ -13,6 +13,7 @@ import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.test.redis.RedisCluster;
 import io.github.ratelimit.test.redis.TestRedis;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
@@ -63,17 +64,17 @@ public abstract class BaseRouteIntegrationTest {
 	@Autowired
 	protected OverLimitCache overLimitCache;
 
+	/** The application's meters. */
+	@Autowired
+	protected MeterRegistry meters;
+
 	/** A client from 127.0.0.1, a connection of its own per request; made anew before each test. */
 	protected WebTestClient client;
 
 	@DynamicPropertySource
-	static void redisProperties(DynamicPropertyRegistry registry) {
+	static void redisAndUpstreamProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.host", redis::host);
 		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@DynamicPropertySource
-	static void upstreamProperties(DynamicPropertyRegistry registry) {
 		registry.add("upstream.uri", upstream::uri);
 	}
 

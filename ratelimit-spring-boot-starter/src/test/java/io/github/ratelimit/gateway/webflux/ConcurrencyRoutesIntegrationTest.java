@@ -2,10 +2,8 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
+import io.github.ratelimit.test.OpenRequests;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -62,9 +61,6 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	private static final HeldUpstream cutOff = new HeldUpstream();
 
 	private static ConfigurableApplicationContext second;
-
-	@Autowired
-	private MeterRegistry meters;
 
 	@Autowired
 	private RateLimitsEndpoint endpoint;
@@ -187,12 +183,13 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			List<Socket> sockets = new ArrayList<>();
 			try {
 				for (int i = 0; i < 3; i++) {
-					sockets.add(sendRaw((i % 2 == 0) ? this.port : port(second), "/kept/hold/" + round + "-" + i, key));
+					int port = (i % 2 == 0) ? this.port : port(second);
+					sockets.add(OpenRequests.sendGet(port, "/kept/hold/" + round + "-" + i, key));
 				}
 				// each request either reached the upstream or was answered at the gateway
 				await().atMost(Duration.ofSeconds(10))
-					.until(() -> cutOff.received() - receivedBefore + answered(sockets).size() == 3);
-				for (Socket socket : answered(sockets)) {
+					.until(() -> cutOff.received() - receivedBefore + OpenRequests.answered(sockets).size() == 3);
+				for (Socket socket : OpenRequests.answered(sockets)) {
 					denied.add(readUntil(socket.getInputStream(), "\r\n\r\n"));
 				}
 			}
@@ -270,28 +267,6 @@ class ConcurrencyRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		await().atMost(Duration.ofSeconds(30))
 			.pollInterval(Duration.ofMillis(250))
 			.until(() -> get(this.port, "/kept/error/x", key).join().getStatusCode().value() == 500);
-	}
-
-	/** The sockets with an answer (or part of one) to read. */
-	private static List<Socket> answered(List<Socket> sockets) throws IOException {
-		List<Socket> answered = new ArrayList<>();
-		for (Socket socket : sockets) {
-			if (socket.getInputStream().available() > 0) {
-				answered.add(socket);
-			}
-		}
-		return answered;
-	}
-
-	/** A GET with the API key sent on a connection of its own, left open: the caller reads or closes it. */
-	private static Socket sendRaw(int port, String path, String key) throws IOException {
-		Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), port);
-		socket.setSoTimeout(10_000);
-		OutputStream out = socket.getOutputStream();
-		out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + key + "\r\n\r\n")
-			.getBytes(StandardCharsets.ISO_8859_1));
-		out.flush();
-		return socket;
 	}
 
 	@Test

@@ -8,12 +8,10 @@ import java.util.regex.Pattern;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
 
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.test.context.ActiveProfiles;
@@ -32,9 +30,6 @@ import static org.awaitility.Awaitility.await;
 @ActiveProfiles("gateway-it")
 @TestPropertySource(properties = "ratelimit.denial-log-interval=5s")
 class DenialLogRoutesIntegrationTest extends BaseRouteIntegrationTest {
-
-	@Autowired
-	MeterRegistry meters;
 
 	@Test
 	void oneFullLinePerClientAndIntervalThenOneSummaryWithTheCount(CapturedOutput output) {

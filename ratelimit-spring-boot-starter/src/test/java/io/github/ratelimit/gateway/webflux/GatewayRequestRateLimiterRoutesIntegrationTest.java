@@ -13,7 +13,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The "before" configuration of {@code src/docs/migrating-from-request-rate-limiter.md}: Gateway's own
+ * The "before" configuration of {@code src/docs/reference/migrating-from-request-rate-limiter.md}: Gateway's own
  * {@code RequestRateLimiter} with {@code RedisRateLimiter}, taken from the guide with its key resolvers
  * ({@link MigrationGuideBeforeTestApplication}), in a real gateway with a real Redis, with the starter running
  * alongside as during a migration (it only needs its anonymous plan to start). What it checks is what the guide

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
 
+import io.github.ratelimit.test.KeepAliveConnection;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.test.context.ActiveProfiles;
@@ -13,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (asynchronous, answered from a Lettuce thread) and some from the over-limit cache (synchronous, answered on the
  * connection's own event loop thread). A request answered synchronously while the server still had an asynchronous
  * one in progress on the same connection used to stop the connection's reads (reactor-netty issue #4361, fixed in
- * Reactor Netty 1.3.8): the next request was never read, and never answered. See src/docs/keep-alive-report.md.
+ * Reactor Netty 1.3.8): the next request was never read, and never answered. See src/docs/reports/keep-alive-report.md.
  */
 @ActiveProfiles("gateway-it")
 class KeepAliveRoutesIntegrationTest extends BaseRouteIntegrationTest {

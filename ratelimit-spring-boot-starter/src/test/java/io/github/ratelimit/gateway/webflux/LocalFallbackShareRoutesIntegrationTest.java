@@ -10,14 +10,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
-import io.github.ratelimit.test.MachineStalls;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
@@ -35,12 +32,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "ratelimit.fallback.instances=2",
 		"ratelimit.fallback.learn-instances=false" })
 class LocalFallbackShareRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
-
-	/** The time the test JVM stood still: left out of the request times asserted below. */
-	private static final MachineStalls stalls = MachineStalls.meter();
-
-	@Autowired
-	MeterRegistry meters;
 
 	@Test
 	void stoppedRedisFallsBackToTheLocalShareAndCriticalRoutesFailClosed() {

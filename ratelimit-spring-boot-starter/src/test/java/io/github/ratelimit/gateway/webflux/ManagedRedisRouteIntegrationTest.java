@@ -38,7 +38,7 @@ abstract class ManagedRedisRouteIntegrationTest {
 	static final String PASSWORD = "limiter-secret";
 
 	/**
-	 * The minimal rule, as written in {@code src/docs/operations.md} ("Managed Redis: AUTH, ACL, TLS"), for the
+	 * The minimal rule, as written in {@code src/docs/reference/operations.md} ("Managed Redis: AUTH, ACL, TLS"), for the
 	 * default {@code ratelimit.key-prefix} {@code rl}.
 	 */
 	static final String MINIMAL_RULE = "resetkeys ~rl:* resetchannels -@all +evalsha +eval +time +get +set +del "

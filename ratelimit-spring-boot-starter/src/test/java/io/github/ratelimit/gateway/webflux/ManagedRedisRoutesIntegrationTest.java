@@ -95,7 +95,7 @@ class ManagedRedisRoutesIntegrationTest extends ManagedRedisRouteIntegrationTest
 		assertThat(RedisAccessProbe.aclRule("rl", null)).isEqualTo(MINIMAL_RULE);
 		assertThat(RedisAccessProbe.aclRule("rl", "rl:plan:")).isEqualTo(MINIMAL_RULE);
 		assertThat(RedisAccessProbe.aclRule("rl", "plans:")).startsWith("resetkeys ~rl:* ~plans:* resetchannels");
-		String guide = Files.readString(Path.of("..", "src", "docs", "operations.md"));
+		String guide = Files.readString(Path.of("..", "src", "docs", "reference", "operations.md"));
 		assertThat(guide).contains("ACL SETUSER ratelimiter on >PASSWORD " + MINIMAL_RULE);
 	}
 

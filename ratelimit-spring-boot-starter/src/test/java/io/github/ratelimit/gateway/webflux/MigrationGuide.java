@@ -17,14 +17,14 @@ import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
 
 /**
- * The configurations of {@code src/docs/migrating-from-request-rate-limiter.md}, as the route tests run them: the
+ * The configurations of {@code src/docs/reference/migrating-from-request-rate-limiter.md}, as the route tests run them: the
  * fenced block right after a {@code <!-- migration-guide:NAME -->} line, with the guide's upstream
  * {@value #BACKEND} replaced by a test's own.
  */
 final class MigrationGuide {
 
 	/** The guide, from the top of the repository. */
-	static final Path FILE = Path.of("src", "docs", "migrating-from-request-rate-limiter.md");
+	static final Path FILE = Path.of("src", "docs", "reference", "migrating-from-request-rate-limiter.md");
 
 	/** The upstream the guide's routes name. */
 	static final String BACKEND = "http://backend:8080";

@@ -13,7 +13,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The "after" configuration of {@code src/docs/migrating-from-request-rate-limiter.md}, taken from the guide itself,
+ * The "after" configuration of {@code src/docs/reference/migrating-from-request-rate-limiter.md}, taken from the guide itself,
  * in a real gateway with a real Redis through real HTTP: it starts, and limits as the guide says. Only its upstream is
  * replaced (by the {@link #upstream recording one}) and {@code ratelimit.redis-timeout} raised to 5 s, so that a
  * loaded machine's slow answer is not decided by the local fallback (which writes no rate limit fields).

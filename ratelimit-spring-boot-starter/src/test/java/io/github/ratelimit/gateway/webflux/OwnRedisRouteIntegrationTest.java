@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
 
+import io.github.ratelimit.test.MachineStalls;
 import io.github.ratelimit.test.redis.RedisServer;
 
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -23,6 +24,9 @@ abstract class OwnRedisRouteIntegrationTest extends BaseRouteIntegrationTest {
 	 * needed); stopped by {@link RedisServer}'s shutdown hook.
 	 */
 	static final RedisServer redis = RedisServer.start();
+
+	/** The time the test JVM stood still, measured from the class's start (bounds on elapsed time leave it out). */
+	protected static final MachineStalls stalls = MachineStalls.meter();
 
 	@DynamicPropertySource
 	static void ownRedisProperties(DynamicPropertyRegistry registry) {

@@ -111,75 +111,39 @@ class ProblemResponsesRoutesIntegrationTest extends OwnRedisRouteIntegrationTest
 
 	@Test
 	void aRequestWithoutClientAddressIs400() {
-		assertPinned(exchange("GET", "/b/x", "X-Test-Unaddressable: yes"), """
-				HTTP/1.1 400 Bad Request
-				Content-Type: application/problem+json
-				Content-Length: %d
-				connection: close
-				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The client"
-						+ " address of this request cannot be determined, so it cannot be rate limited.\","
-						+ "\"instance\":\"/b/x\"}");
+		assertAboutBlankProblem(exchange("GET", "/b/x", "X-Test-Unaddressable: yes"), 400, "Bad Request", "/b/x",
+				"The client address of this request cannot be determined, so it cannot be rate limited.");
 	}
 
 	@Test
 	void anAmbiguousClientIs400NamingTheHeaderNeverTheKeys() {
-		assertPinned(exchange("GET", "/a/x", "X-API-Key: key-one", "X-API-Key: key-two"), """
-				HTTP/1.1 400 Bad Request
-				Content-Type: application/problem+json
-				Content-Length: %d
-				connection: close
-				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The request"
-						+ " carries more than one X-API-Key value (several header lines, or a comma-separated list);"
-						+ " send exactly one API key.\",\"instance\":\"/a/x\"}");
-		assertPinned(exchange("GET", "/a/x", "X_API_KEY: key-one"), """
-				HTTP/1.1 400 Bad Request
-				Content-Type: application/problem+json
-				Content-Length: %d
-				connection: close
-				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The request"
-						+ " carries a header named like X-API-Key with '_' for '-' (X_API_Key), which upstreams may"
-						+ " read as X-API-Key; send only X-API-Key.\",\"instance\":\"/a/x\"}");
+		assertAboutBlankProblem(exchange("GET", "/a/x", "X-API-Key: key-one", "X-API-Key: key-two"), 400,
+				"Bad Request", "/a/x", "The request carries more than one X-API-Key value (several header lines, or a"
+						+ " comma-separated list); send exactly one API key.");
+		assertAboutBlankProblem(exchange("GET", "/a/x", "X_API_KEY: key-one"), 400, "Bad Request", "/a/x",
+				"The request carries a header named like X-API-Key with '_' for '-' (X_API_Key), which upstreams may"
+						+ " read as X-API-Key; send only X-API-Key.");
 	}
 
 	@Test
 	void aPathThatIsNotCanonicalIs400AsSent() {
-		assertPinned(exchange("GET", "/a//x", "X-API-Key: key-one"), """
-				HTTP/1.1 400 Bad Request
-				Content-Type: application/problem+json
-				Content-Length: %d
-				connection: close
-				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The request path"
-						+ " is not in canonical form: it contains an empty segment ('//'). Send the path without empty"
-						+ " or dot segments and without encoded separators.\",\"instance\":\"/a//x\"}");
-		assertPinned(exchange("GET", "http://127.0.0.1/a/%2e%2e/b/x"), """
-				HTTP/1.1 400 Bad Request
-				Content-Type: application/problem+json
-				Content-Length: %d
-				connection: close
-				""", "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"The request path"
-						+ " is not in canonical form: it contains a dot segment ('.' or '..'). Send the path without"
-						+ " empty or dot segments and without encoded separators.\",\"instance\":\"/a/%2e%2e/b/x\"}");
+		assertAboutBlankProblem(exchange("GET", "/a//x", "X-API-Key: key-one"), 400, "Bad Request", "/a//x",
+				"The request path is not in canonical form: it contains an empty segment ('//'). Send the path"
+						+ " without empty or dot segments and without encoded separators.");
+		assertAboutBlankProblem(exchange("GET", "http://127.0.0.1/a/%2e%2e/b/x"), 400, "Bad Request",
+				"/a/%2e%2e/b/x", "The request path is not in canonical form: it contains a dot segment ('.' or '..')."
+						+ " Send the path without empty or dot segments and without encoded separators.");
 	}
 
 	@Test
 	void connectAndTraceAre501() {
 		for (String method : new String[] { "CONNECT", "TRACE" }) {
-			assertPinned(exchange(method, "/a/x"), """
-					HTTP/1.1 501 Not Implemented
-					Content-Type: application/problem+json
-					Content-Length: %d
-					connection: close
-					""", "{\"type\":\"about:blank\",\"title\":\"Not Implemented\",\"status\":501,\"detail\":\"The"
-							+ " gateway does not route " + method + " requests.\",\"instance\":\"/a/x\"}");
+			assertAboutBlankProblem(exchange(method, "/a/x"), 501, "Not Implemented", "/a/x",
+					"The gateway does not route " + method + " requests.");
 		}
 		// the authority form of CONNECT has no path: the instance is empty, not left out
-		assertPinned(exchange("CONNECT", "example.com:443"), """
-				HTTP/1.1 501 Not Implemented
-				Content-Type: application/problem+json
-				Content-Length: %d
-				connection: close
-				""", "{\"type\":\"about:blank\",\"title\":\"Not Implemented\",\"status\":501,\"detail\":\"The gateway"
-						+ " does not route CONNECT requests.\",\"instance\":\"\"}");
+		assertAboutBlankProblem(exchange("CONNECT", "example.com:443"), 501, "Not Implemented", "",
+				"The gateway does not route CONNECT requests.");
 	}
 
 	private String exchange(String method, String target, String... headerLines) {
@@ -201,6 +165,25 @@ class ProblemResponsesRoutesIntegrationTest extends OwnRedisRouteIntegrationTest
 					+ actual.substring(actualField.end(1));
 		}
 		assertThat(actual).isEqualTo(expected);
+	}
+
+	/**
+	 * Asserts a whole problem response of type {@code about:blank} that closes the connection.
+	 * @param actual the response
+	 * @param status its status code
+	 * @param reason its reason phrase, which is also the problem's title
+	 * @param instance the problem's instance (the request target's path)
+	 * @param detail the problem's detail, as JSON string content
+	 */
+	private static void assertAboutBlankProblem(String actual, int status, String reason, String instance,
+			String detail) {
+		assertPinned(actual, """
+				HTTP/1.1 %d %s
+				Content-Type: application/problem+json
+				Content-Length: %%d
+				connection: close
+				""".formatted(status, reason), "{\"type\":\"about:blank\",\"title\":\"" + reason + "\",\"status\":"
+						+ status + ",\"detail\":\"" + detail + "\",\"instance\":\"" + instance + "\"}");
 	}
 
 	/** Gives requests with the header {@code X-Test-Unaddressable} no client address. */

@@ -15,6 +15,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.BeforeEach;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
@@ -28,6 +29,7 @@ import static org.awaitility.Awaitility.await;
  * ({@code /fast}, plan free) and the critical one ({@code /auth/login}, a client address of its own per request, so
  * its own limit never denies), with the breaker's openings recorded.
  */
+@ActiveProfiles("gateway-it")
 abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest {
 
 	/** The gateway's Redis, one process for the test JVM (both subclasses), stopped by its shutdown hook. */
@@ -112,6 +114,14 @@ abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest
 			long at = Long.parseLong(line.substring(0, space));
 			return (at - since) / 1_000_000 + " ms " + line.substring(space + 1);
 		}).toList();
+	}
+
+	/**
+	 * The breaker's wait in the open state ({@code ratelimit.circuit-breaker.wait-duration-in-open-state}).
+	 * @return the wait
+	 */
+	protected Duration breakerWait() {
+		return Duration.ofMillis(breaker().getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1));
 	}
 
 	protected CircuitBreaker breaker() {

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
 
+import io.github.ratelimit.test.KeepAliveConnection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -17,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * clients that send their next request before the server has finished with the previous one. Reactor Netty up to
  * 1.3.7 stops reading such a connection when a request it had queued behind an asynchronous one is answered
  * synchronously (reactor-netty issue #4361, fixed by PR #4347 in 1.3.8): the next request is never read and never
- * answered. See src/docs/keep-alive-report.md.
+ * answered. See src/docs/reports/keep-alive-report.md.
  */
 class ReactorNettyKeepAliveTest {
 

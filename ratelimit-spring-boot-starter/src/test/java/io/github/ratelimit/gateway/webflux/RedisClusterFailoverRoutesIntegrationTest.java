@@ -8,21 +8,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.test.redis.RedisCluster;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -35,39 +26,15 @@ import static org.awaitility.Awaitility.await;
  * 5xx on normal routes, and decides from Redis again once Lettuce has followed the new topology (the starter's
  * default topology refresh; nothing else is configured).
  */
-@SpringBootTest(classes = ClusterGatewayTestApplication.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@ActiveProfiles("cluster-it")
 // 1 s: checks to the killed master are refused at once (its connection is gone), so the timeout only bounds the
 // checks in flight at the kill; 200 ms let a loaded machine's ordinary checks fall back (stressed run 41)
 @TestPropertySource(properties = "ratelimit.redis-timeout=1s")
-@DirtiesContext
-class RedisClusterFailoverRoutesIntegrationTest extends BaseRouteIntegrationTest {
+class RedisClusterFailoverRoutesIntegrationTest extends ClusterRedisRouteIntegrationTest {
 
 	/** A short node timeout: the replica is promoted about 2 s after the kill. */
-	private static final RedisCluster cluster = RedisCluster.start(3, 1, Duration.ofSeconds(1));
+	private static final RedisCluster cluster = use(RedisCluster.start(3, 1, Duration.ofSeconds(1)));
 
 	private static final String HOT_KEY = "hot-client-key";
-
-	@DynamicPropertySource
-	static void clusterProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.cluster.nodes", cluster::nodeAddresses);
-	}
-
-	@AfterAll
-	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory,
-			@Autowired LimiterConnectionFactory limiterConnectionFactory) {
-		// first the gateway's clients (the application's and the limiter's own), so they do not try to reconnect
-		// to a stopped cluster
-		limiterConnectionFactory.stop();
-		connectionFactory.stop();
-		cluster.close();
-	}
-
-	@Override
-	protected void emptyBuckets() {
-		cluster.flushAll();
-	}
 
 	@Test
 	void aReplicaTakesOverAndDecisionsComeFromRedisAgainWithoutAny5xx() {

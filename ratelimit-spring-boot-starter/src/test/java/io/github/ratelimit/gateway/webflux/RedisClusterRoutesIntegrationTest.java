@@ -7,21 +7,12 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.test.redis.RedisCluster;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -31,36 +22,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Whole routes through a real gateway configured the Spring Boot way for a real three-master Redis Cluster
  * ({@code spring.data.redis.cluster.nodes}), with plans looked up in the cluster's plan store.
  */
-@SpringBootTest(classes = ClusterGatewayTestApplication.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@ActiveProfiles("cluster-it")
-@DirtiesContext
-class RedisClusterRoutesIntegrationTest extends BaseRouteIntegrationTest {
+class RedisClusterRoutesIntegrationTest extends ClusterRedisRouteIntegrationTest {
 
 	private static final Pattern REMAINING = Pattern.compile(";r=(-?\\d+)");
 
 	/** The gateway's Redis (instead of the shared test Redis). */
-	private static final RedisCluster cluster = RedisCluster.start();
-
-	@DynamicPropertySource
-	static void clusterProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.cluster.nodes", cluster::nodeAddresses);
-	}
-
-	@AfterAll
-	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory,
-			@Autowired LimiterConnectionFactory limiterConnectionFactory) {
-		// first the gateway's clients (the application's and the limiter's own), so they do not try to reconnect
-		// to a stopped cluster
-		limiterConnectionFactory.stop();
-		connectionFactory.stop();
-		cluster.close();
-	}
-
-	@Override
-	protected void emptyBuckets() {
-		cluster.flushAll();
-	}
+	private static final RedisCluster cluster = use(RedisCluster.start());
 
 	@Test
 	void fiveRequestsAtOnceAgainstCapacityTwoAllowTwoAndDenyThree() {

@@ -8,19 +8,9 @@ import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
-import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.test.redis.RedisCluster;
-import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 
@@ -35,19 +25,15 @@ import static org.awaitility.Awaitility.await;
  * live masters are given back. The health component names the degraded shard, the breaker meters count its
  * transitions. Once the master is back, every client is decided by Redis again.
  */
-@SpringBootTest(classes = ClusterGatewayTestApplication.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@ActiveProfiles("cluster-it")
 @TestPropertySource(properties = { "ratelimit.circuit-breaker.wait-duration-in-open-state=1s",
 		"management.endpoints.web.exposure.include=health" })
-@DirtiesContext
-class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationTest {
+class RedisClusterShardOutageRoutesIntegrationTest extends ClusterRedisRouteIntegrationTest {
 
 	/**
 	 * No replicas, so no failover to wait for: the default node timeout (5 s), long enough that a node a loaded
 	 * machine leaves unscheduled for a second is not marked failed by the others.
 	 */
-	private static final RedisCluster cluster = RedisCluster.start(3, 0, RedisCluster.DEFAULT_NODE_TIMEOUT, false);
+	private static final RedisCluster cluster = use(RedisCluster.start(3, 0, RedisCluster.DEFAULT_NODE_TIMEOUT, false));
 
 	private static final int CLIENTS = 30;
 
@@ -56,27 +42,9 @@ class RedisClusterShardOutageRoutesIntegrationTest extends BaseRouteIntegrationT
 	private static final PlanLimits ONE_LIMIT = new PlanLimits("anonymous", "ip",
 			List.of(new LimitDefinition("x", 2, 1, Duration.ofMinutes(1))));
 
-	@Autowired
-	private MeterRegistry meters;
-
-	@DynamicPropertySource
-	static void clusterProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.cluster.nodes", cluster::nodeAddresses);
-	}
-
-	@AfterAll
-	static void stopCluster(@Autowired LettuceConnectionFactory connectionFactory,
-			@Autowired LimiterConnectionFactory limiterConnectionFactory) {
-		// first the gateway's clients (the application's and the limiter's own), so they do not try to reconnect
-		// to a stopped cluster
-		limiterConnectionFactory.stop();
-		connectionFactory.stop();
-		cluster.close();
-	}
-
 	@Override
 	protected void emptyBuckets() {
-		cluster.flushAll();
+		super.emptyBuckets();
 		this.overLimitCache.clear();
 	}
 

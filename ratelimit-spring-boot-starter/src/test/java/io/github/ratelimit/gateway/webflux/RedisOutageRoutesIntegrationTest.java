@@ -7,7 +7,6 @@ import java.util.List;
 import io.github.ratelimit.gateway.http.RateLimitProblems;
 import io.github.ratelimit.gateway.redis.StoredTokens;
 import io.github.ratelimit.gateway.webflux.ProblemDetailResponseWriter;
-import io.github.ratelimit.test.MachineStalls;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.MediaType;
@@ -28,9 +27,6 @@ import static org.awaitility.Awaitility.await;
 @TestPropertySource(properties = { "ratelimit.redis-timeout=200ms",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
 class RedisOutageRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
-
-	/** The time the test JVM stood still: left out of the times asserted below. */
-	private static final MachineStalls stalls = MachineStalls.meter();
 
 	@Test
 	void pausedRedisTimesOutIntoTheFallbackThenTheBreakerOpensAndItRecovers() {

@@ -13,7 +13,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 
@@ -26,7 +25,6 @@ import static org.awaitility.Awaitility.await;
  * breaker; once Redis runs again, decisions come from Redis within 500 ms of Lettuce reporting the reconnect
  * (measured from that report, less the time the machine stood still).
  */
-@ActiveProfiles("gateway-it")
 @TestPropertySource(properties = { "ratelimit.redis-timeout=5s",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=10s" })
 class RedisReconnectRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTest {

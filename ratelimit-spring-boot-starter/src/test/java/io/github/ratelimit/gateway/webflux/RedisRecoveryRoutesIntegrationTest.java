@@ -8,7 +8,6 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 
@@ -22,17 +21,12 @@ import static org.awaitility.Awaitility.await;
  * loaded machine's slow checks are not mistaken for a relapse; a slow Redis against a tight timeout is
  * {@link SlowRedisRoutesIntegrationTest}'s.
  */
-@ActiveProfiles("gateway-it")
+// The breaker's wait in the open state is longer than Lettuce's reconnect delay cap (1 s), so the bound of the wait
+// plus a second leaves room for one reconnect attempt that fails just before Redis answers (the next comes up to a
+// second later) on a loaded machine.
 @TestPropertySource(properties = { "ratelimit.redis-timeout=5s",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=2s" })
 class RedisRecoveryRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTest {
-
-	/**
-	 * The breaker's wait in the open state, as configured above: longer than Lettuce's reconnect delay cap (1 s), so
-	 * the bound of the wait plus a second leaves room for one reconnect attempt that fails just before Redis answers
-	 * (the next comes up to a second later) on a loaded machine.
-	 */
-	private static final Duration WAIT = Duration.ofSeconds(2);
 
 	@Test
 	void aShortOutageEndsWithinTheWaitPlusASecondAndDoesNotRelapse() {
@@ -89,11 +83,11 @@ class RedisRecoveryRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTes
 		Traffic after = Traffic.during(this, Duration.ofSeconds(2));
 		String figures = String.format("Outage (%s): decisions from Redis %d ms after it answered again (wait %d s;"
 				+ " the machine stood still %d ms of that); then %s; breaker transitions (ms since Redis answered) %s",
-				outage, (back - answering) / 1_000_000, WAIT.toSeconds(), stalled / 1_000_000, after,
+				outage, (back - answering) / 1_000_000, breakerWait().toSeconds(), stalled / 1_000_000, after,
 				transitionsSince(answering));
 		System.out.println(figures);
 		assertThat(back - answering - stalled).as("time to decisions from Redis, less stalls: %s; last answers %s",
-				figures, answers).isLessThanOrEqualTo(WAIT.plusSeconds(1).toNanos());
+				figures, answers).isLessThanOrEqualTo(breakerWait().plusSeconds(1).toNanos());
 		assertThat(opened.size()).as("re-opened after recovery: %s", figures).isEqualTo(opensBefore);
 		assertThat(after.serverErrorsOnNormalRoutes).isZero();
 		assertThat(after.fromRedis).as("decided by Redis after recovery: %s", figures).isPositive();

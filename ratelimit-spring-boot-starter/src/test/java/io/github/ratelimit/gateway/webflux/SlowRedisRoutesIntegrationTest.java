@@ -4,7 +4,6 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
-import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,13 +17,9 @@ import static org.awaitility.Awaitility.await;
  * trials can miss the 30 ms timeout too). How many checks of a 5
  * or 15 ms Redis answer within the timeout depends on the machine's load: those figures are printed, not asserted.
  */
-@ActiveProfiles("gateway-it")
 @TestPropertySource(properties = { "ratelimit.redis-timeout=30ms",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
 class SlowRedisRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTest {
-
-	/** The breaker's wait in the open state, as configured above. */
-	private static final Duration WAIT = Duration.ofSeconds(1);
 
 	@Test
 	void aSlowRedisIsUsedBelowTheTimeoutAndLeftAboveItOpeningAtMostOncePerWait() {
@@ -35,7 +30,7 @@ class SlowRedisRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTest {
 			Traffic traffic = Traffic.during(this, Duration.ofSeconds(3));
 			figures.append(String.format("%n  reply delay %2d ms: %s", delay, traffic));
 			assertThat(traffic.serverErrorsOnNormalRoutes).as("5xx at %d ms", delay).isZero();
-			assertOpenedAtMostOncePerWait(WAIT);
+			assertOpenedAtMostOncePerWait(breakerWait());
 			if (delay == 40) {
 				// an answer that arrives after the deadline is used when it beats the timeout's own task (the timer
 				// wheel's thread and the pool that finishes expired checks run late on a loaded machine: stressed
@@ -55,7 +50,7 @@ class SlowRedisRoutesIntegrationTest extends ProxiedRedisRouteIntegrationTest {
 		System.out.println(figures);
 		// back to Redis (above), and never flapping faster than the wait on the way: with a 30 ms timeout a loaded
 		// machine's half-open trials can miss it too, so how soon is printed, not bounded (stressed run 61: 2.6 s)
-		assertOpenedAtMostOncePerWait(WAIT);
+		assertOpenedAtMostOncePerWait(breakerWait());
 	}
 
 }

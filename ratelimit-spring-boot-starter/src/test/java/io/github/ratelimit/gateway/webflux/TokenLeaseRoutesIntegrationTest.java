@@ -3,11 +3,9 @@ package io.github.ratelimit.gateway.webflux;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.test.context.ActiveProfiles;
@@ -22,9 +20,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ActiveProfiles("gateway-it")
 class TokenLeaseRoutesIntegrationTest extends BaseRouteIntegrationTest {
-
-	@Autowired
-	MeterRegistry meters;
 
 	@Test
 	void aBusyClientIsMostlyDecidedFromLeasesWithExactFieldsAndRedisDeniesExactly() {

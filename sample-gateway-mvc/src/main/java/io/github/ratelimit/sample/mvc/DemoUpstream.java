@@ -6,8 +6,6 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -18,25 +16,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-
-import org.springframework.beans.factory.DisposableBean;
+import io.github.ratelimit.sample.support.AbstractDemoUpstream;
 
 /**
- * The demo upstream: a JDK {@link HttpServer} on {@code 127.0.0.1} and a free port that answers every request with
- * {@code 200} and a small JSON document naming itself, the method and the path, e.g.
- * {@code {"upstream":"demo","method":"GET","path":"/api/search/x"}}. Paths under {@value #SLOW_PREFIX} are slow
- * reports: answered after {@link #SLOW_ANSWER} (for the concurrency limit of the {@code reports} group). The same
- * answers as the WebFlux sample's demo upstream, without a Reactor Netty dependency.
+ * The Server MVC sample's demo upstream ({@link AbstractDemoUpstream}) on a JDK {@link HttpServer}, without a Reactor
+ * Netty dependency.
  */
-public final class DemoUpstream implements DisposableBean, AutoCloseable {
-
-	private static final String HOST = "127.0.0.1";
-
-	/** Paths answered slowly. */
-	static final String SLOW_PREFIX = "/api/reports/";
-
-	/** How long a slow report takes. */
-	static final Duration SLOW_ANSWER = Duration.ofSeconds(2);
+public final class DemoUpstream extends AbstractDemoUpstream {
 
 	/** Connections waiting to be accepted, beyond which the kernel refuses new ones. */
 	private static final int BACKLOG = 128;
@@ -88,18 +74,7 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 		}
 	}
 
-	/**
-	 * The base URI of the server.
-	 * @return {@code http://127.0.0.1:<port>}
-	 */
-	public String uri() {
-		return "http://" + HOST + ":" + port();
-	}
-
-	/**
-	 * The port the server listens on.
-	 * @return the port
-	 */
+	@Override
 	public int port() {
 		return this.server.getAddress().getPort();
 	}
@@ -124,16 +99,6 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 				Thread.currentThread().interrupt();
 			}
 		}
-	}
-
-	@Override
-	public void destroy() {
-		close();
-	}
-
-	@Override
-	public String toString() {
-		return "DemoUpstream[" + uri() + "]";
 	}
 
 	private static void handle(HttpExchange exchange, ScheduledExecutorService slowAnswers) throws IOException {
@@ -172,31 +137,6 @@ public final class DemoUpstream implements DisposableBean, AutoCloseable {
 		catch (IOException ex) {
 			// the client (the gateway) went away: nothing to answer
 		}
-	}
-
-	static byte[] body(String method, String path) {
-		StringBuilder json = new StringBuilder(64).append("{\"upstream\":\"demo\",\"method\":");
-		appendJsonString(json, method);
-		json.append(",\"path\":");
-		appendJsonString(json, path);
-		return json.append('}').toString().getBytes(StandardCharsets.UTF_8);
-	}
-
-	private static void appendJsonString(StringBuilder json, String value) {
-		json.append('"');
-		for (int i = 0; i < value.length(); i++) {
-			char c = value.charAt(i);
-			if (c == '"' || c == '\\') {
-				json.append('\\').append(c);
-			}
-			else if (c < 0x20) {
-				json.append(String.format("\\u%04x", (int) c));
-			}
-			else {
-				json.append(c);
-			}
-		}
-		json.append('"');
 	}
 
 }

@@ -1,133 +1,17 @@
 package io.github.ratelimit.sample.mvc;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
+import io.github.ratelimit.sample.support.AbstractWithoutRedisTest;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.test.web.server.LocalManagementPort;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.test.web.servlet.client.EntityExchangeResult;
-import org.springframework.test.web.servlet.client.RestTestClient;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
-
-/**
- * With no Redis at all the Server MVC gateway starts, says so, serves non-critical routes (let through or limited
- * locally, never refused for the missing Redis) and refuses critical ones with 503 (fail closed): the YAML route
- * {@code otp} and the Java DSL route {@code login} alike.
- */
-@ExtendWith(OutputCaptureExtension.class)
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
-class WithoutRedisTest {
+class WithoutRedisTest extends AbstractWithoutRedisTest {
 
-	private static final int CLOSED_PORT = closedPort();
-
-	@DynamicPropertySource
-	static void redisNowhere(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", () -> CLOSED_PORT);
-	}
-
-	@LocalServerPort
-	private int port;
-
-	@LocalManagementPort
-	private int managementPort;
-
-	@Autowired
-	private RedisStartupCheck redisStartupCheck;
-
-	@Test
-	void publicRouteAnswersQuickly() {
-		RestTestClient client = Gateways.client(this.port);
-
-		long start = System.nanoTime();
-		EntityExchangeResult<String> result = Gateways.get(client, "/public/hello", null);
-		Duration took = Duration.ofNanos(System.nanoTime() - start);
-
-		assertThat(result.getStatus()).isEqualTo(HttpStatus.OK);
-		assertThat(result.getResponseBody())
-			.isEqualTo("{\"upstream\":\"demo\",\"method\":\"GET\",\"path\":\"/public/hello\"}");
-		assertThat(took).isLessThan(Duration.ofSeconds(2));
-	}
-
-	@Test
-	void nonCriticalRouteIsNeverRefusedBecauseRedisIsDown() {
-		RestTestClient client = Gateways.client(this.port);
-		EntityExchangeResult<String> first = Gateways.get(client, "/api/search/x", "demo-free-key");
-		assertThat(first.getStatus()).isEqualTo(HttpStatus.OK);
-		for (int i = 0; i < 7; i++) { // more than the free plan's 5 searches
-			EntityExchangeResult<String> result = Gateways.get(client, "/api/search/x", "demo-free-key");
-			// Let through, or held to a limit locally; never a 5xx for the missing Redis.
-			assertThat(result.getStatus()).isIn(HttpStatus.OK, HttpStatus.TOO_MANY_REQUESTS);
-		}
-	}
-
-	@Test
-	void criticalRoutesFailClosedWith503() {
-		for (String path : new String[] { "/auth/login", "/auth/otp" }) {
-			EntityExchangeResult<String> result = Gateways.get(Gateways.client(this.port), path, null);
-
-			assertThat(result.getStatus()).as(path).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
-			assertThat(Long.parseLong(result.getResponseHeaders().getFirst("Retry-After"))).isGreaterThanOrEqualTo(1);
-			assertThat(result.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
-		}
-	}
-
-	@Test
-	void healthStaysUpAndReportsTheLimiter() {
-		Gateways.client(this.managementPort).get().uri("/actuator/health").exchange()
-			.expectStatus().isOk()
-			.expectBody()
-			.jsonPath("$.status").isEqualTo("UP")
-			.jsonPath("$.components.rateLimiter.status").isEqualTo("UP")
-			.jsonPath("$.components.rateLimiter.details.circuitBreaker").exists()
-			.jsonPath("$.components.redis").doesNotExist();
-	}
-
-	@Test
-	void startupWarnsThatRedisIsNotReachable(CapturedOutput output) {
-		assertThat(this.redisStartupCheck.check().orTimeout(10, TimeUnit.SECONDS).join()).isFalse();
-		String warning = "Redis at 127.0.0.1:" + CLOSED_PORT + " is not reachable: "
-				+ this.redisStartupCheck.consequence();
-		assertThat(warning).contains("critical groups login, otp answer 503");
-		// refused: nothing listens there (closedPort()), so no other server's answer is mistaken for Redis's
-		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(output.getOut()).contains(warning + " (Connection refused"));
-	}
-
-	/**
-	 * A port nothing listens on, below Linux's ephemeral range (32768-60999): a port freed from that range would be
-	 * taken by the first server of this JVM started on port 0 (this very gateway's Tomcat took it once, and Lettuce
-	 * then read {@code HTTP/1.1 400} as Redis's answer).
-	 */
-	private static int closedPort() {
-		for (int attempt = 0; attempt < 100; attempt++) {
-			int port = ThreadLocalRandom.current().nextInt(20000, 30000);
-			try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-				return socket.getLocalPort();
-			}
-			catch (IOException ex) {
-				// taken: try another
-			}
-		}
-		throw new IllegalStateException("no free port between 20000 and 30000 on the loopback address");
+	/** The blocking connection's reason is the refusal itself. */
+	@Override
+	protected String refusalReasonPattern() {
+		return "Connection refused";
 	}
 
 }

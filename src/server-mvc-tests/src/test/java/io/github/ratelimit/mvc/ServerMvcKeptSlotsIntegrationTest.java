@@ -1,18 +1,15 @@
 package io.github.ratelimit.mvc;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.Socket;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
+import io.github.ratelimit.test.OpenRequests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -49,13 +46,14 @@ class ServerMvcKeptSlotsIntegrationTest extends ServerMvcRouteIntegrationTest {
 			List<Socket> sockets = new ArrayList<>();
 			try {
 				for (int i = 0; i < 2; i++) {
-					sockets.add(sendRaw("/kept/hold/" + round + "-" + i, key));
+					sockets.add(OpenRequests.sendGet(this.port, "/kept/hold/" + round + "-" + i, key));
 				}
 				// each request either reached the upstream or was answered at the gateway
 				await().atMost(Duration.ofSeconds(10))
-					.until(() -> upstream.received().size() - receivedBefore + answered(sockets).size() == 2);
-				for (Socket socket : answered(sockets)) {
-					denied.add(readHead(socket.getInputStream()));
+					.until(() -> upstream.received().size() - receivedBefore
+							+ OpenRequests.answered(sockets).size() == 2);
+				for (Socket socket : OpenRequests.answered(sockets)) {
+					denied.add(OpenRequests.readHead(socket.getInputStream()));
 				}
 			}
 			finally {
@@ -95,41 +93,11 @@ class ServerMvcKeptSlotsIntegrationTest extends ServerMvcRouteIntegrationTest {
 		awaitAdmittedAgain(key);
 	}
 
-	/** The sockets with an answer (or part of one) to read. */
-	private static List<Socket> answered(List<Socket> sockets) throws IOException {
-		List<Socket> answered = new ArrayList<>();
-		for (Socket socket : sockets) {
-			if (socket.getInputStream().available() > 0) {
-				answered.add(socket);
-			}
-		}
-		return answered;
-	}
-
 	/** The kept slots free themselves at max-request-duration: the client is admitted again. */
 	private void awaitAdmittedAgain(String key) {
 		await().atMost(Duration.ofSeconds(30))
 			.pollInterval(Duration.ofMillis(250))
 			.until(() -> get("/kept/" + UUID.randomUUID(), "X-API-Key", key).statusCode() == 200);
-	}
-
-	private Socket sendRaw(String path, String key) throws IOException {
-		Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), this.port);
-		socket.setSoTimeout(10_000);
-		OutputStream out = socket.getOutputStream();
-		out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: " + key + "\r\n\r\n")
-			.getBytes(StandardCharsets.ISO_8859_1));
-		out.flush();
-		return socket;
-	}
-
-	private static String readHead(InputStream in) throws IOException {
-		StringBuilder text = new StringBuilder();
-		int b;
-		while (text.indexOf("\r\n\r\n") < 0 && (b = in.read()) >= 0) {
-			text.append((char) b);
-		}
-		return text.toString();
 	}
 
 }

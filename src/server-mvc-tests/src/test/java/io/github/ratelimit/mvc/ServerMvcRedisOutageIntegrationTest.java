@@ -8,9 +8,6 @@ import io.github.ratelimit.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
@@ -23,28 +20,21 @@ import static org.awaitility.Awaitility.await;
  * fields, never a 5xx), critical routes fail closed with 503, {@code Retry-After} and a problem body; once Redis is
  * back, decisions come from it again. Uses a redis-server process of its own, killed and restarted for real.
  */
-@SpringBootTest(classes = ServerMvcTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@ActiveProfiles("mvc-it")
 @TestPropertySource(properties = { "ratelimit.redis-timeout=200ms",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
-class ServerMvcRedisOutageIntegrationTest {
+class ServerMvcRedisOutageIntegrationTest extends ServerMvcRouteIntegrationTest {
 
-	private static final RedisServer redis = RedisServer.start();
-
-	private static final Upstream upstream = Upstream.shared();
-
-	@LocalServerPort
-	int port;
+	/** The gateway's Redis instead of the shared test Redis (its URL wins over the host and port of the base). */
+	private static final RedisServer ownRedis = RedisServer.start();
 
 	@DynamicPropertySource
-	static void redisAndUpstream(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.url", redis::uri);
-		registry.add("upstream.uri", upstream::uri);
+	static void ownRedisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.url", ownRedis::uri);
 	}
 
 	@AfterAll
 	static void stopRedis() {
-		redis.close();
+		ownRedis.close();
 	}
 
 	@Test
@@ -52,7 +42,7 @@ class ServerMvcRedisOutageIntegrationTest {
 		HttpResponse<String> before = get("/a/1", "X-API-Key", "key-one");
 		assertThat(before.statusCode()).isEqualTo(200);
 		assertThat(before.headers().firstValue("RateLimit")).isPresent();
-		redis.kill();
+		ownRedis.kill();
 		try {
 			HttpResponse<String> fallback = get("/a/2", "X-API-Key", "key-two");
 			assertThat(fallback.statusCode()).isEqualTo(200);
@@ -71,20 +61,12 @@ class ServerMvcRedisOutageIntegrationTest {
 			}
 		}
 		finally {
-			redis.restart();
+			ownRedis.restart();
 		}
 		await().atMost(Duration.ofSeconds(30))
 			.pollInterval(Duration.ofMillis(200))
 			.until(() -> get("/multi/1", "X-API-Key", "key-one").headers().firstValue("RateLimit").isPresent());
 		assertThat(send("POST", "/auth/login").statusCode()).isEqualTo(200);
-	}
-
-	private HttpResponse<String> get(String path, String... headers) {
-		return send("GET", path, headers);
-	}
-
-	private HttpResponse<String> send(String method, String path, String... headers) {
-		return ServerMvcRouteIntegrationTest.send(this.port, method, path, headers);
 	}
 
 }

@@ -4,12 +4,13 @@ import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
-import javax.imageio.ImageIO;
+
+import static io.github.ratelimit.accuracy.Png.COLORS;
+import static io.github.ratelimit.accuracy.Png.LEFT;
+import static io.github.ratelimit.accuracy.Png.WIDTH;
 
 /**
  * Draws the run as a PNG (Java AWT, headless): top, admitted minus {@code rate × t} over the whole run, per algorithm,
@@ -18,14 +19,7 @@ import javax.imageio.ImageIO;
  */
 final class AccuracyChart {
 
-	private static final Color[] COLORS = { new Color(0x1f77b4), new Color(0x2ca02c), new Color(0xff7f0e),
-			new Color(0xd62728) };
-
-	private static final int WIDTH = 1100;
-
 	private static final int PANEL = 330;
-
-	private static final int LEFT = 80;
 
 	private static final int RIGHT = 230;
 
@@ -44,20 +38,10 @@ final class AccuracyChart {
 	}
 
 	static void write(List<AccuracyAnalysis> runs, String title, double zoomSeconds, Path file) throws IOException {
-		System.setProperty("java.awt.headless", "true");
-		BufferedImage image = new BufferedImage(WIDTH, 2 * PANEL + 90, BufferedImage.TYPE_INT_RGB);
-		Graphics2D g = image.createGraphics();
-		g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-		g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-		g.setColor(Color.WHITE);
-		g.fillRect(0, 0, image.getWidth(), image.getHeight());
-		g.setColor(Color.BLACK);
-		g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-		g.drawString(title, LEFT, 24);
-		excessPanel(g, runs, 45);
-		windowPanel(g, runs, zoomSeconds, 45 + PANEL + 40);
-		g.dispose();
-		ImageIO.write(image, "png", file.toFile());
+		Png png = new Png(WIDTH, 2 * PANEL + 90, title, 15, LEFT, 24);
+		excessPanel(png.graphics(), runs, 45);
+		windowPanel(png.graphics(), runs, zoomSeconds, 45 + PANEL + 40);
+		png.write(file);
 	}
 
 	/** Admitted so far minus rate × t: a token bucket stays at its capacity, windows step between 0 and it. */

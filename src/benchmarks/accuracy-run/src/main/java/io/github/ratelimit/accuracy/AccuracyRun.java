@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * the most admitted in any window of the limit's length, as a Markdown table, and draws a PNG chart.
  *
  * <pre>
- * src/benchmarks/accuracy                      # N=20, k=5, 60 s, every algorithm; writes src/docs/accuracy-report.md
+ * src/benchmarks/accuracy                      # N=20, k=5, 60 s, every algorithm; writes src/docs/reports/accuracy-report.md
  * src/benchmarks/accuracy --duration 10s --instances 5 --out target/accuracy
  * </pre>
  *
@@ -548,7 +548,7 @@ public final class AccuracyRun {
 				.toList();
 			Mode mode = Mode.PROCESSES;
 			String redis = null;
-			Path out = Path.of("src/docs");
+			Path out = Path.of("src/docs/reports");
 			long seed = 4;
 			List<Double> leaseBudgets = List.of(0.0);
 			Duration leaseDuration = Leases.DEFAULT_DURATION;

@@ -4,7 +4,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -131,14 +130,7 @@ public final class GatewayInstance implements AutoCloseable {
 	 */
 	@SuppressWarnings({ "unchecked", "rawtypes" })
 	static RedisScript<List<Long>> instrumentedScript() {
-		String shipped;
-		try (var in = GatewayInstance.class.getClassLoader()
-			.getResourceAsStream(RedisRateLimitStore.SCRIPT_LOCATION)) {
-			shipped = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
+		String shipped = LuaScript.rateLimit().text();
 		String tail = "\nreturn result\n";
 		if (!shipped.endsWith(tail)) {
 			throw new IllegalStateException("The script no longer ends with 'return result'; update the harness");

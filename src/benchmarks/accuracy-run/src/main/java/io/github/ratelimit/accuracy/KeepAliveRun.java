@@ -1,11 +1,6 @@
 package io.github.ratelimit.accuracy;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +9,8 @@ import java.util.Locale;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+
+import io.github.ratelimit.test.KeepAliveConnection;
 
 /**
  * The keep-alive harness of issue 27 (run with {@code src/benchmarks/keep-alive}): plain-socket clients, each on one
@@ -149,7 +146,7 @@ public final class KeepAliveRun {
 	}
 
 	private void client(int id) {
-		Connection connection = null;
+		KeepAliveConnection connection = null;
 		long onConnection = 0;
 		int previousStatus = 0;
 		while (System.nanoTime() < this.deadlineNanos) {
@@ -159,13 +156,13 @@ public final class KeepAliveRun {
 			}
 			try {
 				if (connection == null) {
-					connection = new Connection(this.port, this.readTimeoutMillis);
+					connection = new KeepAliveConnection(this.port, Duration.ofMillis(this.readTimeoutMillis));
 					onConnection = 0;
 					previousStatus = 0;
 				}
 				onConnection++;
 				connection.send(this.request);
-				Answer answer = connection.read();
+				KeepAliveConnection.Response answer = connection.read();
 				if (answer == null) {
 					this.unanswered.increment();
 					this.incidents.add(String.format(Locale.ROOT,
@@ -189,10 +186,10 @@ public final class KeepAliveRun {
 					this.reconnects.increment();
 				}
 			}
-			catch (IOException ex) {
+			catch (UncheckedIOException ex) {
 				this.broken.increment();
 				this.incidents.add(String.format(Locale.ROOT, "%s: connection %d, request %d on it: %s", this.label, id,
-						onConnection, ex));
+						onConnection, ex.getCause()));
 				if (connection != null) {
 					connection.close();
 					connection = null;
@@ -207,155 +204,6 @@ public final class KeepAliveRun {
 
 	private static void log(String line) {
 		System.err.println("[keep-alive] " + line);
-	}
-
-	/**
-	 * A response read whole.
-	 * @param status its status code
-	 * @param closing whether it announced {@code Connection: close}
-	 */
-	private record Answer(int status, boolean closing) {
-	}
-
-	/** One keep-alive connection with its own read buffer. */
-	private static final class Connection {
-
-		private final Socket socket;
-
-		private final OutputStream out;
-
-		private final InputStream in;
-
-		private final byte[] buffer = new byte[16 * 1024];
-
-		private int position;
-
-		private int limit;
-
-		Connection(int port, int readTimeoutMillis) throws IOException {
-			this.socket = new Socket(InetAddress.getLoopbackAddress(), port);
-			this.socket.setTcpNoDelay(true);
-			this.socket.setSoTimeout(readTimeoutMillis);
-			this.out = this.socket.getOutputStream();
-			this.in = this.socket.getInputStream();
-		}
-
-		void send(byte[] request) throws IOException {
-			this.out.write(request);
-			this.out.flush();
-		}
-
-		/** The next response, or {@code null} if none began within the read timeout. */
-		Answer read() throws IOException {
-			if (this.position == this.limit) {
-				try {
-					fill();
-				}
-				catch (SocketTimeoutException ex) {
-					return null;
-				}
-			}
-			String head = readHead();
-			int status = Integer.parseInt(head.substring(9, 12));
-			long length = 0;
-			boolean chunked = false;
-			boolean closing = false;
-			for (String line : head.split("\r\n")) {
-				String lower = line.toLowerCase(Locale.ROOT);
-				if (lower.startsWith("content-length:")) {
-					length = Long.parseLong(lower.substring(15).strip());
-				}
-				else if (lower.startsWith("transfer-encoding:") && lower.contains("chunked")) {
-					chunked = true;
-				}
-				else if (lower.startsWith("connection:") && lower.contains("close")) {
-					closing = true;
-				}
-			}
-			if (chunked) {
-				skipChunks();
-			}
-			else {
-				skip(length);
-			}
-			return new Answer(status, closing);
-		}
-
-		private void fill() throws IOException {
-			int n = this.in.read(this.buffer);
-			if (n < 0) {
-				throw new IOException("connection closed by the server");
-			}
-			this.position = 0;
-			this.limit = n;
-		}
-
-		private int next() throws IOException {
-			if (this.position == this.limit) {
-				fill();
-			}
-			return this.buffer[this.position++] & 0xff;
-		}
-
-		private String readHead() throws IOException {
-			StringBuilder head = new StringBuilder(256);
-			int matched = 0;
-			while (matched < 4) {
-				int b = next();
-				head.append((char) b);
-				matched = (b == ((matched % 2 == 0) ? '\r' : '\n')) ? matched + 1 : ((b == '\r') ? 1 : 0);
-			}
-			return head.toString();
-		}
-
-		private String readLine() throws IOException {
-			StringBuilder line = new StringBuilder();
-			int b;
-			while ((b = next()) != '\n') {
-				if (b != '\r') {
-					line.append((char) b);
-				}
-			}
-			return line.toString().strip();
-		}
-
-		private void skipChunks() throws IOException {
-			while (true) {
-				String sizeLine = readLine();
-				int semicolon = sizeLine.indexOf(';');
-				long size = Long.parseLong((semicolon >= 0) ? sizeLine.substring(0, semicolon) : sizeLine, 16);
-				if (size == 0) {
-					while (!readLine().isEmpty()) {
-						// trailer fields
-					}
-					return;
-				}
-				skip(size);
-				readLine();
-			}
-		}
-
-		private void skip(long length) throws IOException {
-			long left = length;
-			while (left > 0) {
-				if (this.position == this.limit) {
-					fill();
-				}
-				int n = (int) Math.min(left, this.limit - this.position);
-				this.position += n;
-				left -= n;
-			}
-		}
-
-		void close() {
-			try {
-				this.socket.close();
-			}
-			catch (IOException ex) {
-				// nothing left to do with a connection that will not close
-			}
-		}
-
 	}
 
 }

@@ -4,14 +4,15 @@ import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
 import java.awt.Stroke;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import javax.imageio.ImageIO;
+
+import static io.github.ratelimit.accuracy.Png.COLORS;
+import static io.github.ratelimit.accuracy.Png.LEFT;
+import static io.github.ratelimit.accuracy.Png.WIDTH;
 
 /**
  * Draws the soak as a PNG (Java AWT, headless), three panels over the run's minutes: each gateway's heap after a
@@ -19,14 +20,7 @@ import javax.imageio.ImageIO;
  */
 final class SoakChart {
 
-	private static final Color[] COLORS = { new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c),
-			new Color(0xd62728) };
-
-	private static final int WIDTH = 1100;
-
 	private static final int PANEL = 250;
-
-	private static final int LEFT = 80;
 
 	private static final int RIGHT = 200;
 
@@ -36,18 +30,11 @@ final class SoakChart {
 	}
 
 	static void write(SoakAnalysis a, Path file) throws IOException {
-		System.setProperty("java.awt.headless", "true");
-		BufferedImage image = new BufferedImage(WIDTH, 3 * (PANEL + GAP) + 40, BufferedImage.TYPE_INT_RGB);
-		Graphics2D g = image.createGraphics();
-		g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-		g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-		g.setColor(Color.WHITE);
-		g.fillRect(0, 0, image.getWidth(), image.getHeight());
-		g.setColor(Color.BLACK);
-		g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-		g.drawString(String.format(Locale.ROOT, "Soak: %d gateways, one Redis, %d clients churning at %sx the plan, %d min",
-				a.options().gateways().size(), a.options().clients(), Double.toString(a.options().overload()),
-				a.options().minutes()), LEFT, 24);
+		String title = String.format(Locale.ROOT, "Soak: %d gateways, one Redis, %d clients churning at %sx the plan,"
+				+ " %d min", a.options().gateways().size(), a.options().clients(),
+				Double.toString(a.options().overload()), a.options().minutes());
+		Png png = new Png(WIDTH, 3 * (PANEL + GAP) + 40, title, 15, LEFT, 24);
+		Graphics2D g = png.graphics();
 		double minutes = (a.endMicros() - a.startMicros()) / 6e7;
 		List<SoakAnalysis.Minute> rows = a.perMinute();
 
@@ -133,8 +120,7 @@ final class SoakChart {
 		}
 		perMinute.legend(0, "admitted (2xx)", COLORS[0]);
 		perMinute.legend(1, "denied (429)", new Color(0xc7c7c7));
-		g.dispose();
-		ImageIO.write(image, "png", file.toFile());
+		png.write(file);
 	}
 
 	/** One panel: minutes across, a value up. */

@@ -159,7 +159,7 @@ final class SoakReport {
 				+ "of active clients, a key count that grows with the number of clients ever seen (a key without a "
 				+ "TTL) would cross it within a TTL. Dips below the bound are expected: while the breaker is open "
 				+ "nothing is written, and a bucket's key lives only until the bucket would be full again.\n");
-		md.append("- **Admitted**: the bound of the accuracy report (`src/docs/accuracy-report.md`, `UpperBound`): "
+		md.append("- **Admitted**: the bound of the accuracy report (`src/docs/reports/accuracy-report.md`, `UpperBound`): "
 				+ "per client, never more than capacity + rate × t over any interval. Send times stand in for Redis "
 				+ "times, so each client's allowance grows by rate × its longest round trip. *Exact* below "
 				+ "*admitted* is expected: the over-limit cache denies a client locally until its Retry-After (whole "

@@ -259,7 +259,7 @@ public final class SoakRun {
 			int redisPort = 6379;
 			List<GatewayProcess> gateways = new ArrayList<>();
 			Path out = Path.of("target/soak");
-			Path report = Path.of("src/docs/soak-report.md");
+			Path report = Path.of("src/docs/reports/soak-report.md");
 			Path facts = null;
 			String command = "src/benchmarks/soak";
 			long seed = 15;

@@ -138,7 +138,7 @@ class SoakAnalysisTest {
 
 	@Test
 	void theChartIsNamedAfterTheReport() {
-		assertThat(SoakRun.chartPath(Path.of("src/docs/soak-report.md"))).isEqualTo(Path.of("src/docs/soak-chart.png"));
+		assertThat(SoakRun.chartPath(Path.of("src/docs/reports/soak-report.md"))).isEqualTo(Path.of("src/docs/reports/soak-chart.png"));
 		assertThat(SoakRun.chartPath(Path.of("out/today.md"))).isEqualTo(Path.of("out/today.png"));
 	}
 

@@ -73,7 +73,15 @@ final class BenchContext {
 		return application.run("--spring.config.location=optional:classpath:/nothing/");
 	}
 
-	private static void limit(Map<String, Object> props, String prefix, long capacity, long refill, String period) {
+	/**
+	 * Put one limit's properties.
+	 * @param props the properties
+	 * @param prefix the limit's property, e.g. {@code ratelimit.plans.free.default[0]}
+	 * @param capacity its capacity in tokens
+	 * @param refill the tokens it refills per period
+	 * @param period the refill period, e.g. {@code 1s}
+	 */
+	static void limit(Map<String, Object> props, String prefix, long capacity, long refill, String period) {
 		props.put(prefix + ".capacity", capacity);
 		props.put(prefix + ".refill-tokens", refill);
 		props.put(prefix + ".refill-period", period);

@@ -185,16 +185,16 @@ public final class BenchGateway {
 
 		p.put("ratelimit.api-key-header", API_KEY_HEADER);
 		p.put("ratelimit.anonymous-plan", "anonymous");
-		limit(p, "ratelimit.plans.anonymous.default[0]", 60, 60, "1m");
-		limit(p, "ratelimit.plans." + PLAN + ".default[0]", HIGH_LIMIT, HIGH_LIMIT, "1s");
-		limit(p, "ratelimit.plans." + PLAN + ".groups." + GROUP_RL + "[0]", HIGH_LIMIT, HIGH_LIMIT, "1s");
+		BenchContext.limit(p, "ratelimit.plans.anonymous.default[0]", 60, 60, "1m");
+		BenchContext.limit(p, "ratelimit.plans." + PLAN + ".default[0]", HIGH_LIMIT, HIGH_LIMIT, "1s");
+		BenchContext.limit(p, "ratelimit.plans." + PLAN + ".groups." + GROUP_RL + "[0]", HIGH_LIMIT, HIGH_LIMIT, "1s");
 		if (leases) {
 			String lease = "ratelimit.plans." + PLAN + ".groups." + GROUP_RL_LEASE + "[0]";
-			limit(p, lease, HIGH_LIMIT, HIGH_LIMIT, "1s");
+			BenchContext.limit(p, lease, HIGH_LIMIT, HIGH_LIMIT, "1s");
 			p.put(lease + ".lease", LEASE);
 		}
 		// one request leaves a bucket 99 of 100 full, refilled in 14.4 min: it stays in Redis, idle, to be measured
-		limit(p, "ratelimit.plans." + PLAN + ".groups." + GROUP_IDLE + "[0]", 100, 100, "1d");
+		BenchContext.limit(p, "ratelimit.plans." + PLAN + ".groups." + GROUP_IDLE + "[0]", 100, 100, "1d");
 		// no instance heartbeat: its script calls would show in INFO commandstats (Redis calls per request)
 		p.put("ratelimit.fallback.learn-instances", "false");
 		// the sample gateway's timeout (the default 20 ms is tight for a shared 2-core machine under wrk)
@@ -214,12 +214,6 @@ public final class BenchGateway {
 		p.put(prefix + ".filters[0].name", "RateLimit");
 		p.put(prefix + ".filters[0].args.group", group);
 		p.put(prefix + ".filters[0].args.key-by", "api-key");
-	}
-
-	private static void limit(Map<String, Object> p, String prefix, long capacity, long refill, String period) {
-		p.put(prefix + ".capacity", capacity);
-		p.put(prefix + ".refill-tokens", refill);
-		p.put(prefix + ".refill-period", period);
 	}
 
 	/** The application: every auto-configuration on the class path, the two resolvers below. */

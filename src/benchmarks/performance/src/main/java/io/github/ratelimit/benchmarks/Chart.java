@@ -6,13 +6,12 @@ import java.awt.Font;
 import java.awt.FontMetrics;
 import java.awt.Graphics2D;
 import java.awt.Rectangle;
-import java.awt.RenderingHints;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import javax.imageio.ImageIO;
+
+import io.github.ratelimit.accuracy.Png;
 
 /** Grouped bar charts drawn with Java2D (headless), written as one PNG of several panels. */
 final class Chart {
@@ -33,28 +32,17 @@ final class Chart {
 	}
 
 	static void write(Path file, String title, List<Panel> panels, int columns) throws IOException {
-		System.setProperty("java.awt.headless", "true");
 		int panelWidth = 700;
 		int panelHeight = 420;
 		int rows = (panels.size() + columns - 1) / columns;
 		int top = 50;
-		BufferedImage image = new BufferedImage(panelWidth * columns, top + panelHeight * rows,
-				BufferedImage.TYPE_INT_RGB);
-		Graphics2D g = image.createGraphics();
-		g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-		g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-		g.setColor(Color.WHITE);
-		g.fillRect(0, 0, image.getWidth(), image.getHeight());
-		g.setColor(Color.BLACK);
-		g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 20));
-		g.drawString(title, 20, 32);
+		Png png = new Png(panelWidth * columns, top + panelHeight * rows, title, 20, 20, 32);
 		for (int i = 0; i < panels.size(); i++) {
 			Rectangle area = new Rectangle((i % columns) * panelWidth, top + (i / columns) * panelHeight, panelWidth,
 					panelHeight);
-			draw(g, area, panels.get(i));
+			draw(png.graphics(), area, panels.get(i));
 		}
-		g.dispose();
-		ImageIO.write(image, "png", file.toFile());
+		png.write(file);
 	}
 
 	private static void draw(Graphics2D g, Rectangle area, Panel panel) {

@@ -84,7 +84,8 @@ final class ReportWriter {
 		writer.chart(chart);
 	}
 
-	private static Properties properties(Path file) throws IOException {
+	/** A properties file of the results; an absent file has no properties. */
+	static Properties properties(Path file) throws IOException {
 		Properties p = new Properties();
 		if (Files.exists(file)) {
 			try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {

@@ -1,9 +1,6 @@
 package io.github.ratelimit.benchmarks;
 
 import java.io.IOException;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,19 +59,9 @@ final class RouteComparisonReport {
 		this.rows = Tsv.read(results.resolve("routes.tsv"));
 		this.census = Tsv.read(results.resolve("routes-census.tsv"));
 		this.memory = Tsv.read(results.resolve("routes-memory.tsv"));
-		this.gateway = properties(results.resolve("routes-gateway.properties"));
-		this.settings = properties(results.resolve("routes.properties"));
+		this.gateway = ReportWriter.properties(results.resolve("routes-gateway.properties"));
+		this.settings = ReportWriter.properties(results.resolve("routes.properties"));
 		this.machine = machine;
-	}
-
-	private static Properties properties(Path file) throws IOException {
-		Properties p = new Properties();
-		if (Files.exists(file)) {
-			try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-				p.load(reader);
-			}
-		}
-		return p;
 	}
 
 	/**

@@ -18,15 +18,15 @@ import java.util.regex.Pattern;
 
 import io.github.ratelimit.benchmarks.Contenders.Scenario;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
-import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
+import io.github.ratelimit.gateway.redis.LuaScript;
 
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.core.io.ClassPathResource;
 
 /**
  * What the starter really sends to Redis, for the {@code redis-benchmark} ceiling: one check through the starter's
  * store while a {@code MONITOR} connection watches, giving the script's SHA, its keys and its arguments exactly as
- * sent; plus the script's text from the class path (the starter being measured), for SCRIPT LOAD.
+ * sent; plus the script's text as the starter joins it from its files on the class path (the starter being
+ * measured), for SCRIPT LOAD.
  */
 final class ScriptCapture {
 
@@ -91,9 +91,8 @@ final class ScriptCapture {
 				keys.add(key.replace(id, "__rand_int__"));
 			}
 			List<String> argv = command.subList(3 + numkeys, command.size());
-			String location = RedisRateLimitStore.SCRIPT_LOCATION;
-			Files.writeString(out.resolve("script.lua"),
-					new ClassPathResource(location).getContentAsString(StandardCharsets.UTF_8));
+			String location = LuaScript.RATE_LIMIT_FOLDER;
+			Files.writeString(out.resolve("script.lua"), LuaScript.rateLimit().text());
 			Properties p = new Properties();
 			p.setProperty("location", location);
 			p.setProperty("sha", command.get(1));
@@ -106,7 +105,7 @@ final class ScriptCapture {
 			// for the shell: one value per line
 			Files.write(out.resolve("script-command.txt"),
 					List.of(command.get(1), String.valueOf(numkeys), String.join(" ", keys), String.join(" ", argv),
-							location));
+							location, String.join(" ", LuaScript.RATE_LIMIT_SOURCES)));
 		}
 	}
 

@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 import org.awaitility.Awaitility;
@@ -92,6 +93,58 @@ final class RedisProcess {
             }
         }
         throw failure;
+    }
+
+    /** Creates the object of a server to start in a fresh directory on a free port (writing any files it needs). */
+    @FunctionalInterface
+    interface Factory<T> {
+
+        /**
+         * Creates the server's object; starts nothing.
+         *
+         * @param dir  its fresh temporary directory
+         * @param port its free port
+         * @return the server, not running yet
+         * @throws IOException if a file it needs cannot be written
+         */
+        T create(Path dir, int port) throws IOException;
+    }
+
+    /**
+     * Starts a server in a fresh temporary directory on a free port ({@link #startOnAFreePort}): creates it, adds it
+     * to {@code open} (the servers a shutdown hook kills), launches it while holding its lock, and closes it when it
+     * does not come up.
+     *
+     * @param prefix  the directory name's prefix, e.g. {@code redis-server-}
+     * @param open    the open servers of its type
+     * @param factory creates the server
+     * @param launch  launches it; throws {@link IllegalStateException} when it does not come up
+     * @param close   stops it and deletes its directory
+     * @param <T>     the server's type
+     * @return the running server
+     * @throws IllegalStateException if no attempt came up
+     * @throws UncheckedIOException  if the directory or a file in it cannot be written
+     */
+    static <T> T startInFreshDirectory(String prefix, Set<T> open, Factory<T> factory, Consumer<T> launch,
+            Consumer<T> close) {
+        return startOnAFreePort(() -> {
+            T server;
+            try {
+                server = factory.create(Files.createTempDirectory(prefix), freePorts(1)[0]);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot prepare a Redis server directory or port", e);
+            }
+            open.add(server);
+            try {
+                synchronized (server) {
+                    launch.accept(server);
+                }
+                return server;
+            } catch (IllegalStateException e) {
+                close.accept(server);
+                throw e;
+            }
+        });
     }
 
     static long launch(Path dir, int port, List<String> extraArgs) {

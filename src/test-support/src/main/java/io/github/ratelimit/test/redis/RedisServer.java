@@ -52,24 +52,8 @@ public final class RedisServer implements AutoCloseable {
      *                               of its log)
      */
     public static RedisServer start() {
-        return RedisProcess.startOnAFreePort(() -> {
-            RedisServer server;
-            try {
-                server = new RedisServer(Files.createTempDirectory("redis-server-"), RedisProcess.freePorts(1)[0]);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot prepare a Redis server directory or port", e);
-            }
-            OPEN.add(server);
-            try {
-                synchronized (server) {
-                    server.launch();
-                }
-                return server;
-            } catch (IllegalStateException e) {
-                server.close();
-                throw e;
-            }
-        });
+        return RedisProcess.startInFreshDirectory("redis-server-", OPEN, RedisServer::new, RedisServer::launch,
+                RedisServer::close);
     }
 
     /**

@@ -105,26 +105,11 @@ public final class SecureRedisServer implements AutoCloseable {
          * @throws IllegalStateException if {@code openssl} or {@code redis-server} fails or it does not come up
          */
         public SecureRedisServer start() {
-            return RedisProcess.startOnAFreePort(() -> {
-                SecureRedisServer server;
-                try {
-                    server = new SecureRedisServer(Files.createTempDirectory("redis-tls-"),
-                            RedisProcess.freePorts(1)[0]);
-                    OPEN.add(server);
-                    server.writeAclFile(users, defaultPassword);
-                } catch (IOException e) {
-                    throw new UncheckedIOException("cannot prepare a Redis server directory or port", e);
-                }
-                try {
-                    synchronized (server) {
-                        server.launch();
-                    }
-                    return server;
-                } catch (IllegalStateException e) {
-                    server.close();
-                    throw e;
-                }
-            });
+            return RedisProcess.startInFreshDirectory("redis-tls-", OPEN, (dir, port) -> {
+                SecureRedisServer server = new SecureRedisServer(dir, port);
+                server.writeAclFile(users, defaultPassword);
+                return server;
+            }, SecureRedisServer::launch, SecureRedisServer::close);
         }
     }
 

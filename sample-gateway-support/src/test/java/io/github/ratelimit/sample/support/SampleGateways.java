@@ -1,9 +1,10 @@
-package io.github.ratelimit.sample.mvc;
+package io.github.ratelimit.sample.support;
 
 import java.net.http.HttpClient;
 import java.time.Duration;
 
 import io.github.ratelimit.test.redis.TestRedis;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -11,12 +12,13 @@ import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.test.web.servlet.client.EntityExchangeResult;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
-/** Helpers shared by the tests: real HTTP clients and separately started gateway instances. */
-final class Gateways {
+/** Helpers of the samples' tests: real HTTP clients and separately started gateway instances. */
+public final class SampleGateways {
 
-	static final String API_KEY_HEADER = "X-API-Key";
+	/** The header the samples read API keys from. */
+	public static final String API_KEY_HEADER = "X-API-Key";
 
-	private Gateways() {
+	private SampleGateways() {
 	}
 
 	/**
@@ -25,7 +27,7 @@ final class Gateways {
 	 * @param port the port
 	 * @return the client
 	 */
-	static RestTestClient client(int port) {
+	public static RestTestClient client(int port) {
 		HttpClient http = HttpClient.newBuilder()
 			.version(HttpClient.Version.HTTP_1_1)
 			.connectTimeout(Duration.ofSeconds(5))
@@ -36,45 +38,39 @@ final class Gateways {
 	}
 
 	/**
-	 * A client for a context started by {@link #start(TestRedis, String...)}.
+	 * A client for a context started by {@link #start(Class, TestRedis, String...)}.
 	 * @param context the running context
 	 * @return the client
 	 */
-	static RestTestClient client(ConfigurableApplicationContext context) {
+	public static RestTestClient client(ConfigurableApplicationContext context) {
 		return client(port(context));
 	}
 
 	/**
-	 * A client of a context's management port, which listens on 127.0.0.1 only (application.yml).
+	 * The port a started context serves requests on.
 	 * @param context the running context
-	 * @return the client
+	 * @return the port
 	 */
-	static RestTestClient managementClient(ConfigurableApplicationContext context) {
-		return client(managementPort(context));
-	}
-
-	static int port(ConfigurableApplicationContext context) {
+	public static int port(ConfigurableApplicationContext context) {
 		return Integer.parseInt(context.getEnvironment().getRequiredProperty("local.server.port"));
 	}
 
-	static int managementPort(ConfigurableApplicationContext context) {
-		return Integer.parseInt(context.getEnvironment().getRequiredProperty("local.management.port"));
-	}
-
 	/**
-	 * Start one more instance of the sample gateway on random ports (requests and management), using the given Redis.
+	 * Start one more instance of a sample gateway on random ports (requests and management), using the given Redis.
 	 * Settings are passed as command-line arguments so they win over {@code application.yml}.
+	 * @param application the sample's application class
 	 * @param redis the Redis shared by the instances
 	 * @param extraArguments further {@code --name=value} arguments
 	 * @return the running context; close it when done
 	 */
-	static ConfigurableApplicationContext start(TestRedis redis, String... extraArguments) {
+	public static ConfigurableApplicationContext start(Class<?> application, TestRedis redis,
+			String... extraArguments) {
 		String[] base = { "--server.port=0", "--management.server.port=0", "--spring.main.banner-mode=off",
 				"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port() };
 		String[] arguments = new String[base.length + extraArguments.length];
 		System.arraycopy(base, 0, arguments, 0, base.length);
 		System.arraycopy(extraArguments, 0, arguments, base.length, extraArguments.length);
-		return new SpringApplicationBuilder(SampleGatewayMvcApplication.class).run(arguments);
+		return new SpringApplicationBuilder(application).run(arguments);
 	}
 
 	/**
@@ -84,7 +80,7 @@ final class Gateways {
 	 * @param apiKey the API key, or {@code null} for none
 	 * @return the exchange with the body as text
 	 */
-	static EntityExchangeResult<String> get(RestTestClient client, String path, String apiKey) {
+	public static EntityExchangeResult<String> get(RestTestClient client, String path, @Nullable String apiKey) {
 		return client.get()
 			.uri(path)
 			.headers((headers) -> {

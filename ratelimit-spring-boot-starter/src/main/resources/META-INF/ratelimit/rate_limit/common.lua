@@ -1,0 +1,70 @@
+-- Rate limit script: what every algorithm shares (the request's arguments, constants, helpers). The script is this
+-- folder's files joined in the order of LuaScript.RATE_LIMIT_SOURCES; its contract (KEYS, ARGV, replies) heads
+-- dispatch.lua.
+
+local MAX = 9007199254740992          -- 2^53: largest integer a double holds exactly; caps every output
+local MAX_TTL_MS = 315360000000       -- 10 years: PEXPIRE ceiling (a bucket that takes longer to refill expires full)
+local EPSILON = 1e-9                  -- tolerance in tokens against floating-point rounding of fractional tokens
+
+local now                             -- Redis time in microseconds, read once a check starts (a refund needs none)
+
+local operation = ARGV[1]
+local cost = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+local slot                            -- 'acquire', 'release' and 'abandon': the slot's id
+
+local function fmt(x)
+  return string.format('%.17g', x)
+end
+
+-- The reply of a redis.pcall that read a key of another type (WRONGTYPE) is a foreign key; any other error (an ACL
+-- user without the command or the key: "can't run this command", "can't access ... keys") is raised, so that a
+-- missing permission fails the check instead of reading as a full bucket.
+local function wrong_type(reply)
+  if string.find(reply.err, 'WRONGTYPE', 1, true) == nil then error(reply) end
+  return true
+end
+
+local function usable(x)   -- a finite number >= 0
+  return x ~= nil and x == x and x ~= math.huge and x >= 0
+end
+
+local function ttl_ms(ttl)   -- a TTL (ms) within what PEXPIRE takes: 1 .. MAX_TTL_MS
+  if ttl < 1 then return 1 end
+  if ttl > MAX_TTL_MS then return MAX_TTL_MS end
+  return ttl
+end
+
+local function expire(i, ttl)   -- KEYS[i]'s TTL (ms)
+  redis.call('PEXPIRE', KEYS[i], fmt(ttl_ms(ttl)))
+end
+
+local function put(i, value, ttl)   -- a string value and its TTL (ms), in one call
+  redis.call('SET', KEYS[i], value, 'PX', fmt(ttl_ms(ttl)))
+end
+
+-- The smallest whole wait w, from an estimate, for which fits(l, now + w) holds: the estimate corrected by up to three
+-- microseconds each way against float rounding (fits must never turn false as time passes).
+local function settle(l, w, fits)
+  local steps = 0
+  while w > 0 and steps < 3 and fits(l, now + w - 1) do w = w - 1; steps = steps + 1 end
+  steps = 0
+  while steps < 3 and not fits(l, now + w) do w = w + 1; steps = steps + 1 end
+  return w
+end
+
+-- Takes cost from a window's stored count 'c', floored at 0 (the window algorithms' refund).
+local function refund_count(l)
+  local c = tonumber(redis.call('HGET', KEYS[l.i], 'c'))
+  if c == nil or c ~= c then return 0 end
+  c = c - cost
+  if c < 0 then c = 0 end
+  redis.call('HSET', KEYS[l.i], 'c', fmt(c))
+  return 1
+end
+
+-- Each algorithm is a table of functions over a limit l = {i = its index in KEYS, capacity, refill, period}:
+-- read(l) loads its state; admits(l) tells whether it admits cost tokens now; wait(l) gives the microseconds until it
+-- does (called only when it does not); finish(l, allowed) consumes when allowed (writing the state and its TTL) and
+-- returns the whole tokens remaining and the ms until the whole capacity is available; refund(l) gives cost tokens
+-- back to the stored state and returns 1, or 0 when there is no state to change.

@@ -1,0 +1,219 @@
+-- The rate limit script's contract and its dispatcher. The script is the files of this folder joined in the order of
+-- LuaScript.RATE_LIMIT_SOURCES (common.lua, one file per algorithm, this one last) and loaded as one script: several
+-- limits, each enforced by its own algorithm, checked and consumed all-or-nothing, atomically (one script run covers
+-- every limit of a request); the same script takes token leases, gives back the tokens of an abandoned check and gives
+-- back a request's concurrency slots. Design notes: src/docs/design/redis-script.md.
+--
+-- KEYS[i]   state of limit i of one client in one endpoint group, i = 1 .. n (all KEYS share one hash tag, so one
+--           Cluster slot); then one more key per concurrency limit, in the order of those limits: the limit's hold
+--           statistics (KEYS[n + j] for the j-th concurrency limit)
+-- ARGV[1]   operation: 'check' (check and consume), 'acquire' (check and consume, and take a slot in every
+--           concurrency limit), 'lease' (check and consume, and take a lease of extra tokens for the instance to
+--           spend locally, giving back its previous lease; token buckets only), 'refund' (give back the tokens of an
+--           allowed check that the caller abandoned: it timed out and was decided without Redis, but Redis ran it
+--           anyway), 'release' (give back the slot of a request that completed in every concurrency limit, its hold
+--           time counted into the average, and refund tokens) or 'abandon' (the same for a slot the request never
+--           used: an abandoned or compensated check, a shutdown; its hold time is not counted)
+-- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund',
+--           'release' and 'abandon', the tokens to give back to each rate limit (0 for none). A concurrency limit
+--           counts one slot per request, whatever the cost.
+-- ARGV[3]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
+-- 'acquire', 'release' and 'abandon' only, ARGV[4]: the slot's id, unique per request and instance
+-- 'lease' only, ARGV[4..8]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
+--           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
+--           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
+--           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is
+--           none). The unspent tokens come back only while the previous lease runs (Redis time before its end); a
+--           lease given back at or after its end gives nothing back, its reservation only is released. A lease given
+--           back alone (cost 0, nothing wanted) under limits that read a bucket beyond empty (not that bucket's last
+--           limits) leaves that bucket as stored: nothing back, the reservation kept until it ends
+-- then, per limit, four values (from ARGV[4], ARGV[5] for 'acquire', 'release' and 'abandon', ARGV[9] for 'lease'):
+--           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
+--           refill period (microseconds, >= 1000)
+--   The algorithm codes (each in its own file):
+--   tb    token bucket: capacity tokens, refilled continuously with refill tokens per refill period
+--   swl   sliding window log: at most capacity tokens admitted in any window of one refill period (exact)
+--   swc   sliding window counter: the same, estimated from two fixed-window counts (approximate)
+--   fw    fixed window: at most capacity tokens per refill-period window, aligned to the Unix epoch
+--   cc    concurrency: at most capacity requests in flight; a slot not given back frees itself once it is one refill
+--         period old
+--   The window algorithms take capacity tokens per window, and a concurrency limit capacity slots; their refill
+--   tokens equal the capacity (not used here).
+-- An unknown operation or algorithm code (a window or concurrency limit in a lease, a concurrency limit in a 'check'
+-- of cost > 0), an argument count other than 3 + 4n (4 + 4n for 'acquire', 'release' and 'abandon', 8 + 4n for
+-- 'lease') or a key count other than n plus the concurrency limits is an error reply before any write.
+--
+-- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
+-- back never makes room at once (a window stays the stored one; a token bucket gets no refill); a token bucket within
+-- the step of empty is stored as empty at the earlier time, so it may regain at most the step's refill once the
+-- clock has caught up.
+--
+-- 'check' and 'acquire' return {allowed, then per limit: satisfied, remaining, retry_after_ms, reset_ms}, integers:
+--   allowed        1 if every limit admitted cost tokens (and cost was taken from each, and a slot from each
+--                  concurrency limit), else 0 (nothing taken)
+--   satisfied      1 if this limit alone admitted cost tokens (a concurrency limit: a free slot)
+--   remaining      whole tokens this limit would still admit now, after the decision (0 .. capacity); after a lease,
+--                  without the leased tokens; a concurrency limit: free slots
+--   retry_after_ms ms until this limit admits cost tokens (0 if satisfied): the smallest wait for which the same
+--                  admission rule, evaluated that much later, admits the request, so waiting exactly the returned time
+--                  succeeds (if nothing else consumes meanwhile). A concurrency limit: an estimate (see cc.wait)
+--   reset_ms       ms until this limit has its whole capacity available again (a concurrency limit: at the latest,
+--                  when the newest slot expires)
+-- 'lease' returns the same, then the tokens leased (0 .. wanted, the same from every limit, 0 when denied) and the
+--   lease's end (Redis time, microseconds; 0 when nothing was leased): the instance spends the leased tokens until
+--   then at most, and sends the three numbers of its lease back with its next 'lease' call (or alone, with cost 0
+--   and nothing wanted, when it drops the lease).
+-- Only an allowed request (or a returned lease, or a token bucket read beyond empty by a call of cost >= 1, or a
+-- released slot) writes. Every written key gets a TTL that ends when its state no longer matters (the bucket is full
+-- again, the log's newest entry has left the window, the counter no longer weighs, the window is over, the newest slot
+-- has expired, the hold statistics are an hour unused), so idle clients cost no memory.
+-- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
+-- left alone, and no TTL changes. 'release' and 'abandon' return the same, a concurrency limit counting when it held
+-- the slot and the slot had not expired.
+--
+-- State: one key per limit, its layout in the algorithm's file (the key names differ per algorithm, so one algorithm
+-- never reads another's state). Missing or corrupt state (nil, NaN, infinite, negative) is an unused limit: a full
+-- bucket, an empty window, no slot taken.
+
+local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw, cc = cc }
+
+local header = 3                       -- ARGV values before the limits
+if operation == 'lease' then
+  header = 8
+elseif operation == 'acquire' or operation == 'release' or operation == 'abandon' then
+  header = 4
+  slot = ARGV[4]
+elseif operation ~= 'check' and operation ~= 'refund' then
+  return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
+end
+if n == nil or #ARGV ~= header + 4 * n then
+  return redis.error_reply('ERR rate limit ' .. operation .. ' takes ' .. header .. ' + 4n arguments (n = '
+    .. tostring(ARGV[3]) .. ' limits), got ' .. #ARGV)
+end
+local limits = {}
+local slots = 0                        -- concurrency limits
+for i = 1, n do
+  local at = header + 4 * (i - 1) + 1
+  local code = ARGV[at]
+  local algorithm = ALGORITHMS[code]
+  if algorithm == nil or (operation == 'lease' and algorithm ~= tb) then
+    return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i
+      .. ' of a ' .. operation)
+  end
+  if operation == 'check' and algorithm == cc and cost ~= 0 then
+    return redis.error_reply('ERR concurrency limit ' .. i .. ' takes a slot: \'acquire\', not \'check\' (cost '
+      .. tostring(ARGV[2]) .. ')')
+  end
+  limits[i] = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
+                refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]) }
+  if algorithm == cc then
+    slots = slots + 1
+    limits[i].stats = n + slots
+  end
+end
+if #KEYS ~= n + slots then
+  return redis.error_reply('ERR rate limit ' .. operation .. ' takes n + ' .. slots .. ' keys (n = ' .. n
+    .. ' limits, ' .. slots .. ' of them concurrency limits), got ' .. #KEYS)
+end
+
+if operation == 'refund' then
+  local refunded = 0
+  for i = 1, n do
+    refunded = refunded + limits[i].algorithm.refund(limits[i])
+  end
+  return refunded
+end
+
+local time = redis.call('TIME')
+now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+
+if operation == 'release' or operation == 'abandon' then
+  local released = 0
+  for i = 1, n do
+    local l = limits[i]
+    if l.algorithm == cc then
+      released = released + cc.release(l)
+    elseif cost > 0 then
+      released = released + l.algorithm.refund(l)
+    end
+  end
+  return released
+end
+
+local allowed = 1
+for i = 1, n do
+  local l = limits[i]
+  l.algorithm.read(l)
+end
+
+local want, duration, returned, unused, returned_until = 0, 0, 0, 0, 0
+if operation == 'lease' then
+  want = tonumber(ARGV[4])
+  duration = tonumber(ARGV[5])
+  returned = tonumber(ARGV[6])
+  unused = tonumber(ARGV[7])
+  returned_until = tonumber(ARGV[8])
+  if not (usable(want) and usable(duration) and usable(returned) and usable(unused) and usable(returned_until))
+      or unused > returned then
+    return redis.error_reply('ERR rate limit lease takes whole numbers >= 0 (unused <= returned)')
+  end
+  -- the instance's previous lease ends (its start is its end less the duration)
+  if returned > 0 then
+    for i = 1, n do
+      tb.give_back(limits[i], returned, unused, returned_until - duration, returned_until, want)
+    end
+  end
+end
+
+for i = 1, n do
+  local l = limits[i]
+  l.satisfied = l.algorithm.admits(l)
+  if not l.satisfied then allowed = 0 end
+end
+
+-- A new lease: at most half of what every limit holds after this request, so leases shrink to nothing as a bucket
+-- nears empty and its last tokens are decided one request at a time.
+local granted = 0
+if operation == 'lease' and allowed == 1 and want >= 1 and duration >= 1 then
+  granted = want
+  for i = 1, n do
+    local room = math.floor((limits[i].available - cost) / 2 + EPSILON)
+    if room < granted then granted = room end
+  end
+  if granted < 0 then granted = 0 end
+end
+local lease_until = 0
+if operation == 'lease' and allowed == 1 then
+  lease_until = now + duration
+  for i = 1, n do
+    tb.lease(limits[i], granted, lease_until)
+  end
+end
+local consumes = allowed
+if operation == 'lease' then consumes = 0 end   -- taken above
+
+local result = { allowed }
+for i = 1, n do
+  local l = limits[i]
+  local satisfied = 1
+  local retry_ms = 0
+  if not l.satisfied then
+    satisfied = 0
+    retry_ms = math.ceil(l.algorithm.wait(l) / 1000)
+  end
+  local remaining, reset_ms = l.algorithm.finish(l, consumes)
+  if remaining > l.capacity then remaining = l.capacity end
+  if remaining < 0 then remaining = 0 end
+  if retry_ms > MAX then retry_ms = MAX end
+  if reset_ms > MAX then reset_ms = MAX end
+  result[#result + 1] = satisfied
+  result[#result + 1] = remaining
+  result[#result + 1] = retry_ms
+  result[#result + 1] = reset_ms
+end
+if operation == 'lease' then
+  result[#result + 1] = granted
+  if granted == 0 then lease_until = 0 end
+  result[#result + 1] = lease_until
+end
+return result

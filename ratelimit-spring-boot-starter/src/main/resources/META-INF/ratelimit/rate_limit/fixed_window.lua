@@ -1,0 +1,40 @@
+-- Fixed window ('fw'): at most capacity tokens per window of one period, windows aligned to multiples of the period
+-- since the Unix epoch.
+-- State in KEYS[i]: a hash {w = start of the window (microseconds), c = tokens admitted in it}.
+
+local fw = {}
+
+function fw.read(l)
+  local state = redis.call('HMGET', KEYS[l.i], 'w', 'c')
+  local w = tonumber(state[1])
+  local c = tonumber(state[2])
+  if not (usable(w) and usable(c)) then w = nil; c = 0 end
+  local t = now
+  if w ~= nil and w > t then t = w end   -- clock stepped back behind the stored window: still that window
+  l.start = t - math.fmod(t, l.period)
+  if w == l.start then l.used = c else l.used = 0 end
+end
+
+function fw.admits(l)
+  return cost <= l.capacity - l.used   -- not used + cost: that sum could round above 2^53
+end
+
+-- Nothing changes before the next window starts; then the count is 0. Exact.
+function fw.wait(l)
+  if cost > l.capacity then return MAX end
+  return l.start + l.period - now
+end
+
+function fw.finish(l, allowed)
+  if allowed == 1 and cost > 0 then
+    l.used = l.used + cost
+    redis.call('HSET', KEYS[l.i], 'w', fmt(l.start), 'c', fmt(l.used))
+    expire(l.i, math.ceil((l.start + l.period - now) / 1000))
+  end
+  local reset_ms = 0
+  if l.used > 0 then reset_ms = math.ceil((l.start + l.period - now) / 1000) end
+  return l.capacity - l.used, reset_ms
+end
+
+-- Takes cost from the window's count.
+fw.refund = refund_count
