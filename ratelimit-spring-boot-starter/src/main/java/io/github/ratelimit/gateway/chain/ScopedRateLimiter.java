@@ -2,14 +2,13 @@ package io.github.ratelimit.gateway.chain;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.ScopedLimits;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,8 +45,6 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 
 	private final ClientRateLimiter store;
 
-	private final Map<PlanLimits, ScopedLimits> splits = new ConcurrentHashMap<>();
-
 	/**
 	 * Wrap a store.
 	 * @param store checks, refunds and resets the limits of one {@link ClientKey} atomically (e.g. the Redis store)
@@ -69,7 +66,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.tryConsume(client, limits, cost);
 		}
-		ScopedLimits scoped = split(limits);
+		ScopedLimits scoped = limits.scoped();
 		ClientKey everyone = ClientKey.everyone(client.plan());
 		if (scoped.client() == null) {
 			return this.store.tryConsume(everyone, scoped.global(), cost)
@@ -107,7 +104,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.refund(client, limits, cost);
 		}
-		ScopedLimits scoped = split(limits);
+		ScopedLimits scoped = limits.scoped();
 		CompletableFuture<Void> shared = this.store.refund(ClientKey.everyone(client.plan()), scoped.global(), cost);
 		return (scoped.client() != null)
 				? CompletableFuture.allOf(this.store.refund(client, scoped.client(), cost), shared) : shared;
@@ -123,14 +120,9 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.reset(client, limits);
 		}
-		ScopedLimits scoped = split(limits);
+		ScopedLimits scoped = limits.scoped();
 		return (scoped.client() != null) ? this.store.reset(client, scoped.client())
 				: CompletableFuture.completedFuture(0L);
-	}
-
-	private ScopedLimits split(PlanLimits limits) {
-		ScopedLimits scoped = this.splits.get(limits);
-		return (scoped != null) ? scoped : this.splits.computeIfAbsent(limits, ScopedLimits::of);
 	}
 
 	/**

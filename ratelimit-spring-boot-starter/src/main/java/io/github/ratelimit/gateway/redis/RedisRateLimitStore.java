@@ -6,8 +6,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -93,11 +93,6 @@ public class RedisRateLimitStore
 	private final LuaScript script;
 
 	private final BucketKeys keys;
-
-	private final Map<PlanLimits, Arguments> argumentsCache = new ConcurrentHashMap<>();
-
-	/** The arguments used last: most gateways check one or two sets of limits over and over. */
-	private volatile Arguments lastArguments;
 
 	private volatile boolean running;
 
@@ -402,14 +397,8 @@ public class RedisRateLimitStore
 		this.executor.close();
 	}
 
-	private Arguments arguments(PlanLimits limits) {
-		Arguments last = this.lastArguments;
-		if (last != null && last.limits == limits) {
-			return last;
-		}
-		Arguments arguments = this.argumentsCache.computeIfAbsent(limits, Arguments::new);
-		this.lastArguments = arguments;
-		return arguments;
+	private static Arguments arguments(PlanLimits limits) {
+		return limits.compiled(Arguments.COMPILER);
 	}
 
 	/**
@@ -478,6 +467,9 @@ public class RedisRateLimitStore
 	 * encoded once.
 	 */
 	private static final class Arguments {
+
+		/** Compiles the arguments of a set of limits, once per {@link PlanLimits} object. */
+		static final Function<PlanLimits, Arguments> COMPILER = Arguments::new;
 
 		private static final byte[] REFUND_BYTES = REFUND.getBytes(StandardCharsets.UTF_8);
 
