@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
@@ -74,7 +74,7 @@ public class RateLimitsEndpoint {
 
 	private final PlanResolver plans;
 
-	private final ClientRateLimiter limiter;
+	private final RateLimitStore limiter;
 
 	private final RouteRateLimiter routes;
 
@@ -95,7 +95,7 @@ public class RateLimitsEndpoint {
 	 * @param access who may look up and reset single clients
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RouteRateLimiter routes, @Nullable OverLimitCache overLimitCache,
+			RateLimitStore limiter, RouteRateLimiter routes, @Nullable OverLimitCache overLimitCache,
 			RateLimitsEndpointProperties access) {
 		this.properties = properties;
 		this.limits = limits;

@@ -2,13 +2,13 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.util.List;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.gateway.chain.LeaseStore;
 import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
 import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
-import io.github.ratelimit.gateway.chain.RateLimitChecker;
+import io.github.ratelimit.gateway.chain.LimiterChain;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
 import io.github.ratelimit.gateway.chain.StoreShards;
@@ -163,9 +163,9 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean(ClientRateLimiter.class)
+	@ConditionalOnMissingBean(RateLimitStore.class)
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
-	RedisRateLimitStore rateLimitClientRateLimiter(ReactiveRedisConnectionFactory connectionFactory,
+	RedisRateLimitStore rateLimitStore(ReactiveRedisConnectionFactory connectionFactory,
 			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RedisScript<List<Long>> rateLimitScript,
 			RateLimitProperties properties) {
 		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
@@ -209,7 +209,7 @@ public final class RateLimitAutoConfiguration {
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(ClientRateLimiter.class)
+	@ConditionalOnBean(RateLimitStore.class)
 	ShardCircuitBreakers rateLimitCircuitBreakers(RateLimitProperties properties, ObjectProvider<StoreShards> shards,
 			ObjectProvider<CircuitBreakerRegistry> registry) {
 		RateLimitProperties.CircuitBreaker settings = properties.getCircuitBreaker();
@@ -237,15 +237,15 @@ public final class RateLimitAutoConfiguration {
 	/**
 	 * The token lease layer over a store that can lease (the Redis one): limits with a {@code lease} budget take
 	 * tokens ahead; every other check passes through. Not a default injection candidate, so that a
-	 * {@link ClientRateLimiter} parameter still means the store; the scopes layer asks for it by name.
+	 * {@link RateLimitStore} parameter still means the store; the scopes layer asks for it by name.
 	 */
 	@Bean(defaultCandidate = false)
 	@ConditionalOnMissingBean(name = "rateLimitLeasingRateLimiter")
 	@ConditionalOnBean(LeaseStore.class)
 	LeasingRateLimiter rateLimitLeasingRateLimiter(LeaseStore store, ShardCircuitBreakers rateLimitCircuitBreakers,
 			RateLimitProperties properties) {
-		if (!(store instanceof ClientRateLimiter leasingStore)) {
-			throw new IllegalStateException("The LeaseStore bean " + store + " is no ClientRateLimiter; define a bean "
+		if (!(store instanceof RateLimitStore leasingStore)) {
+			throw new IllegalStateException("The LeaseStore bean " + store + " is no RateLimitStore; define a bean "
 					+ "named rateLimitLeasingRateLimiter to combine it with the store");
 		}
 		return new LeasingRateLimiter(rateLimitCircuitBreakers.guard(leasingStore),
@@ -254,13 +254,13 @@ public final class RateLimitAutoConfiguration {
 
 	/**
 	 * The scopes layer over the store: adds limits with {@code scope: global} (the group-wide client). The store is
-	 * the application's {@link ClientRateLimiter} bean, the Redis one unless replaced, guarded by its shards'
+	 * the application's {@link RateLimitStore} bean, the Redis one unless replaced, guarded by its shards'
 	 * circuit breakers, under the token lease layer when there is one.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(ClientRateLimiter.class)
-	ScopedRateLimiter rateLimitScopedRateLimiter(ClientRateLimiter store, ShardCircuitBreakers rateLimitCircuitBreakers,
+	@ConditionalOnBean(RateLimitStore.class)
+	ScopedRateLimiter rateLimitScopedRateLimiter(RateLimitStore store, ShardCircuitBreakers rateLimitCircuitBreakers,
 			@Qualifier("rateLimitLeasingRateLimiter") ObjectProvider<LeasingRateLimiter> leasing) {
 		LeasingRateLimiter leases = leasing.getIfAvailable();
 		return new ScopedRateLimiter((leases != null) ? leases : rateLimitCircuitBreakers.guard(store));
@@ -269,7 +269,7 @@ public final class RateLimitAutoConfiguration {
 	/** This instance's share of every limit, deciding while Redis is unavailable. */
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(ClientRateLimiter.class)
+	@ConditionalOnBean(RateLimitStore.class)
 	LocalFallbackLimiter rateLimitLocalFallbackLimiter(RateLimitProperties properties,
 			ObjectProvider<InstanceCounter> instanceCounter) {
 		InstanceCounter counter = instanceCounter.getIfAvailable();
@@ -312,8 +312,8 @@ public final class RateLimitAutoConfiguration {
 	RouteRateLimiter rateLimitRouteRateLimiter(RateLimitProperties properties, LimitResolver limitResolver,
 			ClientKeyResolver clientKeyResolver, FailurePolicyLimiter failurePolicy,
 			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics) {
-		RateLimitChecker cache = overLimitCache.getIfAvailable();
-		RateLimitChecker chain = (cache != null) ? cache : failurePolicy;
+		LimiterChain cache = overLimitCache.getIfAvailable();
+		LimiterChain chain = (cache != null) ? cache : failurePolicy;
 		return new RouteRateLimiter(properties, limitResolver, clientKeyResolver, chain,
 				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * <p>This is the only place where the fail-closed rule is applied. The policy knows no reactive library: the shared
  * limiter answers a future, and one timer wheel times every pending check out.
  */
-public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
+public class FailurePolicyLimiter implements LimiterChain, AutoCloseable {
 
 	private static final AtomicIntegerFieldUpdater<PendingCheck> STATE = AtomicIntegerFieldUpdater
 		.newUpdater(PendingCheck.class, "state");
@@ -44,7 +44,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 
 	private static final int ABANDONED = 2;
 
-	private final ClientRateLimiter shared;
+	private final RateLimitStore shared;
 
 	private final LocalFallbackLimiter local;
 
@@ -70,7 +70,7 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	 * @param mode what requests that fail open get while the shared limiter is unavailable
 	 * @param listener told of check durations and store failures ({@link CheckListener#NONE} for nobody)
 	 */
-	public FailurePolicyLimiter(ClientRateLimiter shared, LocalFallbackLimiter local, Duration timeout,
+	public FailurePolicyLimiter(RateLimitStore shared, LocalFallbackLimiter local, Duration timeout,
 			FallbackMode mode, CheckListener listener) {
 		this.shared = shared;
 		this.local = local;

@@ -64,14 +64,14 @@ import org.springframework.context.SmartLifecycle;
  * authority, a lease is taken from the same bucket in the same atomic step as a request, and its tokens are reserved
  * in the bucket: over-admission is impossible by construction, and a lease is only an optimisation of who asks when.
  */
-public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
+public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeasingRateLimiter.class);
 
 	/** Longest wait at shutdown for the leases' unspent tokens to go back. */
 	private static final Duration RETURN_TIMEOUT = Duration.ofSeconds(2);
 
-	private final ClientRateLimiter store;
+	private final RateLimitStore store;
 
 	private final LeaseStore leaseStore;
 
@@ -92,7 +92,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	 * @param maxEntries most clients (per endpoint group) whose lease this instance keeps (at least 1)
 	 * @param <S> a store that can also lease
 	 */
-	public <S extends ClientRateLimiter & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries) {
+	public <S extends RateLimitStore & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries) {
 		this(store, duration, maxEntries, Ticker.systemTicker(), Scheduler.systemScheduler());
 	}
 
@@ -105,7 +105,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	 * @param scheduler what drops idle slots on time, rather than on the cache's next use
 	 * @param <S> a store that can also lease
 	 */
-	<S extends ClientRateLimiter & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries,
+	<S extends RateLimitStore & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries,
 			Ticker ticker, Scheduler scheduler) {
 		this.store = store;
 		this.leaseStore = store;
@@ -132,7 +132,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	 * The wrapped store.
 	 * @return the store
 	 */
-	public ClientRateLimiter getStore() {
+	public RateLimitStore getStore() {
 		return this.store;
 	}
 

@@ -25,9 +25,9 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * estimate. Bounded by a
  * Caffeine cache of {@code maxEntries}; entries expire at their Retry-After.
  */
-public class OverLimitCache implements RateLimitChecker {
+public class OverLimitCache implements LimiterChain {
 
-	private final RateLimitChecker next;
+	private final LimiterChain next;
 
 	private final CheckListener listener;
 
@@ -39,7 +39,7 @@ public class OverLimitCache implements RateLimitChecker {
 	 * @param maxEntries most denials remembered (at least 1)
 	 * @param listener told of the duration of every check answered from the cache
 	 */
-	public OverLimitCache(RateLimitChecker next, long maxEntries, CheckListener listener) {
+	public OverLimitCache(LimiterChain next, long maxEntries, CheckListener listener) {
 		this.next = next;
 		this.listener = listener;
 		this.denials = Caffeine.newBuilder().maximumSize(maxEntries).expireAfter(new Expiry<Key, Denial>() {

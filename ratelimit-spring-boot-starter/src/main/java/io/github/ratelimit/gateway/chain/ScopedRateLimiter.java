@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * <li>the client's own limits, under the client's key; a denial stops here, so a client over its own limit never
  * takes from the group-wide quota (the group-wide limits are then only read, with cost 0, for the header fields);</li>
  * <li>the global limits, under {@link ClientKey#everyone(String)}; if they deny, the client's limits are given back
- * ({@link ClientRateLimiter#refund}, and the slots of its concurrency limits released) before answering, so a denied
+ * ({@link RateLimitStore#refund}, and the slots of its concurrency limits released) before answering, so a denied
  * request takes nothing from any limit.</li>
  * </ol>
  * Both calls are futures chained without blocking; the second starts on the thread that completed the first. An
@@ -39,17 +39,17 @@ import org.slf4j.LoggerFactory;
  * over-admission). A refund that lands after a window ended (fixed window, sliding window counter) gives the tokens to
  * the new window: at most {@code cost} extra for that client, once per compensated request.
  */
-public class ScopedRateLimiter implements ClientRateLimiter {
+public class ScopedRateLimiter implements RateLimitStore {
 
 	private static final Logger logger = LoggerFactory.getLogger(ScopedRateLimiter.class);
 
-	private final ClientRateLimiter store;
+	private final RateLimitStore store;
 
 	/**
 	 * Wrap a store.
 	 * @param store checks, refunds and resets the limits of one {@link ClientKey} atomically (e.g. the Redis store)
 	 */
-	public ScopedRateLimiter(ClientRateLimiter store) {
+	public ScopedRateLimiter(RateLimitStore store) {
 		this.store = store;
 	}
 
@@ -57,7 +57,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 	 * The wrapped store.
 	 * @return the store
 	 */
-	public ClientRateLimiter getStore() {
+	public RateLimitStore getStore() {
 		return this.store;
 	}
 

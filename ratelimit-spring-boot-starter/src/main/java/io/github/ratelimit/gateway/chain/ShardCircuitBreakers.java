@@ -139,7 +139,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 * @return the guarded store; its {@code lease} fails with {@link UnsupportedOperationException} when the store
 	 * cannot lease
 	 */
-	public GuardedStore guard(ClientRateLimiter store) {
+	public GuardedStore guard(RateLimitStore store) {
 		return new GuardedStore(store);
 	}
 
@@ -278,11 +278,11 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 * The store with every call guarded by the breaker of the shard it goes to. Implements {@link LeaseStore} so that
 	 * the token lease layer can sit over it; {@code lease} is only called when the store leases.
 	 */
-	public final class GuardedStore implements ClientRateLimiter, LeaseStore {
+	public final class GuardedStore implements RateLimitStore, LeaseStore {
 
-		private final ClientRateLimiter store;
+		private final RateLimitStore store;
 
-		private GuardedStore(ClientRateLimiter store) {
+		private GuardedStore(RateLimitStore store) {
 			this.store = store;
 		}
 
@@ -316,7 +316,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		 * The store guarded.
 		 * @return the store
 		 */
-		public ClientRateLimiter getStore() {
+		public RateLimitStore getStore() {
 			return this.store;
 		}
 

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.LeaseStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
@@ -38,7 +38,7 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * {@link ClientRateLimiter} keeping every limit's state in Redis (token bucket, sliding window log, sliding window
+ * {@link RateLimitStore} keeping every limit's state in Redis (token bucket, sliding window log, sliding window
  * counter or fixed window, per {@link LimitDefinition#algorithm()}), checked and updated by one atomic Lua script
  * ({@value #SCRIPT_LOCATION}) per request, whatever mix of algorithms the request's limits use; the same script gives
  * back the tokens of an abandoned check. The store's job is the logic around the script: the keys
@@ -60,7 +60,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>Every call answers a future; no Reactor here.
  */
 public class RedisRateLimitStore
-		implements ClientRateLimiter, LeaseStore, StoreShards, SmartLifecycle, DisposableBean {
+		implements RateLimitStore, LeaseStore, StoreShards, SmartLifecycle, DisposableBean {
 
 	/** Class path location of the rate limit script (every algorithm, check and refund). */
 	public static final String SCRIPT_LOCATION = "META-INF/ratelimit/rate_limit.lua";

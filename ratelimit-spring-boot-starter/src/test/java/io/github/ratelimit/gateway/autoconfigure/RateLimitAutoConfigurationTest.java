@@ -8,7 +8,7 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
 import io.github.ratelimit.gateway.chain.StoreShards;
@@ -81,10 +81,10 @@ class RateLimitAutoConfigurationTest {
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
 			// the chain, layer by layer: store -> shard breakers -> leases -> scopes -> failure policy -> over-limit
 			// cache -> filter
-			assertThat(context).getBean("rateLimitClientRateLimiter").isInstanceOf(RedisRateLimitStore.class);
+			assertThat(context).getBean("rateLimitStore").isInstanceOf(RedisRateLimitStore.class);
 			LeasingRateLimiter leases = context.getBean("rateLimitLeasingRateLimiter", LeasingRateLimiter.class);
 			assertThat(leases.getStore()).isInstanceOfSatisfying(ShardCircuitBreakers.GuardedStore.class,
-					(guarded) -> assertThat(guarded.getStore()).isSameAs(context.getBean("rateLimitClientRateLimiter")));
+					(guarded) -> assertThat(guarded.getStore()).isSameAs(context.getBean("rateLimitStore")));
 			assertThat(context).hasSingleBean(ShardCircuitBreakers.class);
 			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isSameAs(leases);
 			assertThat(context).hasSingleBean(LocalFallbackLimiter.class);
@@ -124,15 +124,15 @@ class RateLimitAutoConfigurationTest {
 					"ratelimit.plans.anonymous.default[0].refill-tokens=60",
 					"ratelimit.plans.anonymous.default[0].refill-period=1m")
 			.run((context) -> assertThat(context).hasNotFailed()
-				.doesNotHaveBean(ClientRateLimiter.class)
+				.doesNotHaveBean(RateLimitStore.class)
 				.doesNotHaveBean(RateLimitGatewayFilterFactory.class));
 	}
 
 	@Test
 	void userBeansReplaceTheDefaults() {
 		this.runner.withUserConfiguration(UserBeans.class).run((context) -> {
-			// the user's store, under the starter's layers (the scopes layer is a ClientRateLimiter too)
-			assertThat(context).doesNotHaveBean("rateLimitClientRateLimiter").hasSingleBean(PlanResolver.class);
+			// the user's store, under the starter's layers (the scopes layer is a RateLimitStore too)
+			assertThat(context).doesNotHaveBean("rateLimitStore").hasSingleBean(PlanResolver.class);
 			// a store that cannot lease gets no lease layer
 			assertThat(context).doesNotHaveBean("rateLimitLeasingRateLimiter");
 			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isInstanceOfSatisfying(
@@ -209,13 +209,13 @@ class RateLimitAutoConfigurationTest {
 	@Configuration(proxyBeanMethods = false)
 	static class UserBeans {
 
-		static final ClientRateLimiter LIMITER = (client, limits, cost) -> CompletableFuture
+		static final RateLimitStore LIMITER = (client, limits, cost) -> CompletableFuture
 			.completedFuture(RateLimitDecision.unavailable(limits));
 
 		static final PlanResolver PLANS = (apiKey) -> Mono.empty();
 
 		@Bean
-		ClientRateLimiter myLimiter() {
+		RateLimitStore myLimiter() {
 			return LIMITER;
 		}
 

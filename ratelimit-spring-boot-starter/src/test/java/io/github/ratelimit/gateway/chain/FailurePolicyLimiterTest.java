@@ -101,7 +101,7 @@ class FailurePolicyLimiterTest {
 		RateLimitDecision denied = RateLimitDecision.shared(LIMITS, false,
 				List.of(new LimitStatus(LIMIT, false, 0, 100, 1000)));
 		List<CompletableFuture<RateLimitDecision>> late = new ArrayList<>();
-		ClientRateLimiter slow = new ClientRateLimiter() {
+		RateLimitStore slow = new RateLimitStore() {
 			@Override
 			public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 				CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
@@ -129,7 +129,7 @@ class FailurePolicyLimiterTest {
 	void aCancelledCheckThatLaterAllowedIsRefunded() {
 		AtomicInteger refunds = new AtomicInteger();
 		CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
-		ClientRateLimiter pending = new ClientRateLimiter() {
+		RateLimitStore pending = new RateLimitStore() {
 			@Override
 			public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 				FailurePolicyLimiterTest.this.calls.incrementAndGet();
@@ -164,18 +164,18 @@ class FailurePolicyLimiterTest {
 			.join();
 	}
 
-	private ClientRateLimiter failing() {
+	private RateLimitStore failing() {
 		return counting(() -> CompletableFuture.failedFuture(new IllegalStateException("down")));
 	}
 
-	private ClientRateLimiter counting(Supplier<CompletableFuture<RateLimitDecision>> result) {
+	private RateLimitStore counting(Supplier<CompletableFuture<RateLimitDecision>> result) {
 		return (client, limits, cost) -> {
 			this.calls.incrementAndGet();
 			return result.get();
 		};
 	}
 
-	private FailurePolicyLimiter limiter(ClientRateLimiter shared, FallbackMode mode) {
+	private FailurePolicyLimiter limiter(RateLimitStore shared, FallbackMode mode) {
 		FailurePolicyLimiter limiter = new FailurePolicyLimiter(this.breakers.guard(shared),
 				new LocalFallbackLimiter(100, () -> 1), Duration.ofMillis(50), mode, CheckListener.NONE);
 		this.limiters.add(limiter);

@@ -252,7 +252,7 @@ class LeasingRateLimiterTest {
 	}
 
 	/** The Redis store; notes the tokens of the last lease granted and completes when a lease goes back alone. */
-	private static final class ReturnWatchingStore implements ClientRateLimiter, LeaseStore {
+	private static final class ReturnWatchingStore implements RateLimitStore, LeaseStore {
 
 		final AtomicLong lastGranted = new AtomicLong();
 
@@ -304,7 +304,7 @@ class LeasingRateLimiterTest {
 	}
 
 	/** The Redis store, counting its script calls. */
-	private static final class CountingStore implements ClientRateLimiter, LeaseStore {
+	private static final class CountingStore implements RateLimitStore, LeaseStore {
 
 		final AtomicLong calls = new AtomicLong();
 

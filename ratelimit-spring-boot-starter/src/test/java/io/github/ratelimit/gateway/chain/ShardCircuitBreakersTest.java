@@ -67,7 +67,7 @@ class ShardCircuitBreakersTest {
 
 	private final AtomicInteger refundsToA = new AtomicInteger();
 
-	private final ClientRateLimiter store = new ClientRateLimiter() {
+	private final RateLimitStore store = new RateLimitStore() {
 		@Override
 		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
 			if (client.id().startsWith("a")) {
@@ -203,7 +203,7 @@ class ShardCircuitBreakersTest {
 		}
 		CircuitBreaker breaker = this.breakers.breaker("a");
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
-		ClientRateLimiter back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
+		RateLimitStore back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
 		assertThat(this.breakers.guard(back).tryConsume(ON_A, LIMITS, 1).join()).isEqualTo(ALLOWED);
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 		assertThat(breaker.getMetrics().getNumberOfFailedCalls()).as("the outage's failures are forgotten").isZero();
@@ -212,7 +212,7 @@ class ShardCircuitBreakersTest {
 
 	@Test
 	void failuresStillOpenTheBreakerAndASuccessBelowTheThresholdKeepsThem() {
-		ClientRateLimiter back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
+		RateLimitStore back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
 		ShardCircuitBreakers.GuardedStore down = this.breakers.guard(this.store);
 		ShardCircuitBreakers.GuardedStore up = this.breakers.guard(back);
 		CircuitBreaker breaker = this.breakers.breaker("a");
@@ -263,7 +263,7 @@ class ShardCircuitBreakersTest {
 		};
 		java.util.concurrent.atomic.AtomicBoolean connected = new java.util.concurrent.atomic.AtomicBoolean();
 		AtomicInteger sent = new AtomicInteger();
-		ClientRateLimiter store = (client, limits, cost) -> {
+		RateLimitStore store = (client, limits, cost) -> {
 			sent.incrementAndGet();
 			return connected.get() ? CompletableFuture.completedFuture(ALLOWED)
 					: CompletableFuture.failedFuture(new CompletionException(new NotConnected()));

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
@@ -79,7 +79,7 @@ public final class GatewayInstance implements AutoCloseable {
 	private final LeasingRateLimiter leasing;
 
 	/** With leases: the chain's outer layer, the scopes; else {@code null} (the script runs directly). */
-	private final ClientRateLimiter chain;
+	private final RateLimitStore chain;
 
 	/**
 	 * Connect, without leases.
@@ -109,7 +109,7 @@ public final class GatewayInstance implements AutoCloseable {
 		this.keys = new BucketKeys("acc").keysFor(Plan.CLIENT, this.limits);
 		this.arguments = RedisRateLimitStore.scriptArguments(this.limits);
 		if (used.on()) {
-			// as RateLimitAutoConfiguration: rateLimitClientRateLimiter (Lettuce executor), rateLimitLeasingRateLimiter,
+			// as RateLimitAutoConfiguration: rateLimitStore (Lettuce executor), rateLimitLeasingRateLimiter,
 			// rateLimitScopedRateLimiter
 			this.store = new RedisRateLimitStore(new TimingExecutor(new LettuceScriptExecutor(this.connectionFactory)),
 					this.script, new BucketKeys("acc"));

@@ -15,7 +15,7 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.benchmarks.Contenders.Scenario;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
@@ -325,7 +325,7 @@ public final class BenchmarkMain {
 				java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()));
 		p.setProperty("keys", String.valueOf(keys));
 		p.setProperty("starter-store-bean",
-				context.getBean("rateLimitClientRateLimiter", ClientRateLimiter.class).toString());
+				context.getBean("rateLimitStore", RateLimitStore.class).toString());
 		// the chain's layers as the filter has them, outermost first
 		String chain = (context.getBeanProvider(OverLimitCache.class).getIfAvailable() != null)
 				? OverLimitCache.class.getSimpleName() + " -> " : "";

@@ -9,10 +9,10 @@ import io.github.bucket4j.distributed.AsyncBucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
 import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
-import io.github.ratelimit.gateway.chain.RateLimitChecker;
+import io.github.ratelimit.gateway.chain.LimiterChain;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.RateLimitRequest;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
@@ -98,8 +98,8 @@ final class Contenders {
 			.getBean(io.github.ratelimit.gateway.chain.ShardCircuitBreakers.class)
 			.breaker(io.github.ratelimit.gateway.chain.StoreShards.SINGLE_SHARD);
 		// the chain's entry as the filter has it: the over-limit cache in front of the failure policy, if enabled
-		RateLimitChecker chain = context.getBeanProvider(OverLimitCache.class).getIfAvailable(() -> null);
-		RateLimitChecker checker = (chain != null) ? chain : limiter;
+		LimiterChain chain = context.getBeanProvider(OverLimitCache.class).getIfAvailable(() -> null);
+		LimiterChain checker = (chain != null) ? chain : limiter;
 		PlanLimits limits = context.getBean(LimitResolver.class).limitsFor(BenchContext.PLAN, group(scenario));
 		ClientKey[] clients = clients(scenario, keys);
 		return new Contender() {
@@ -126,9 +126,9 @@ final class Contenders {
 		};
 	}
 
-	/** The starter's Redis store alone (the {@link ClientRateLimiter} bean), without the failure policy. */
+	/** The starter's Redis store alone (the {@link RateLimitStore} bean), without the failure policy. */
 	static Contender starterStore(ConfigurableApplicationContext context, Scenario scenario, int keys) {
-		ClientRateLimiter limiter = context.getBean("rateLimitClientRateLimiter", ClientRateLimiter.class);
+		RateLimitStore limiter = context.getBean("rateLimitStore", RateLimitStore.class);
 		PlanLimits limits = context.getBean(LimitResolver.class).limitsFor(BenchContext.PLAN, group(scenario));
 		ClientKey[] clients = clients(scenario, keys);
 		return new Contender() {

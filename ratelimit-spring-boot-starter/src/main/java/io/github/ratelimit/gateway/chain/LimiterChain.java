@@ -8,7 +8,7 @@ import java.util.concurrent.CompletableFuture;
  * auto-configuration hands the outermost one to the front end.
  */
 @FunctionalInterface
-public interface RateLimitChecker {
+public interface LimiterChain {
 
 	/**
 	 * Decide a request.

@@ -15,7 +15,7 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * bean of this type.
  */
 @FunctionalInterface
-public interface ClientRateLimiter {
+public interface RateLimitStore {
 
 	/**
 	 * Check and consume.
