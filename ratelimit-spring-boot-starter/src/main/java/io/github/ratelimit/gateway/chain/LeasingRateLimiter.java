@@ -15,6 +15,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,16 +65,16 @@ import org.springframework.context.SmartLifecycle;
  * authority, a lease is taken from the same bucket in the same atomic step as a request, and its tokens are reserved
  * in the bucket: over-admission is impossible by construction, and a lease is only an optimisation of who asks when.
  */
-public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
+public class LeasingRateLimiter implements StoreLayer, SmartLifecycle {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeasingRateLimiter.class);
 
 	/** Longest wait at shutdown for the leases' unspent tokens to go back. */
 	private static final Duration RETURN_TIMEOUT = Duration.ofSeconds(2);
 
-	private final RateLimitStore store;
+	private final StoreLayer store;
 
-	private final LeaseStore leaseStore;
+	private final int phase;
 
 	private final long durationNanos;
 
@@ -107,8 +108,8 @@ public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
 	 */
 	<S extends RateLimitStore & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries,
 			Ticker ticker, Scheduler scheduler) {
-		this.store = store;
-		this.leaseStore = store;
+		this.store = StoreLayer.of(store);
+		this.phase = phaseOver(store);
 		this.durationNanos = duration.toNanos();
 		this.durationMicros = Math.max(1, duration.toNanos() / 1000);
 		this.ticker = ticker;
@@ -128,19 +129,12 @@ public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
 			.build();
 	}
 
-	/**
-	 * The wrapped store.
-	 * @return the store
-	 */
-	public RateLimitStore getStore() {
-		return this.store;
-	}
-
 	@Override
-	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
+			PlanLimits limits, long cost) {
 		long leaseTokens = limits.leaseTokens();
 		if (leaseTokens == 0 || cost == 0 || cost > leaseTokens) {
-			return this.store.tryConsume(client, limits, cost);
+			return this.store.tryConsume(deadline, client, limits, cost);
 		}
 		SlotKey key = new SlotKey(client, limits.group());
 		long now = this.ticker.read();
@@ -153,7 +147,7 @@ public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
 				// them (under the old ones, the buckets' state written under the new ones would read as beyond full)
 				this.slots.asMap().remove(key, slot);
 				returnLease(client, slot, limits);
-				return tryConsume(client, limits, cost);
+				return tryConsume(deadline, client, limits, cost);
 			}
 			slot.seen++;
 			RateLimitDecision leased = slot.spend(cost, now);
@@ -163,16 +157,17 @@ public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
 			if (slot.taking || slot.first) {
 				// a lease call is out, or this is the first request seen: an exact check
 				slot.first = false;
-				return this.store.tryConsume(client, limits, cost);
+				return this.store.tryConsume(deadline, client, limits, cost);
 			}
 			wanted = slot.wanted(now, leaseTokens, this.durationNanos);
 			previous = slot.end();
 			if (wanted == 0 && previous == LeaseStore.ReturnedLease.NONE) {
-				return this.store.tryConsume(client, limits, cost);
+				return this.store.tryConsume(deadline, client, limits, cost);
 			}
 			slot.taking = true;
 		}
-		return Futures.call(() -> this.leaseStore.lease(client, limits, cost, wanted, this.durationMicros, previous))
+		return Futures
+			.call(() -> this.store.lease(deadline, client, limits, cost, wanted, this.durationMicros, previous))
 			.whenComplete((lease, ex) -> {
 				synchronized (slot) {
 					slot.taking = false;
@@ -258,7 +253,17 @@ public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
 	 */
 	@Override
 	public int getPhase() {
-		return (this.store instanceof Phased phased) ? phased.getPhase() + 1 : 1;
+		return this.phase;
+	}
+
+	/**
+	 * The phase of a life cycle over a store: one above the store's, so that it stops while the store still runs.
+	 * @param store the store (the breakers' guard passes its store's phase on)
+	 * @return the phase
+	 */
+	static int phaseOver(Object store) {
+		int below = (store instanceof Phased phased) ? phased.getPhase() : 0;
+		return (below < Integer.MAX_VALUE) ? below + 1 : below;
 	}
 
 	/** Ends the slot's lease and gives it back under its own limits; completes normally whatever the outcome. */
@@ -281,7 +286,7 @@ public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
 		if (lease.granted() == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
-		return Futures.call(() -> this.leaseStore.lease(client, limits, 0, 0, this.durationMicros, lease))
+		return Futures.call(() -> this.store.lease(null, client, limits, 0, 0, this.durationMicros, lease))
 			.handle((ignored, ex) -> {
 				if (ex != null) {
 					logger.debug("Giving back {} unspent leased tokens of group '{}' failed: {}", lease.unused(),
@@ -308,7 +313,7 @@ public class LeasingRateLimiter implements RateLimitStore, SmartLifecycle {
 
 	@Override
 	public String toString() {
-		return "LeasingRateLimiter[" + this.store + "]";
+		return "LeasingRateLimiter -> " + this.store;
 	}
 
 	/** One client in one endpoint group. */

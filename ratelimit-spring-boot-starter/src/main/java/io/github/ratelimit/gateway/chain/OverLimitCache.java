@@ -73,7 +73,9 @@ public class OverLimitCache implements LimiterChain {
 			this.listener.recordCheck(remembered.source(), System.nanoTime() - start);
 			return CompletableFuture.completedFuture(remembered);
 		}
-		CompletableFuture<RateLimitDecision> decision = this.next.check(request);
+		// one clock per check: the failure policy's deadline counts from this start
+		CompletableFuture<RateLimitDecision> decision = (this.next instanceof FailurePolicyLimiter policy)
+				? policy.check(request, start) : this.next.check(request);
 		decision.thenAccept((answer) -> {
 			if (!answer.allowed()) {
 				remember(request.client(), request.limits(), request.cost(), start, answer);

@@ -9,6 +9,7 @@ import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.limits.ScopedLimits;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,48 +40,41 @@ import org.slf4j.LoggerFactory;
  * over-admission). A refund that lands after a window ended (fixed window, sliding window counter) gives the tokens to
  * the new window: at most {@code cost} extra for that client, once per compensated request.
  */
-public class ScopedRateLimiter implements RateLimitStore {
+public class ScopedRateLimiter implements StoreLayer {
 
 	private static final Logger logger = LoggerFactory.getLogger(ScopedRateLimiter.class);
 
-	private final RateLimitStore store;
+	private final StoreLayer store;
 
 	/**
 	 * Wrap a store.
 	 * @param store checks, refunds and resets the limits of one {@link ClientKey} atomically (e.g. the Redis store)
 	 */
 	public ScopedRateLimiter(RateLimitStore store) {
-		this.store = store;
-	}
-
-	/**
-	 * The wrapped store.
-	 * @return the store
-	 */
-	public RateLimitStore getStore() {
-		return this.store;
+		this.store = StoreLayer.of(store);
 	}
 
 	@Override
-	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
+			PlanLimits limits, long cost) {
 		if (!limits.hasGlobalLimits()) {
-			return this.store.tryConsume(client, limits, cost);
+			return this.store.tryConsume(deadline, client, limits, cost);
 		}
 		ScopedLimits scoped = limits.scoped();
 		ClientKey everyone = ClientKey.everyone(client.plan());
 		if (scoped.client() == null) {
-			return this.store.tryConsume(everyone, scoped.global(), cost)
+			return this.store.tryConsume(deadline, everyone, scoped.global(), cost)
 				.thenApply((shared) -> decision(scoped, shared.allowed(), null, shared.statuses())
 					.withSlots(shared.slots()));
 		}
-		return this.store.tryConsume(client, scoped.client(), cost).thenCompose((own) -> {
+		return this.store.tryConsume(deadline, client, scoped.client(), cost).thenCompose((own) -> {
 			if (!own.allowed()) {
 				// denied by its own limits: the group-wide quota is only read (cost 0), for the header fields
-				return this.store.tryConsume(everyone, scoped.global(), 0)
+				return this.store.tryConsume(deadline, everyone, scoped.global(), 0)
 					.handle((shared, ex) -> decision(scoped, false, own.statuses(),
 							(ex != null) ? null : shared.statuses()));
 			}
-			return Futures.call(() -> this.store.tryConsume(everyone, scoped.global(), cost)).handle((shared, ex) -> {
+			return Futures.call(() -> this.store.tryConsume(deadline, everyone, scoped.global(), cost)).handle((shared, ex) -> {
 				if (ex != null) {
 					return giveBack(client, scoped.client(), cost, own)
 						.thenCompose((ignored) -> CompletableFuture.<RateLimitDecision>failedFuture(Futures.unwrap(ex)));
@@ -156,7 +150,7 @@ public class ScopedRateLimiter implements RateLimitStore {
 
 	@Override
 	public String toString() {
-		return "ScopedRateLimiter[" + this.store + "]";
+		return "ScopedRateLimiter -> " + this.store;
 	}
 
 }

@@ -20,9 +20,9 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.circuitbreaker.IllegalStateTransitionException;
-import io.netty.util.Timeout;
-import io.netty.util.Timer;
-import io.netty.util.TimerTask;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.context.Phased;
 
 /**
  * One Resilience4j circuit breaker per {@linkplain StoreShards shard} of the shared store, so that a failed Redis
@@ -81,34 +81,46 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 	private final Map<String, Shard> breakers = new ConcurrentHashMap<>();
 
-	private final Duration timeout;
+	/** Times the calls made outside a check (a reset, a lease given back); a check's calls wait on its deadline. */
+	private final Deadlines deadlines;
 
-	private final long timeoutNanos;
-
-	private final Timer timer;
+	/** Whether {@link #deadlines} is this object's own, to close with it. */
+	private final boolean ownDeadlines;
 
 	/** Stops the store's calls of {@link #connected}. */
 	private final AutoCloseable connectedListener;
 
 	/**
-	 * Create the breakers of a store's shards.
+	 * Create the breakers of a store's shards, with a timer of their own for calls made outside a check (tests).
 	 * @param shards the store's shards; {@code null} for a store that is not split (one shard,
 	 * {@link StoreShards#SINGLE_SHARD})
 	 * @param registry the registry breakers are found in or added to (so its metrics and events cover them)
 	 * @param name the single shard's breaker name; a Cluster master's breaker is named {@code name@host:port}
 	 * @param config the settings of breakers the registry does not hold yet
-	 * @param timeout longest wait for a store call before it counts as failed (positive; the failure policy's
-	 * {@code redis-timeout})
+	 * @param timeout longest wait for a store call made outside a check before it counts as failed (positive)
 	 */
-	public ShardCircuitBreakers(StoreShards shards, CircuitBreakerRegistry registry, String name,
+	ShardCircuitBreakers(@Nullable StoreShards shards, CircuitBreakerRegistry registry, String name,
 			CircuitBreakerConfig config, Duration timeout) {
+		this(shards, registry, name, config, new Deadlines(timeout), true);
+	}
+
+	/**
+	 * Create the breakers of a store's shards.
+	 * @param shards the store's shards; {@code null} for a store that is not split
+	 * @param registry the registry breakers are found in or added to
+	 * @param name the single shard's breaker name
+	 * @param config the settings of breakers the registry does not hold yet
+	 * @param deadlines the failure policy's deadlines, timing the calls made outside a check
+	 * @param ownDeadlines whether to close {@code deadlines} with this object
+	 */
+	ShardCircuitBreakers(@Nullable StoreShards shards, CircuitBreakerRegistry registry, String name,
+			CircuitBreakerConfig config, Deadlines deadlines, boolean ownDeadlines) {
 		this.shards = (shards != null) ? shards : SingleShard.INSTANCE;
 		this.registry = registry;
 		this.name = name;
 		this.config = config;
-		this.timeout = timeout;
-		this.timeoutNanos = timeout.toNanos();
-		this.timer = CheckTimer.newTimer(timeout, "ratelimit-shard-timeouts");
+		this.deadlines = deadlines;
+		this.ownDeadlines = ownDeadlines;
 		// the single shard's breaker exists from the start (in the registry, for its meters); it also takes the calls
 		// made before a Cluster's topology is known
 		breaker(StoreShards.SINGLE_SHARD);
@@ -139,7 +151,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 * @return the guarded store; its {@code lease} fails with {@link UnsupportedOperationException} when the store
 	 * cannot lease
 	 */
-	public GuardedStore guard(RateLimitStore store) {
+	GuardedStore guard(RateLimitStore store) {
 		return new GuardedStore(store);
 	}
 
@@ -223,10 +235,12 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		return !(all.size() == 1 && all.contains(StoreShards.SINGLE_SHARD));
 	}
 
-	/** Stop the timer thread, and stop listening to the store's connections. */
+	/** Stop listening to the store's connections (and stop the timer, if it is this object's own). */
 	@Override
 	public void close() {
-		this.timer.stop();
+		if (this.ownDeadlines) {
+			this.deadlines.close();
+		}
 		try {
 			this.connectedListener.close();
 		}
@@ -235,21 +249,21 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		}
 	}
 
-	private <T> CompletableFuture<T> call(ClientKey client, PlanLimits limits, Supplier<CompletableFuture<T>> call) {
+	private <T> CompletableFuture<T> call(@Nullable Deadline deadline, ClientKey client, PlanLimits limits,
+			Supplier<CompletableFuture<T>> call) {
 		Shard shard = shard(this.shards.shardOf(client, limits));
 		if (!shard.breaker.tryAcquirePermission()) {
 			return CompletableFuture
 				.failedFuture(CallNotPermittedException.createCallNotPermittedException(shard.breaker));
 		}
-		GuardedCall<T> guarded = new GuardedCall<>(shard);
+		GuardedCall<T> guarded = new GuardedCall<>(shard, deadline);
 		CompletableFuture<T> future = Futures.call(call);
 		if (!future.isDone()) {
-			guarded.timeout = this.timer.newTimeout(guarded, this.timeoutNanos, TimeUnit.NANOSECONDS);
+			guarded.waitOn(deadline);
 		}
 		// the caller's callbacks run after the outcome is recorded
 		return future.whenComplete(guarded);
 	}
-
 
 	/**
 	 * Whether recording one more success could bring a closed breaker's failure rate to its threshold: only when the
@@ -278,7 +292,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 * The store with every call guarded by the breaker of the shard it goes to. Implements {@link LeaseStore} so that
 	 * the token lease layer can sit over it; {@code lease} is only called when the store leases.
 	 */
-	public final class GuardedStore implements RateLimitStore, LeaseStore {
+	final class GuardedStore implements StoreLayer, LeaseStore, Phased {
 
 		private final RateLimitStore store;
 
@@ -287,18 +301,25 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		}
 
 		@Override
-		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
-			return call(client, limits, () -> this.store.tryConsume(client, limits, cost));
+		public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
+				PlanLimits limits, long cost) {
+			return call(deadline, client, limits, () -> this.store.tryConsume(client, limits, cost));
 		}
 
 		@Override
 		public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
 				long durationMicros, ReturnedLease previous) {
+			return lease(null, client, limits, cost, wanted, durationMicros, previous);
+		}
+
+		@Override
+		public CompletableFuture<Lease> lease(@Nullable Deadline deadline, ClientKey client, PlanLimits limits,
+				long cost, long wanted, long durationMicros, ReturnedLease previous) {
 			if (!(this.store instanceof LeaseStore leases)) {
-				return CompletableFuture.failedFuture(
-						new UnsupportedOperationException(this.store + " cannot lease tokens"));
+				return StoreLayer.super.lease(deadline, client, limits, cost, wanted, durationMicros, previous);
 			}
-			return call(client, limits, () -> leases.lease(client, limits, cost, wanted, durationMicros, previous));
+			return call(deadline, client, limits,
+					() -> leases.lease(client, limits, cost, wanted, durationMicros, previous));
 		}
 
 		/** Sent whatever the breaker's state (see the class comment); its outcome is not recorded. */
@@ -309,49 +330,63 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 		@Override
 		public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
-			return call(client, limits, () -> this.store.reset(client, limits));
+			return call(null, client, limits, () -> this.store.reset(client, limits));
 		}
 
-		/**
-		 * The store guarded.
-		 * @return the store
-		 */
-		public RateLimitStore getStore() {
-			return this.store;
+		/** The store's phase, so that a life cycle over the guard stops before the store. */
+		@Override
+		public int getPhase() {
+			return (this.store instanceof Phased phased) ? phased.getPhase() : 0;
 		}
 
 		@Override
 		public String toString() {
-			return "ShardCircuitBreakers.GuardedStore[" + this.store + "]";
+			return "ShardCircuitBreakers -> " + this.store;
 		}
 
 	}
 
-	/** One guarded call: its outcome is recorded once, by its answer or by the timeout, whichever comes first. */
-	private final class GuardedCall<T> implements BiConsumer<T, Throwable>, TimerTask {
+	/**
+	 * One guarded call: its outcome is recorded once, by its answer or when the deadline it waits on passes,
+	 * whichever comes first; its duration is measured from its check's start.
+	 */
+	private final class GuardedCall<T> implements BiConsumer<T, Throwable>, Runnable {
 
 		private final Shard shard;
 
-		private final long start = System.nanoTime();
+		private final long start;
 
 		/** The shard's {@link Shard#connections} when the call was sent. */
 		private final int connectionsAtStart;
 
 		volatile int state = PENDING;
 
-		volatile Timeout timeout;
+		/** A deadline of the call's own (made outside a check, or after its check's deadline passed). */
+		private volatile @Nullable Deadline own;
 
-		GuardedCall(Shard shard) {
+		GuardedCall(Shard shard, @Nullable Deadline check) {
 			this.shard = shard;
+			this.start = (check != null) ? check.startNanos() : System.nanoTime();
 			this.connectionsAtStart = shard.connections;
+		}
+
+		/** Wait on the check's deadline; a call outside a check, or after its deadline, on one of its own. */
+		void waitOn(@Nullable Deadline check) {
+			if (check != null && check.onPassed(this)) {
+				return;
+			}
+			Deadline deadline = ShardCircuitBreakers.this.deadlines.startedAt(this.start);
+			this.own = deadline;
+			deadline.onPassed(this);
+			deadline.schedule(null);
 		}
 
 		@Override
 		public void accept(T result, Throwable error) {
 			if (STATE.compareAndSet(this, PENDING, RECORDED)) {
-				Timeout timer = this.timeout;
-				if (timer != null) {
-					timer.cancel();
+				Deadline deadline = this.own;
+				if (deadline != null) {
+					deadline.cancel();
 				}
 				long elapsed = System.nanoTime() - this.start;
 				if (error != null) {
@@ -376,11 +411,12 @@ public class ShardCircuitBreakers implements AutoCloseable {
 			}
 		}
 
+		/** The deadline passed (on a pool thread, before the failure policy decides without the store). */
 		@Override
-		public void run(Timeout expired) {
+		public void run() {
 			if (STATE.compareAndSet(this, PENDING, RECORDED)) {
-				this.shard.onError(System.nanoTime() - this.start,
-						new TimeoutException("No answer from the store within " + ShardCircuitBreakers.this.timeout));
+				this.shard.onError(System.nanoTime() - this.start, new TimeoutException("No answer from the store within "
+						+ ShardCircuitBreakers.this.deadlines.timeout()));
 			}
 		}
 
