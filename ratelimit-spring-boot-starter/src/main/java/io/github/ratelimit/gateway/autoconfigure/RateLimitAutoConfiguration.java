@@ -61,8 +61,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code RateLimitServerMvcAutoConfiguration} (Gateway Server MVC), each only with its own server.
  *
  * <p>Active when reactive Spring Data Redis is on the class path (the starter brings it; it needs no web server) and
- * a {@link ReactiveRedisConnectionFactory} exists. Every bean can be replaced by declaring one of the same type. The
- * starter defines none of Gateway's own {@code RateLimiter}/{@code KeyResolver} types, so it never clashes with
+ * a {@link ReactiveRedisConnectionFactory} exists. Every bean can be replaced by declaring one of the same type; the
+ * chain's layers are no beans: they are built by {@link LimiterChainBuilder} over the {@link RateLimitStore} bean and
+ * changed through {@link LimiterChainCustomizer} beans. The starter defines none of Gateway's own {@code RateLimiter}/{@code KeyResolver} types, so it never clashes with
  * Gateway's {@code RequestRateLimiter} beans.
  *
  * <p>Off with {@code ratelimit.enabled=false}, like the starter's other auto-configurations; then

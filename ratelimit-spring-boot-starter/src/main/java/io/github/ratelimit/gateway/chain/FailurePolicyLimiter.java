@@ -12,19 +12,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The failure policy around the shared limiter. Every check runs under a timeout; when it fails (error, timeout, or
- * the {@linkplain ShardCircuitBreakers circuit breaker} of the store shard holding the client's buckets is open):
+ * The failure policy around the shared limiter. Every check has one deadline ({@code ratelimit.redis-timeout}, from
+ * the check's start); when the check fails (error, deadline passed, or the {@linkplain ShardCircuitBreakers circuit
+ * breaker} of the store shard holding the client's buckets is open):
  * <ul>
  * <li>requests that {@linkplain RateLimitRequest#failClosed() fail closed} (critical routes) get
  * {@link RateLimitDecision#failedClosed}, which the front end answers with 503;</li>
  * <li>the others fail open: the {@link LocalFallbackLimiter local fallback} decides with this instance's share of
  * each limit, or, with {@link FallbackMode#ALLOW}, the request is let through unchecked.</li>
  * </ul>
- * The breakers are per shard and sit right over the store, so a failed Redis Cluster master sends only its own
- * clients here; while a shard's breaker is open its checks make no Redis call and cost a few microseconds.
- *
- * <p>This is the only place where the fail-closed rule is applied. The policy knows no reactive library: the shared
- * limiter answers a future, and one timer wheel times every pending check out.
+ * When the deadline passes, the breakers record the store calls still out as failed first, then the policy decides.
+ * A check abandoned (deadline or cancellation) that the store later allows is refunded. This is the only place where
+ * the fail-closed rule is applied.
  */
 final class FailurePolicyLimiter implements LimiterChain, AutoCloseable {
 

@@ -34,36 +34,21 @@ import org.springframework.context.SmartLifecycle;
  * requests.</li>
  * <li>A later request that finds no lease asks the store for its own cost plus a lease: as many tokens as the client
  * sent in one lease duration at its recent rate here, at most the budget ({@link PlanLimits#leaseTokens()}); the
- * store grants at most half of what every bucket holds after the request, so near an empty bucket leases shrink to
- * nothing and the last tokens are decided one request at a time by the store. The same call gives back the previous
+ * store grants at most half of what every bucket holds after the request. The same call gives back the previous
  * lease's unspent tokens. While that call is out, the client's other requests are exact checks.</li>
  * <li>While the lease has tokens and has not ended ({@code ratelimit.leases.duration} after the call was sent), the
  * client's requests are allowed from it, without a store call ({@link RateLimitDecision.Source#LEASED}).</li>
  * </ol>
  *
- * <p>What it costs and what it cannot do: leased tokens are consumed in the store when taken, and the store does not
- * refill a bucket past the tokens its leases hold until they end, so the instances together never admit more than
- * the limit (no interval sees more than capacity + refill over it). The price is under-admission: a lease's unspent
- * tokens are unavailable to the other instances until they go back (at most the budget per instance), which they do
- * only while the lease runs: with the next lease call for the client, on the client's next request after the limits
- * were refreshed (a new set of limits never spends the old lease; it goes back under the new limits, to the same
- * buckets), when the cache (bounded by
+ * <p>A lease's unspent tokens go back with the next lease call for the client, on the client's next request after
+ * the limits were refreshed (under the new limits, to the same buckets), when the cache (bounded by
  * {@code ratelimit.leases.max-entries}) evicts the client, and when the instance stops ({@link #stop()}). A lease
- * that ends unspent counts as spent at its end. A client without a request here for two lease durations is dropped
- * from the cache; its lease has ended by then, so the store call that gives it back (sent for every lease, also one
- * spent to the last token) only releases its reservation.
- * A lease whose store call fails ends without return (the store is then unreachable; it counts as spent at its end).
- * Denials are never leased: a denied request's Retry-After is the store's, exact.
+ * that ends unspent counts as spent at its end; a client without a request here for two lease durations is dropped
+ * from the cache. A lease whose store call fails ends without return. Denials are never leased.
  *
  * <p>The decision a lease answers reports the buckets as the store held them when the lease was taken, with the
- * lease's unspent tokens as remaining (what this client can still spend here) and the time until full shortened by
- * the time since.
- *
- * <p>Compared with others: Kong's {@code sync_rate} counts locally and synchronises every interval, so instances
- * admit over the limit between syncs; Envoy's rate limit quota service (RLQS) and YouTube's Doorman hand each
- * client a share of capacity for a period from a central server, which re-divides it. Here the store stays the one
- * authority, a lease is taken from the same bucket in the same atomic step as a request, and its tokens are reserved
- * in the bucket: over-admission is impossible by construction, and a lease is only an optimisation of who asks when.
+ * lease's unspent tokens as remaining and the time until full shortened by the time since. Why leases never
+ * over-admit, and how they compare with Kong, Envoy and Doorman: {@code src/docs/design/limiter-chain.md}.
  */
 public class LeasingRateLimiter implements StoreLayer, SmartLifecycle {
 

@@ -45,7 +45,7 @@ import io.github.ratelimit.gateway.limits.ScopedLimits;
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
  * shared store does.
  */
-public class LocalFallbackLimiter {
+final class LocalFallbackLimiter {
 
 	/** Retry-After of a local denial by a concurrency limit: slots free when responses complete, unknown when. */
 	static final long LOCAL_SLOT_RETRY_MILLIS = 1000;
@@ -61,7 +61,7 @@ public class LocalFallbackLimiter {
 	 * @param maxBuckets most client buckets kept (at least 1)
 	 * @param instances the current number of gateway instances sharing the limits (at least 1)
 	 */
-	public LocalFallbackLimiter(long maxBuckets, IntSupplier instances) {
+	LocalFallbackLimiter(long maxBuckets, IntSupplier instances) {
 		this(maxBuckets, instances, System::nanoTime);
 	}
 

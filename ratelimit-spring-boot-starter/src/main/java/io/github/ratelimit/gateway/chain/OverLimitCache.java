@@ -16,14 +16,10 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * request: while remembered, the same client's requests of the same cost in the same group are denied locally
  * (source {@link RateLimitDecision.Source#CACHED}), even while the breaker is open.
  *
- * <p>Exact for the token bucket: a denial at time t with retry-after R means the bucket holds fewer than
- * {@code cost} tokens until t + R, and nothing but time adds tokens (other instances only take them). The entry is
- * timed from before the Redis call was sent (so it never outlives the true moment) and kept 1 ms less than R (the
- * script rounds R up to whole ms). So no request Redis would have allowed is ever denied here, except after an
- * operator reset or a refund of an abandoned check, and then at most until the remembered Retry-After. A denial by a
- * concurrency limit is never remembered: its slot may free with the next response, and its Retry-After is an
- * estimate. Bounded by a
- * Caffeine cache of {@code maxEntries}; entries expire at their Retry-After.
+ * <p>An entry is timed from the check's start (before the Redis call was sent) and kept 1 ms less than its
+ * Retry-After; a denial by a concurrency limit is never remembered. Bounded by a Caffeine cache of
+ * {@code maxEntries}; entries expire at their Retry-After. Why this never denies what Redis would allow:
+ * {@code src/docs/design/limiter-chain.md}.
  */
 public class OverLimitCache implements LimiterChain {
 

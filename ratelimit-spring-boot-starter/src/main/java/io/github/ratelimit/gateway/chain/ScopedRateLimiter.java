@@ -17,28 +17,21 @@ import org.slf4j.LoggerFactory;
  * Adds {@link LimitScope#GLOBAL group-wide} limits to a store that checks one client's limits at a time (the Redis
  * store), keeping the all-or-nothing rule across scopes.
  *
- * <p>Limits with only the client scope (the usual case) go straight to the store: one call, nothing allocated here.
- * With global limits, a check is two calls in sequence, because a Redis Cluster slot cannot hold both one client's
- * keys and the group-wide keys (each call of the store is one script in one slot):
+ * <p>Limits with only the client scope go straight to the store: one call. With global limits, a check is two calls
+ * in sequence:
  * <ol>
- * <li>the client's own limits, under the client's key; a denial stops here, so a client over its own limit never
- * takes from the group-wide quota (the group-wide limits are then only read, with cost 0, for the header fields);</li>
+ * <li>the client's own limits, under the client's key; a denial stops here (the group-wide limits are then only
+ * read, with cost 0, for the header fields);</li>
  * <li>the global limits, under {@link ClientKey#everyone(String)}; if they deny, the client's limits are given back
- * ({@link RateLimitStore#refund}, and the slots of its concurrency limits released) before answering, so a denied
- * request takes nothing from any limit.</li>
+ * ({@link RateLimitStore#refund}, and the slots of its concurrency limits released) before answering.</li>
  * </ol>
- * Both calls are futures chained without blocking; the second starts on the thread that completed the first. An
- * allowed decision holds the slots of both calls.
- * The decision lists every limit in configuration order, so the {@code RateLimit} fields and the problem body's
- * violated policies cover both scopes. When the global limits deny, the client limits' states are reported as after
- * the refund ({@code remaining} plus the cost, capped at capacity; the token bucket's time until full shortened
- * accordingly, a window's left as the store reported it).
+ * An allowed decision holds the slots of both calls. The decision lists every limit in configuration order; when
+ * the global limits deny, the client limits' states are reported as after the refund ({@code remaining} plus the
+ * cost, capped at capacity).
  *
- * <p>Failure behaviour: an error of the first call is passed on (the caller's failure policy applies); an error of
- * the second call first gives the client's tokens back (best effort) and is then passed on. A refund that fails is
- * logged at debug: the client then lost {@code cost} tokens for a denied request (under-admission, never
- * over-admission). A refund that lands after a window ended (fixed window, sliding window counter) gives the tokens to
- * the new window: at most {@code cost} extra for that client, once per compensated request.
+ * <p>An error of the first call is passed on; an error of the second call first gives the client's tokens back
+ * (best effort) and is then passed on. A refund that fails is logged at debug. Why two calls:
+ * {@code src/docs/design/limiter-chain.md}.
  */
 public class ScopedRateLimiter implements StoreLayer {
 

@@ -25,42 +25,26 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.Phased;
 
 /**
- * One Resilience4j circuit breaker per {@linkplain StoreShards shard} of the shared store, so that a failed Redis
- * Cluster master sends only its own clients to the fallback while every other client keeps exact decisions from
- * Redis. A store that is not split (standalone or Sentinel-managed Redis) has one shard and so one breaker, as before.
+ * One Resilience4j circuit breaker per {@linkplain StoreShards shard} of the shared store (a Redis Cluster master;
+ * one for standalone or Sentinel-managed Redis), right over the store.
  *
- * <p>The breakers sit right over the store ({@link #guard}): every call to the store (a check, a lease, a reset) goes
- * through the breaker of the shard it is sent to, and its outcome is recorded there; a refund (of a check abandoned
- * or denied by other limits) is always sent, whatever the breaker's state, so that a request decided without Redis
- * consumes nothing there whenever Redis can still be reached. While a shard's breaker is open its calls fail at once
- * with {@link CallNotPermittedException} and the
- * {@linkplain FailurePolicyLimiter failure policy} above decides them (fallback, or 503 on critical routes). A call
- * with no answer within the timeout counts as failed when the timeout elapses (the answer, if it comes later, is not
- * counted again); the call itself is left to the layers above, which time the request out.
- *
- * <p>Recovery without relapse: Resilience4j evaluates the failure rate on successes too, so failures of an outage
- * too short to open the breaker (fewer than {@code minimum-number-of-calls}) could open it on the first success after
- * the store is back. Here a closed breaker never opens on a success: a success that would open it resets it first
- * (the failures before it are of an outage that has ended), so closed breakers open only on failures. (Half-open, the
- * trial calls decide together, as Resilience4j has it.) The outcomes of one breaker are recorded under its lock while
- * it has failures on record, so a reset never undoes an opening made meanwhile. And a half-open breaker does not
- * take as its trial a call the store's client refused unsent while it reconnects to the shard
- * ({@link StoreShards#refusedWhileReconnecting}): such a call fails (the failure policy decides it) and the breaker
- * stays half-open, so the first call sent once the connection is back is the trial, and recovery does not wait for
- * another {@code wait-duration-in-open-state} because a trial came a moment before the reconnect. (Closed, such
- * calls count as failures, as any.)
- *
- * <p>An opening ends when the connection to its shard is back, not after the wait: when the store's client reports
- * that it has (re-)established a connection to a shard ({@link StoreShards#onConnected}), that shard's open breaker
- * goes half-open at once (on a Cluster, the single shard's open breaker too: it takes the calls of slots no master is
- * known for), so the first calls sent on the new connection are its trials. A call refused while reconnecting that
- * opens a breaker after the connection came back (the two raced) moves it to half-open the same way.
- *
- * <p>Breakers are found in or added to a Resilience4j registry on first use, named {@code ratelimit-redis} for the
- * single shard and {@code ratelimit-redis@host:port} per Cluster master (the auto-configuration uses the application's
- * {@code CircuitBreakerRegistry} when it has one). A master that comes back on its address finds its breaker again;
- * when a new master appears (a failover, a rescheduled node with a new address), the closed breakers of masters no
- * longer in the topology are dropped, from the registry too (and so their meters).
+ * <ul>
+ * <li>Every call to the store (a check, a lease, a reset) goes through the breaker of the shard it is sent to, and
+ * its outcome is recorded there; a refund is always sent, whatever the breaker's state, and not recorded. While a
+ * shard's breaker is open its calls fail at once with {@link CallNotPermittedException}.</li>
+ * <li>A call of a check waits on the check's deadline (the failure policy's): when it passes with the call still
+ * out, the call is recorded as failed, before the policy decides; a later answer is not recorded again. A call made
+ * outside a check waits on a deadline of its own, of the same length.</li>
+ * <li>A closed breaker opens only on a failure: a success that would open it resets it first. A half-open breaker
+ * does not take as its trial a call the store's client refused unsent while reconnecting
+ * ({@link StoreShards#refusedWhileReconnecting}); such a call fails and the breaker stays half-open.</li>
+ * <li>When the store's client reports a (re-)established connection to a shard ({@link StoreShards#onConnected}),
+ * that shard's open breaker (and, on a Cluster, the single shard's) goes half-open at once.</li>
+ * <li>Breakers are found in or added to a Resilience4j registry on first use, named {@code ratelimit-redis} for the
+ * single shard and {@code ratelimit-redis@host:port} per Cluster master; when a new master appears, the closed
+ * breakers of masters no longer in the topology are dropped, from the registry too.</li>
+ * </ul>
+ * Why: {@code src/docs/design/limiter-chain.md}.
  */
 public class ShardCircuitBreakers implements AutoCloseable {
 
