@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.context.Phased;
 import org.springframework.context.SmartLifecycle;
 
 /**
@@ -24,16 +25,20 @@ public final class DefaultLimiterChain implements LimiterChain, SmartLifecycle, 
 
 	private final ShardCircuitBreakers breakers;
 
+	private final int phase;
+
 	private volatile boolean running;
 
 	DefaultLimiterChain(@Nullable OverLimitCache overLimitCache, FailurePolicyLimiter policy, ScopedRateLimiter scoped,
-			@Nullable LeasingRateLimiter leasing, ShardCircuitBreakers breakers) {
+			@Nullable LeasingRateLimiter leasing, ShardCircuitBreakers breakers, RateLimitStore store) {
 		this.front = (overLimitCache != null) ? overLimitCache : policy;
 		this.overLimitCache = overLimitCache;
 		this.policy = policy;
 		this.scoped = scoped;
 		this.leasing = leasing;
 		this.breakers = breakers;
+		int below = (store instanceof Phased phased) ? phased.getPhase() : 0;
+		this.phase = (below < Integer.MAX_VALUE) ? below + 1 : below;
 	}
 
 	@Override
@@ -77,9 +82,6 @@ public final class DefaultLimiterChain implements LimiterChain, SmartLifecycle, 
 	@Override
 	public void start() {
 		this.running = true;
-		if (this.leasing != null) {
-			this.leasing.start();
-		}
 	}
 
 	/** Gives the token leases back (waiting up to 2 s for the store), while the store still runs. */
@@ -102,7 +104,7 @@ public final class DefaultLimiterChain implements LimiterChain, SmartLifecycle, 
 	 */
 	@Override
 	public int getPhase() {
-		return (this.leasing != null) ? this.leasing.getPhase() : LeasingRateLimiter.phaseOver(this.breakers);
+		return this.phase;
 	}
 
 	/** Stops the timer thread, and stops listening to the store's connections. */

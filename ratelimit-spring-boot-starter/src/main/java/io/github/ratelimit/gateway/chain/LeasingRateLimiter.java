@@ -19,8 +19,6 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.context.Phased;
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Token leases: fewer store calls than requests for clients an instance sees often. The layer of the limiter chain
@@ -50,7 +48,7 @@ import org.springframework.context.SmartLifecycle;
  * lease's unspent tokens as remaining and the time until full shortened by the time since. Why leases never
  * over-admit, and how they compare with Kong, Envoy and Doorman: {@code src/docs/design/limiter-chain.md}.
  */
-public class LeasingRateLimiter implements StoreLayer, SmartLifecycle {
+public class LeasingRateLimiter implements StoreLayer {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeasingRateLimiter.class);
 
@@ -59,8 +57,6 @@ public class LeasingRateLimiter implements StoreLayer, SmartLifecycle {
 
 	private final StoreLayer store;
 
-	private final int phase;
-
 	private final long durationNanos;
 
 	private final long durationMicros;
@@ -68,8 +64,6 @@ public class LeasingRateLimiter implements StoreLayer, SmartLifecycle {
 	private final Ticker ticker;
 
 	private final Cache<SlotKey, Slot> slots;
-
-	private volatile boolean running;
 
 	/**
 	 * Wrap a store that can lease.
@@ -94,7 +88,6 @@ public class LeasingRateLimiter implements StoreLayer, SmartLifecycle {
 	<S extends RateLimitStore & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries,
 			Ticker ticker, Scheduler scheduler) {
 		this.store = StoreLayer.of(store);
-		this.phase = phaseOver(store);
 		this.durationNanos = duration.toNanos();
 		this.durationMicros = Math.max(1, duration.toNanos() / 1000);
 		this.ticker = ticker;
@@ -195,18 +188,11 @@ public class LeasingRateLimiter implements StoreLayer, SmartLifecycle {
 		this.slots.cleanUp();
 	}
 
-	@Override
-	public void start() {
-		this.running = true;
-	}
-
 	/**
 	 * Gives back every lease (one store call per lease; the store takes back the unspent tokens of leases that have
 	 * not ended, and releases the reservation of each) and waits up to 2 seconds for the calls, before the store stops.
 	 */
-	@Override
 	public void stop() {
-		this.running = false;
 		List<CompletableFuture<Void>> returns = new ArrayList<>();
 		for (var entry : this.slots.asMap().entrySet()) {
 			Slot slot = entry.getValue();
@@ -225,30 +211,6 @@ public class LeasingRateLimiter implements StoreLayer, SmartLifecycle {
 			logger.warn("Could not give back every token lease at shutdown within {}: {} (the tokens come back to "
 					+ "the buckets when the leases end)", RETURN_TIMEOUT, ex.toString());
 		}
-	}
-
-	@Override
-	public boolean isRunning() {
-		return this.running;
-	}
-
-	/**
-	 * One above the store's phase, so that this layer stops (and gives its leases back) while the store still runs.
-	 * @return the phase
-	 */
-	@Override
-	public int getPhase() {
-		return this.phase;
-	}
-
-	/**
-	 * The phase of a life cycle over a store: one above the store's, so that it stops while the store still runs.
-	 * @param store the store (the breakers' guard passes its store's phase on)
-	 * @return the phase
-	 */
-	static int phaseOver(Object store) {
-		int below = (store instanceof Phased phased) ? phased.getPhase() : 0;
-		return (below < Integer.MAX_VALUE) ? below + 1 : below;
 	}
 
 	/** Ends the slot's lease and gives it back under its own limits; completes normally whatever the outcome. */

@@ -159,7 +159,7 @@ public final class LimiterChainBuilder {
 				this.listener);
 		OverLimitCache cache = (this.overLimitCacheEntries > 0)
 				? new OverLimitCache(policy, this.overLimitCacheEntries, this.listener) : null;
-		return new DefaultLimiterChain(cache, policy, scoped, leasing, breakers);
+		return new DefaultLimiterChain(cache, policy, scoped, leasing, breakers, this.store);
 	}
 
 }

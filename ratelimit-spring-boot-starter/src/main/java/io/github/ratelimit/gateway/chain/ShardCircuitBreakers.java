@@ -22,8 +22,6 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.circuitbreaker.IllegalStateTransitionException;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.context.Phased;
-
 /**
  * One Resilience4j circuit breaker per {@linkplain StoreShards shard} of the shared store (a Redis Cluster master;
  * one for standalone or Sentinel-managed Redis), right over the store.
@@ -276,7 +274,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 * The store with every call guarded by the breaker of the shard it goes to. Implements {@link LeaseStore} so that
 	 * the token lease layer can sit over it; {@code lease} is only called when the store leases.
 	 */
-	final class GuardedStore implements StoreLayer, LeaseStore, Phased {
+	final class GuardedStore implements StoreLayer, LeaseStore {
 
 		private final RateLimitStore store;
 
@@ -315,12 +313,6 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		@Override
 		public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
 			return call(null, client, limits, () -> this.store.reset(client, limits));
-		}
-
-		/** The store's phase, so that a life cycle over the guard stops before the store. */
-		@Override
-		public int getPhase() {
-			return (this.store instanceof Phased phased) ? phased.getPhase() : 0;
 		}
 
 		@Override

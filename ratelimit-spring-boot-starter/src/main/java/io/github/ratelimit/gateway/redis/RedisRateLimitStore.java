@@ -42,7 +42,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * counter or fixed window, per {@link LimitDefinition#algorithm()}), checked and updated by one atomic Lua script
  * ({@value #SCRIPT_LOCATION}) per request, whatever mix of algorithms the request's limits use; the same script gives
  * back the tokens of an abandoned check. The store's job is the logic around the script: the keys
- * ({@link BucketKeys}), the arguments (encoded once per set of limits) and the reply (decoded into a
+ * ({@link BucketKeys}), the arguments (encoded once per limits snapshot, held by its {@link PlanLimits}) and the reply (decoded into a
  * {@link RateLimitDecision}), and the concurrency slots of admitted requests (taken by the check, given back when the
  * front end releases them, see {@link HeldSlots}). Reaching Redis is its {@link RedisScriptExecutor}'s job ({@link LettuceScriptExecutor}
  * or {@link SpringDataScriptExecutor}), which the store owns: it starts, stops and closes it with itself.
@@ -462,7 +462,7 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * A set of limits' script arguments, encoded once (a check at cost 1); other costs and refunds copy the array
+	 * A set of limits' script arguments, encoded once per {@link PlanLimits} object (a check at cost 1); other costs and refunds copy the array
 	 * and replace the header. Keys are built per client; the part after the client id (":0", ":1:swl", ...) is
 	 * encoded once.
 	 */

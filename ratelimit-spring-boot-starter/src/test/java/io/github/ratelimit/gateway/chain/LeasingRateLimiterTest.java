@@ -277,9 +277,7 @@ class LeasingRateLimiterTest {
 	}
 
 	private LeasingRateLimiter leasing() {
-		LeasingRateLimiter limiter = new LeasingRateLimiter(store, Duration.ofSeconds(1), 1000);
-		limiter.start();
-		return limiter;
+		return new LeasingRateLimiter(store, Duration.ofSeconds(1), 1000);
 	}
 
 	private RateLimitDecision consume(LeasingRateLimiter limiter, PlanLimits limits, long cost) {

@@ -115,7 +115,6 @@ public final class GatewayInstance implements AutoCloseable {
 					this.script, new BucketKeys("acc"));
 			this.store.start();
 			this.leasing = new LeasingRateLimiter(this.store, used.duration(), Leases.MAX_ENTRIES);
-			this.leasing.start();
 			this.chain = new ScopedRateLimiter(this.leasing);
 		}
 		else {
