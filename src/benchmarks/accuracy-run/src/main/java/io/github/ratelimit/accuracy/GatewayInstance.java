@@ -109,8 +109,8 @@ public final class GatewayInstance implements AutoCloseable {
 		this.keys = new BucketKeys("acc").keysFor(Plan.CLIENT, this.limits);
 		this.arguments = RedisRateLimitStore.scriptArguments(this.limits);
 		if (used.on()) {
-			// as RateLimitAutoConfiguration: rateLimitStore (Lettuce executor), rateLimitLeasingRateLimiter,
-			// rateLimitScopedRateLimiter
+			// as LimiterChainBuilder layers them over the rateLimitStore bean (Lettuce executor): scopes over leases
+			// (without the breakers and the failure policy)
 			this.store = new RedisRateLimitStore(new TimingExecutor(new LettuceScriptExecutor(this.connectionFactory)),
 					this.script, new BucketKeys("acc"));
 			this.store.start();
