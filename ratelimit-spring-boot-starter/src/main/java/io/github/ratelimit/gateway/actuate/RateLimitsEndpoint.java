@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
@@ -75,7 +75,7 @@ public class RateLimitsEndpoint {
 
 	private final PlanResolver plans;
 
-	private final ClientRateLimiter limiter;
+	private final RateLimitStore limiter;
 
 	private final RouteRateLimiter routes;
 
@@ -96,7 +96,7 @@ public class RateLimitsEndpoint {
 	 * @param access who may look up and reset single clients
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RouteRateLimiter routes, @Nullable OverLimitCache overLimitCache,
+			RateLimitStore limiter, RouteRateLimiter routes, @Nullable OverLimitCache overLimitCache,
 			RateLimitsEndpointProperties access) {
 		this.properties = properties;
 		this.limits = limits;

@@ -2,16 +2,11 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.util.List;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
-import io.github.ratelimit.gateway.chain.LeaseStore;
-import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
-import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
-import io.github.ratelimit.gateway.chain.OverLimitCache;
-import io.github.ratelimit.gateway.chain.RateLimitChecker;
-import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
-import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
-import io.github.ratelimit.gateway.chain.StoreShards;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
+import io.github.ratelimit.gateway.chain.LimiterChain;
+import io.github.ratelimit.gateway.chain.LimiterChainBuilder;
+import io.github.ratelimit.gateway.chain.LimiterChainCustomizer;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
@@ -43,15 +38,14 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -67,8 +61,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code RateLimitServerMvcAutoConfiguration} (Gateway Server MVC), each only with its own server.
  *
  * <p>Active when reactive Spring Data Redis is on the class path (the starter brings it; it needs no web server) and
- * a {@link ReactiveRedisConnectionFactory} exists. Every bean can be replaced by declaring one of the same type. The
- * starter defines none of Gateway's own {@code RateLimiter}/{@code KeyResolver} types, so it never clashes with
+ * a {@link ReactiveRedisConnectionFactory} exists. Every bean can be replaced by declaring one of the same type; the
+ * chain's layers are no beans: they are built by {@link LimiterChainBuilder} over the {@link RateLimitStore} bean and
+ * changed through {@link LimiterChainCustomizer} beans. The starter defines none of Gateway's own {@code RateLimiter}/{@code KeyResolver} types, so it never clashes with
  * Gateway's {@code RequestRateLimiter} beans.
  *
  * <p>Off with {@code ratelimit.enabled=false}, like the starter's other auto-configurations; then
@@ -83,8 +78,11 @@ import org.springframework.data.redis.core.script.RedisScript;
 @EnableConfigurationProperties(RateLimitProperties.class)
 public final class RateLimitAutoConfiguration {
 
-	/** Name of the store's circuit breaker (standalone or Sentinel-managed Redis); on a Cluster each master has its own, {@code ratelimit-redis@host:port}. */
-	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
+	/**
+	 * Name of the store's circuit breaker (standalone or Sentinel-managed Redis); on a Cluster each master has its
+	 * own, {@code ratelimit-redis@host:port}.
+	 */
+	public static final String CIRCUIT_BREAKER_NAME = LimiterChainBuilder.CIRCUIT_BREAKER_NAME;
 
 	/**
 	 * Not replaceable: the configuration is checked whichever beans the application defines, the routes of each
@@ -163,9 +161,9 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean(ClientRateLimiter.class)
+	@ConditionalOnMissingBean(RateLimitStore.class)
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
-	RedisRateLimitStore rateLimitClientRateLimiter(ReactiveRedisConnectionFactory connectionFactory,
+	RedisRateLimitStore rateLimitStore(ReactiveRedisConnectionFactory connectionFactory,
 			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RedisScript<List<Long>> rateLimitScript,
 			RateLimitProperties properties) {
 		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
@@ -201,18 +199,37 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
-	 * One circuit breaker per shard of the store (one for standalone or Sentinel-managed Redis, one per master of a
-	 * Cluster), right over the store. When the application defines a {@code CircuitBreakerRegistry}, the breakers
-	 * live there, and a breaker of that registry named {@value #CIRCUIT_BREAKER_NAME} (e.g. configured under
-	 * {@code resilience4j.circuitbreaker.instances}) is the single shard's breaker and gives its settings to every
-	 * shard's; otherwise {@code ratelimit.circuit-breaker.*} does.
+	 * The limiter chain over the store ({@link LimiterChainBuilder}): the over-limit cache, the failure policy with
+	 * one deadline per check and the local fallback, the scopes, the token leases (over a store that can lease), and
+	 * one circuit breaker per shard of the store, set from {@code ratelimit.*}, then by every
+	 * {@link LimiterChainCustomizer}. When the application defines a {@code CircuitBreakerRegistry}, the breakers
+	 * live there, and a breaker of that registry named {@value LimiterChainBuilder#CIRCUIT_BREAKER_NAME} (e.g.
+	 * configured under {@code resilience4j.circuitbreaker.instances}) is the single shard's breaker and gives its
+	 * settings to every shard's; otherwise {@code ratelimit.circuit-breaker.*} does.
 	 */
 	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBean(ClientRateLimiter.class)
-	ShardCircuitBreakers rateLimitCircuitBreakers(RateLimitProperties properties, ObjectProvider<StoreShards> shards,
-			ObjectProvider<CircuitBreakerRegistry> registry) {
-		RateLimitProperties.CircuitBreaker settings = properties.getCircuitBreaker();
+	@ConditionalOnMissingBean(LimiterChain.class)
+	@ConditionalOnBean(RateLimitStore.class)
+	DefaultLimiterChain rateLimitLimiterChain(RateLimitStore store, RateLimitProperties properties,
+			ObjectProvider<InstanceCounter> instanceCounter, ObjectProvider<CircuitBreakerRegistry> registry,
+			ObjectProvider<RateLimitMetrics> metrics, ObjectProvider<LimiterChainCustomizer> customizers) {
+		RateLimitProperties.Fallback fallback = properties.getFallback();
+		InstanceCounter counter = instanceCounter.getIfAvailable();
+		int configured = fallback.getInstances();
+		LimiterChainBuilder builder = LimiterChainBuilder.over(store)
+			.timeout(properties.getRedisTimeout())
+			.fallbackMode(fallback.getMode())
+			.localFallback(fallback.getMaxBuckets(), (counter != null) ? counter::instances : () -> configured)
+			.overLimitCache(properties.getOverLimitCache().isEnabled(), properties.getOverLimitCache().getMaxEntries())
+			.leases(true, properties.getLeases().getDuration(), properties.getLeases().getMaxEntries())
+			.listener(metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+		circuitBreakers(builder, properties.getCircuitBreaker(), registry.getIfAvailable());
+		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+		return builder.build();
+	}
+
+	private static void circuitBreakers(LimiterChainBuilder builder, RateLimitProperties.CircuitBreaker settings,
+			@Nullable CircuitBreakerRegistry applicationRegistry) {
 		CircuitBreakerConfig config = CircuitBreakerConfig.custom()
 			.failureRateThreshold(settings.getFailureRateThreshold())
 			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
@@ -224,96 +241,21 @@ public final class RateLimitAutoConfiguration {
 			// refused calls while open are answered by the fallback: no stack trace per refused check
 			.writableStackTraceEnabled(false)
 			.build();
-		CircuitBreakerRegistry applicationRegistry = registry.getIfAvailable();
-		CircuitBreakerRegistry breakers = (applicationRegistry != null) ? applicationRegistry
-				: CircuitBreakerRegistry.of(config);
-		CircuitBreakerConfig shardConfig = breakers.find(CIRCUIT_BREAKER_NAME)
+		CircuitBreakerConfig shardConfig = (applicationRegistry != null) ? applicationRegistry
+			.find(CIRCUIT_BREAKER_NAME)
 			.map(CircuitBreaker::getCircuitBreakerConfig)
-			.orElse(config);
-		return new ShardCircuitBreakers(shards.getIfUnique(), breakers, CIRCUIT_BREAKER_NAME, shardConfig,
-				properties.getRedisTimeout());
+			.orElse(config) : config;
+		builder.circuitBreakers(applicationRegistry, shardConfig);
 	}
 
 	/**
-	 * The token lease layer over a store that can lease (the Redis one): limits with a {@code lease} budget take
-	 * tokens ahead; every other check passes through. Not a default injection candidate, so that a
-	 * {@link ClientRateLimiter} parameter still means the store; the scopes layer asks for it by name.
-	 */
-	@Bean(defaultCandidate = false)
-	@ConditionalOnMissingBean(name = "rateLimitLeasingRateLimiter")
-	@ConditionalOnBean(LeaseStore.class)
-	LeasingRateLimiter rateLimitLeasingRateLimiter(LeaseStore store, ShardCircuitBreakers rateLimitCircuitBreakers,
-			RateLimitProperties properties) {
-		if (!(store instanceof ClientRateLimiter leasingStore)) {
-			throw new IllegalStateException("The LeaseStore bean " + store + " is no ClientRateLimiter; define a bean "
-					+ "named rateLimitLeasingRateLimiter to combine it with the store");
-		}
-		return new LeasingRateLimiter(rateLimitCircuitBreakers.guard(leasingStore),
-				properties.getLeases().getDuration(), properties.getLeases().getMaxEntries());
-	}
-
-	/**
-	 * The scopes layer over the store: adds limits with {@code scope: global} (the group-wide client). The store is
-	 * the application's {@link ClientRateLimiter} bean, the Redis one unless replaced, guarded by its shards'
-	 * circuit breakers, under the token lease layer when there is one.
+	 * The request path of rate limited routes, shared by the front ends, over the limiter chain.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(ClientRateLimiter.class)
-	ScopedRateLimiter rateLimitScopedRateLimiter(ClientRateLimiter store, ShardCircuitBreakers rateLimitCircuitBreakers,
-			@Qualifier("rateLimitLeasingRateLimiter") ObjectProvider<LeasingRateLimiter> leasing) {
-		LeasingRateLimiter leases = leasing.getIfAvailable();
-		return new ScopedRateLimiter((leases != null) ? leases : rateLimitCircuitBreakers.guard(store));
-	}
-
-	/** This instance's share of every limit, deciding while Redis is unavailable. */
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBean(ClientRateLimiter.class)
-	LocalFallbackLimiter rateLimitLocalFallbackLimiter(RateLimitProperties properties,
-			ObjectProvider<InstanceCounter> instanceCounter) {
-		InstanceCounter counter = instanceCounter.getIfAvailable();
-		int configured = properties.getFallback().getInstances();
-		return new LocalFallbackLimiter(properties.getFallback().getMaxBuckets(),
-				(counter != null) ? counter::instances : () -> configured);
-	}
-
-	/**
-	 * The failure policy around the shared limiter (both scopes: the timeout and the breaker cover both calls of a
-	 * request in a group with global limits): timeout, circuit breaker, local fallback, fail closed.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBean(ScopedRateLimiter.class)
-	FailurePolicyLimiter rateLimitFailurePolicyLimiter(ScopedRateLimiter shared, LocalFallbackLimiter local,
-			RateLimitProperties properties, ObjectProvider<RateLimitMetrics> metrics) {
-		return new FailurePolicyLimiter(shared, local, properties.getRedisTimeout(),
-				properties.getFallback().getMode(), metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
-	}
-
-	/** Remembers denials until their Retry-After, in front of the failure policy. */
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBean(FailurePolicyLimiter.class)
-	@ConditionalOnProperty(prefix = RateLimitProperties.PREFIX, name = "over-limit-cache.enabled", matchIfMissing = true)
-	OverLimitCache rateLimitOverLimitCache(FailurePolicyLimiter failurePolicy, RateLimitProperties properties,
-			ObjectProvider<RateLimitMetrics> metrics) {
-		return new OverLimitCache(failurePolicy, properties.getOverLimitCache().getMaxEntries(),
-				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
-	}
-
-	/**
-	 * The request path of rate limited routes, shared by the front ends, over the outermost layer of the chain: the
-	 * over-limit cache when enabled, else the failure policy.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	@ConditionalOnBean(FailurePolicyLimiter.class)
+	@ConditionalOnBean(LimiterChain.class)
 	RouteRateLimiter rateLimitRouteRateLimiter(RateLimitProperties properties, LimitResolver limitResolver,
-			ClientKeyResolver clientKeyResolver, FailurePolicyLimiter failurePolicy,
-			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics) {
-		RateLimitChecker cache = overLimitCache.getIfAvailable();
-		RateLimitChecker chain = (cache != null) ? cache : failurePolicy;
+			ClientKeyResolver clientKeyResolver, LimiterChain chain, ObjectProvider<RateLimitMetrics> metrics) {
 		return new RouteRateLimiter(properties, limitResolver, clientKeyResolver, chain,
 				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
@@ -350,11 +292,11 @@ public final class RateLimitAutoConfiguration {
 		 * including breakers added later.
 		 */
 		@Bean
-		MeterBinder rateLimitCircuitBreakerTransitions(ObjectProvider<ShardCircuitBreakers> rateLimitCircuitBreakers) {
+		MeterBinder rateLimitCircuitBreakerTransitions(ObjectProvider<DefaultLimiterChain> rateLimitLimiterChain) {
 			return (meters) -> {
-				ShardCircuitBreakers breakers = rateLimitCircuitBreakers.getIfAvailable();
-				if (breakers != null) {
-					CircuitBreakerRegistry registry = breakers.getRegistry();
+				DefaultLimiterChain chain = rateLimitLimiterChain.getIfAvailable();
+				if (chain != null) {
+					CircuitBreakerRegistry registry = chain.circuitBreakers().getRegistry();
 					java.util.Set<CircuitBreaker> counted = java.util.concurrent.ConcurrentHashMap.newKeySet();
 					registry.getEventPublisher()
 						.onEntryAdded((added) -> countTransitions(added.getAddedEntry(), meters, counted));
@@ -383,12 +325,13 @@ public final class RateLimitAutoConfiguration {
 		 */
 		@Bean
 		@ConditionalOnClass(name = "io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics")
-		MeterBinder rateLimitCircuitBreakerMetrics(ObjectProvider<ShardCircuitBreakers> rateLimitCircuitBreakers,
+		MeterBinder rateLimitCircuitBreakerMetrics(ObjectProvider<DefaultLimiterChain> rateLimitLimiterChain,
 				ObjectProvider<CircuitBreakerRegistry> registry) {
 			return (meters) -> {
-				ShardCircuitBreakers breakers = rateLimitCircuitBreakers.getIfAvailable();
-				if (breakers != null && registry.getIfAvailable() == null) {
-					TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(breakers.getRegistry()).bindTo(meters);
+				DefaultLimiterChain chain = rateLimitLimiterChain.getIfAvailable();
+				if (chain != null && registry.getIfAvailable() == null) {
+					TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(chain.circuitBreakers().getRegistry())
+						.bindTo(meters);
 				}
 			};
 		}

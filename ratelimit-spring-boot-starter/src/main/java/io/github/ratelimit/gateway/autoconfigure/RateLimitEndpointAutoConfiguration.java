@@ -2,8 +2,7 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
-import io.github.ratelimit.gateway.chain.OverLimitCache;
-import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
@@ -29,7 +28,7 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
-@ConditionalOnBean(RouteRateLimiter.class)
+@ConditionalOnBean({ RouteRateLimiter.class, DefaultLimiterChain.class })
 @EnableConfigurationProperties(RateLimitsEndpointProperties.class)
 public final class RateLimitEndpointAutoConfiguration {
 
@@ -37,12 +36,11 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ScopedRateLimiter limiter, RouteRateLimiter routes,
-			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<ClientAddressResolver> addresses,
+			DefaultLimiterChain chain, RouteRateLimiter routes, ObjectProvider<ClientAddressResolver> addresses,
 			RateLimitsEndpointProperties access) {
-		// the chain's own scoped limiter (both scopes, one store) and over-limit cache
-		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, limiter, routes,
-				overLimitCache.getIfAvailable(), access);
+		// the chain's own view of the store (both scopes) and over-limit cache
+		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, chain.store(), routes,
+				chain.overLimitCache(), access);
 		addresses.ifAvailable(endpoint::setClientAddressResolver);
 		return endpoint;
 	}

@@ -1,8 +1,7 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
 import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
-import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 
@@ -21,14 +20,13 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass(ReactiveHealthIndicator.class)
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
-@ConditionalOnBean({ FailurePolicyLimiter.class, ShardCircuitBreakers.class, InstanceCounter.class })
+@ConditionalOnBean({ DefaultLimiterChain.class, InstanceCounter.class })
 public final class RateLimitHealthAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimiterHealthIndicator")
-	RateLimiterHealthIndicator rateLimiterHealthIndicator(FailurePolicyLimiter limiter,
-			ShardCircuitBreakers breakers, InstanceCounter counter) {
-		return new RateLimiterHealthIndicator(limiter.getMode(), breakers, counter);
+	RateLimiterHealthIndicator rateLimiterHealthIndicator(DefaultLimiterChain chain, InstanceCounter counter) {
+		return new RateLimiterHealthIndicator(chain.fallbackMode(), chain.circuitBreakers(), counter);
 	}
 
 }

@@ -18,15 +18,11 @@ import org.springframework.context.annotation.Bean;
 /**
  * Only with {@code ratelimit.redis.configure-application-client=true}: the Lettuce options the rate limiter needs,
  * applied to the application's own client too (Spring Session, caches, the application's templates and Gateway's
- * {@code RedisRateLimiter} included), as before the limiter had a client of its own. The limiter then shares the
- * application's client. With every Redis setup (standalone, Sentinel or Cluster):
+ * {@code RedisRateLimiter} included); the limiter then shares the application's client. With every Redis setup
+ * (standalone, Sentinel or Cluster):
  * <ul>
- * <li>commands are rejected while a connection is down instead of queued: a queued check would run after
- * reconnecting and consume tokens for a request the fallback already decided;</li>
- * <li>reconnect attempts back off to at most 1 s (Lettuce's default: 30 s): while a connection is down checks use
- * the local fallback, so the reconnect delay bounds how long decisions stay local after Redis is back (on a Cluster a
- * reconnect attempt to a failed master is also what triggers the adaptive topology refresh, see
- * {@link RateLimitRedisClusterAutoConfiguration}).</li>
+ * <li>commands are rejected while a connection is down instead of queued;</li>
+ * <li>reconnect attempts back off to at most 1 s (Lettuce's default: 30 s).</li>
  * </ul>
  * Both are customizers applied by Spring Boot's Lettuce connection configuration; each can be replaced by declaring
  * a bean of the same name.

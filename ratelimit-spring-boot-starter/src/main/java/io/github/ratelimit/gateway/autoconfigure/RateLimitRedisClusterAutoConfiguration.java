@@ -18,11 +18,10 @@ import org.springframework.core.env.Environment;
 
 /**
  * Only with {@code ratelimit.redis.configure-application-client=true}: the rate limiter's Redis Cluster topology
- * refresh on the application's own client too, as before the limiter had a client of its own. When the application
- * connects to a cluster ({@code spring.data.redis.cluster.nodes}) and has not configured topology refresh itself,
- * Lettuce then refreshes the cluster topology periodically (every 10 s) and on events (MOVED/ASK redirections,
- * persistent reconnects, uncovered slots, unknown nodes; at most every 2 s), so failover and resharding are followed
- * without a restart. Settings made under {@code spring.data.redis.lettuce.cluster.refresh.*} win. See
+ * refresh on the application's own client too. When the application connects to a cluster
+ * ({@code spring.data.redis.cluster.nodes}) and has not configured topology refresh itself, Lettuce then refreshes
+ * the cluster topology periodically (every 10 s) and on events (MOVED/ASK redirections, persistent reconnects,
+ * uncovered slots, unknown nodes; at most every 2 s). Settings made under {@code spring.data.redis.lettuce.cluster.refresh.*} win. See
  * {@link ClusterTopologyRefreshCustomizer}.
  *
  * <p>By default the limiter's own Cluster client gets this refresh and the application's client keeps Spring Boot's

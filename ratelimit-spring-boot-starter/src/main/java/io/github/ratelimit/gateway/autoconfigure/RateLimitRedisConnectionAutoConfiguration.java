@@ -32,7 +32,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  * Lettuce's, when it is a static master/replica one ({@code spring.data.redis.masterreplica.nodes}: the copy could not
  * tell its nodes), and with {@code ratelimit.redis.configure-application-client=true}, where
  * {@link RateLimitLettuceAutoConfiguration} and {@link RateLimitRedisClusterAutoConfiguration} customise the
- * application's client instead, as before.
+ * application's client instead.
  *
  * <p>Runs before {@link RateLimitAutoConfiguration} and {@link RateLimitPlanStoreAutoConfiguration}, whose Redis
  * beans use it. Replace it by declaring a bean of this type.

@@ -2,36 +2,30 @@ package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.BiConsumer;
 
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.support.ThrottledLog;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
-import io.netty.util.Timeout;
-import io.netty.util.Timer;
-import io.netty.util.TimerTask;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The failure policy around the shared limiter. Every check runs under a timeout; when it fails (error, timeout, or
- * the {@linkplain ShardCircuitBreakers circuit breaker} of the store shard holding the client's buckets is open):
+ * The failure policy around the shared limiter. Every check has one deadline ({@code ratelimit.redis-timeout}, from
+ * the check's start); when the check fails (error, deadline passed, or the {@linkplain ShardCircuitBreakers circuit
+ * breaker} of the store shard holding the client's buckets is open):
  * <ul>
  * <li>requests that {@linkplain RateLimitRequest#failClosed() fail closed} (critical routes) get
  * {@link RateLimitDecision#failedClosed}, which the front end answers with 503;</li>
  * <li>the others fail open: the {@link LocalFallbackLimiter local fallback} decides with this instance's share of
  * each limit, or, with {@link FallbackMode#ALLOW}, the request is let through unchecked.</li>
  * </ul>
- * The breakers are per shard and sit right over the store, so a failed Redis Cluster master sends only its own
- * clients here; while a shard's breaker is open its checks make no Redis call and cost a few microseconds.
- *
- * <p>This is the only place where the fail-closed rule is applied. The policy knows no reactive library: the shared
- * limiter answers a future, and one timer wheel times every pending check out.
+ * When the deadline passes, the breakers record the store calls still out as failed first, then the policy decides.
+ * A check abandoned (deadline or cancellation) that the store later allows is refunded. This is the only place where
+ * the fail-closed rule is applied.
  */
-public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
+final class FailurePolicyLimiter implements LimiterChain, AutoCloseable {
 
 	private static final AtomicIntegerFieldUpdater<PendingCheck> STATE = AtomicIntegerFieldUpdater
 		.newUpdater(PendingCheck.class, "state");
@@ -44,15 +38,11 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 
 	private static final int ABANDONED = 2;
 
-	private final ClientRateLimiter shared;
+	private final StoreLayer shared;
 
 	private final LocalFallbackLimiter local;
 
-	private final Duration timeout;
-
-	private final long timeoutNanos;
-
-	private final Timer timer;
+	private final Deadlines deadlines;
 
 	private final FallbackMode mode;
 
@@ -61,22 +51,32 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	private final ThrottledLog failures = new ThrottledLog(Duration.ofSeconds(10));
 
 	/**
-	 * Create the policy.
-	 * @param shared the shared limiter (the {@link ScopedRateLimiter} over the Redis store, guarded by
-	 * {@link ShardCircuitBreakers}); a breaker's refusal ({@link CallNotPermittedException}) is a failure like any
+	 * Create the policy with deadlines of its own (tests).
+	 * @param shared the shared limiter; a breaker's refusal ({@link CallNotPermittedException}) is a failure like any
 	 * other
 	 * @param local the local fallback limiter
 	 * @param timeout longest wait for the shared limiter per check (positive)
 	 * @param mode what requests that fail open get while the shared limiter is unavailable
 	 * @param listener told of check durations and store failures ({@link CheckListener#NONE} for nobody)
 	 */
-	public FailurePolicyLimiter(ClientRateLimiter shared, LocalFallbackLimiter local, Duration timeout,
-			FallbackMode mode, CheckListener listener) {
-		this.shared = shared;
+	FailurePolicyLimiter(RateLimitStore shared, LocalFallbackLimiter local, Duration timeout, FallbackMode mode,
+			CheckListener listener) {
+		this(shared, local, new Deadlines(timeout), mode, listener);
+	}
+
+	/**
+	 * Create the policy.
+	 * @param shared the shared limiter (the scopes over the store, guarded by its shards' breakers)
+	 * @param local the local fallback limiter
+	 * @param deadlines one per check; closed with this policy
+	 * @param mode what requests that fail open get while the shared limiter is unavailable
+	 * @param listener told of check durations and store failures
+	 */
+	FailurePolicyLimiter(RateLimitStore shared, LocalFallbackLimiter local, Deadlines deadlines, FallbackMode mode,
+			CheckListener listener) {
+		this.shared = StoreLayer.of(shared);
 		this.local = local;
-		this.timeout = timeout;
-		this.timeoutNanos = timeout.toNanos();
-		this.timer = CheckTimer.newTimer(timeout, "ratelimit-timeouts");
+		this.deadlines = deadlines;
 		this.mode = mode;
 		this.listener = listener;
 	}
@@ -84,19 +84,39 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	/**
 	 * {@inheritDoc}
 	 * <p>The future completes on the thread that decided: the caller's (breaker open), Redis' I/O thread (an answer)
-	 * or a pool thread (the timeout). Cancelling it abandons the check: if Redis still allows it, its tokens are
+	 * or a pool thread (the deadline). Cancelling it abandons the check: if Redis still allows it, its tokens are
 	 * refunded and its slots released.
 	 */
 	@Override
 	public CompletableFuture<RateLimitDecision> check(RateLimitRequest request) {
-		PendingCheck pending = new PendingCheck(request, System.nanoTime());
+		return check(request, System.nanoTime());
+	}
+
+	/**
+	 * Decide a request whose check started earlier (in a layer in front of this one).
+	 * @param request the request
+	 * @param startNanos {@link System#nanoTime()} when the check started: its deadline and its duration count from
+	 * there
+	 * @return the decision, never completed exceptionally
+	 */
+	CompletableFuture<RateLimitDecision> check(RateLimitRequest request, long startNanos) {
+		Deadline deadline = this.deadlines.startedAt(startNanos);
+		PendingCheck pending = new PendingCheck(request, deadline);
 		CompletableFuture<RateLimitDecision> call = Futures
-			.call(() -> this.shared.tryConsume(request.client(), request.limits(), request.cost()));
+			.call(() -> this.shared.tryConsume(deadline, request.client(), request.limits(), request.cost()));
 		if (!call.isDone()) { // not refused at once by an open breaker
-			pending.timeout = this.timer.newTimeout(pending, this.timeoutNanos, TimeUnit.NANOSECONDS);
+			deadline.schedule(pending);
 		}
 		call.whenComplete(pending);
 		return pending;
+	}
+
+	/**
+	 * The deadlines of this policy's checks (shared with the breakers, for their calls outside a check).
+	 * @return the deadlines
+	 */
+	Deadlines deadlines() {
+		return this.deadlines;
 	}
 
 	private RateLimitDecision fallback(RateLimitRequest request, Throwable ex, long start) {
@@ -138,40 +158,35 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 	}
 
 	/**
-	 * One check waiting for the shared limiter: completed by its answer or by the timer, whichever comes first.
-	 * Giving up does not cancel the call (the command may already be in Redis); if it later comes back having
+	 * One check waiting for the shared limiter: completed by its answer or when its deadline passes, whichever comes
+	 * first. Giving up does not cancel the call (the command may already be in Redis); if it later comes back having
 	 * allowed (and so consumed) the request, its tokens are refunded and its concurrency slots released, so a request
 	 * decided without Redis consumes nothing there.
 	 */
 	private final class PendingCheck extends CompletableFuture<RateLimitDecision>
-			implements TimerTask, BiConsumer<RateLimitDecision, Throwable> {
+			implements Runnable, BiConsumer<RateLimitDecision, Throwable> {
 
 		private final RateLimitRequest request;
 
-		private final long start;
+		private final Deadline deadline;
 
 		volatile int state = PENDING;
 
-		volatile Timeout timeout;
-
-		PendingCheck(RateLimitRequest request, long start) {
+		PendingCheck(RateLimitRequest request, Deadline deadline) {
 			this.request = request;
-			this.start = start;
+			this.deadline = deadline;
 		}
 
 		/** The shared limiter answered (on Lettuce's I/O thread). */
 		@Override
 		public void accept(RateLimitDecision decision, Throwable error) {
+			this.deadline.cancel();
 			if (STATE.compareAndSet(this, PENDING, ANSWERED)) {
-				Timeout timer = this.timeout;
-				if (timer != null) {
-					timer.cancel();
-				}
-				long elapsed = System.nanoTime() - this.start;
+				long elapsed = this.deadline.elapsedNanos();
 				Throwable failure = (error != null) ? Futures.unwrap(error)
 						: (decision == null) ? new IllegalStateException("The shared limiter answered nothing") : null;
 				if (failure != null) {
-					settle(fallback(this.request, failure, this.start), false);
+					settle(fallback(this.request, failure, this.deadline.startNanos()), false);
 					return;
 				}
 				FailurePolicyLimiter.this.listener.recordCheck(decision.source(), elapsed);
@@ -205,43 +220,42 @@ public class FailurePolicyLimiter implements RateLimitChecker, AutoCloseable {
 			}
 		}
 
-		/** The timeout elapsed (on a pool thread, handed over by the timer). */
+		/**
+		 * The deadline passed (on a pool thread, after the breakers recorded the calls still out as failed).
+		 */
 		@Override
-		public void run(Timeout expired) {
+		public void run() {
 			if (STATE.compareAndSet(this, PENDING, ABANDONED)) {
-				TimeoutException failure = new TimeoutException(
-						"No answer from the shared limiter within " + FailurePolicyLimiter.this.timeout);
-				settle(fallback(this.request, failure, this.start), false);
+				settle(fallback(this.request, this.deadline.timeoutException("the shared limiter"),
+						this.deadline.startNanos()), false);
 			}
 		}
 
-		/** The caller gave up (e.g. the HTTP exchange was cancelled): an answer still to come is refunded. */
+		/**
+		 * The caller gave up (e.g. the HTTP exchange was cancelled): an answer still to come is refunded. The deadline
+		 * keeps running, so that the breakers still record a call that never answers.
+		 */
 		@Override
 		public boolean cancel(boolean mayInterruptIfRunning) {
-			if (STATE.compareAndSet(this, PENDING, ABANDONED)) {
-				Timeout timer = this.timeout;
-				if (timer != null) {
-					timer.cancel();
-				}
-			}
+			STATE.compareAndSet(this, PENDING, ABANDONED);
 			return super.cancel(mayInterruptIfRunning);
 		}
 
 	}
 
 	/**
-	 * Stop the timer thread.
+	 * Stop the deadlines' timer thread.
 	 */
 	@Override
 	public void close() {
-		this.timer.stop();
+		this.deadlines.close();
 	}
 
 	/**
 	 * How requests that fail open are limited while the shared limiter is unavailable.
 	 * @return the fallback mode
 	 */
-	public FallbackMode getMode() {
+	FallbackMode getMode() {
 		return this.mode;
 	}
 

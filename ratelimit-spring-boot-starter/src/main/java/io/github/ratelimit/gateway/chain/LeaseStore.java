@@ -18,7 +18,7 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
 public interface LeaseStore {
 
 	/**
-	 * Check and consume {@code cost} tokens like {@link ClientRateLimiter#tryConsume}, and if allowed, take a lease
+	 * Check and consume {@code cost} tokens like {@link RateLimitStore#tryConsume}, and if allowed, take a lease
 	 * of up to {@code wanted} more tokens from every limit; the instance's previous lease of these limits (if any)
 	 * ends in the same call: its reservation is released, and its unspent tokens go back if it has not ended in the
 	 * store's time (a lease given back at or after its end gives nothing back: its unspent tokens counted as spent

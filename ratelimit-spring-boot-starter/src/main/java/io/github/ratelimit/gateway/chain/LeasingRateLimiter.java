@@ -15,11 +15,10 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.context.Phased;
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Token leases: fewer store calls than requests for clients an instance sees often. The layer of the limiter chain
@@ -33,47 +32,30 @@ import org.springframework.context.SmartLifecycle;
  * requests.</li>
  * <li>A later request that finds no lease asks the store for its own cost plus a lease: as many tokens as the client
  * sent in one lease duration at its recent rate here, at most the budget ({@link PlanLimits#leaseTokens()}); the
- * store grants at most half of what every bucket holds after the request, so near an empty bucket leases shrink to
- * nothing and the last tokens are decided one request at a time by the store. The same call gives back the previous
+ * store grants at most half of what every bucket holds after the request. The same call gives back the previous
  * lease's unspent tokens. While that call is out, the client's other requests are exact checks.</li>
  * <li>While the lease has tokens and has not ended ({@code ratelimit.leases.duration} after the call was sent), the
  * client's requests are allowed from it, without a store call ({@link RateLimitDecision.Source#LEASED}).</li>
  * </ol>
  *
- * <p>What it costs and what it cannot do: leased tokens are consumed in the store when taken, and the store does not
- * refill a bucket past the tokens its leases hold until they end, so the instances together never admit more than
- * the limit (no interval sees more than capacity + refill over it). The price is under-admission: a lease's unspent
- * tokens are unavailable to the other instances until they go back (at most the budget per instance), which they do
- * only while the lease runs: with the next lease call for the client, on the client's next request after the limits
- * were refreshed (a new set of limits never spends the old lease; it goes back under the new limits, to the same
- * buckets), when the cache (bounded by
+ * <p>A lease's unspent tokens go back with the next lease call for the client, on the client's next request after
+ * the limits were refreshed (under the new limits, to the same buckets), when the cache (bounded by
  * {@code ratelimit.leases.max-entries}) evicts the client, and when the instance stops ({@link #stop()}). A lease
- * that ends unspent counts as spent at its end. A client without a request here for two lease durations is dropped
- * from the cache; its lease has ended by then, so the store call that gives it back (sent for every lease, also one
- * spent to the last token) only releases its reservation.
- * A lease whose store call fails ends without return (the store is then unreachable; it counts as spent at its end).
- * Denials are never leased: a denied request's Retry-After is the store's, exact.
+ * that ends unspent counts as spent at its end; a client without a request here for two lease durations is dropped
+ * from the cache. A lease whose store call fails ends without return. Denials are never leased.
  *
  * <p>The decision a lease answers reports the buckets as the store held them when the lease was taken, with the
- * lease's unspent tokens as remaining (what this client can still spend here) and the time until full shortened by
- * the time since.
- *
- * <p>Compared with others: Kong's {@code sync_rate} counts locally and synchronises every interval, so instances
- * admit over the limit between syncs; Envoy's rate limit quota service (RLQS) and YouTube's Doorman hand each
- * client a share of capacity for a period from a central server, which re-divides it. Here the store stays the one
- * authority, a lease is taken from the same bucket in the same atomic step as a request, and its tokens are reserved
- * in the bucket: over-admission is impossible by construction, and a lease is only an optimisation of who asks when.
+ * lease's unspent tokens as remaining and the time until full shortened by the time since. Why leases never
+ * over-admit, and how they compare with Kong, Envoy and Doorman: {@code src/docs/design/limiter-chain.md}.
  */
-public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
+public class LeasingRateLimiter implements StoreLayer {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeasingRateLimiter.class);
 
 	/** Longest wait at shutdown for the leases' unspent tokens to go back. */
 	private static final Duration RETURN_TIMEOUT = Duration.ofSeconds(2);
 
-	private final ClientRateLimiter store;
-
-	private final LeaseStore leaseStore;
+	private final StoreLayer store;
 
 	private final long durationNanos;
 
@@ -83,8 +65,6 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 
 	private final Cache<SlotKey, Slot> slots;
 
-	private volatile boolean running;
-
 	/**
 	 * Wrap a store that can lease.
 	 * @param store the store; checks of limits without leases go to it unchanged
@@ -92,7 +72,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	 * @param maxEntries most clients (per endpoint group) whose lease this instance keeps (at least 1)
 	 * @param <S> a store that can also lease
 	 */
-	public <S extends ClientRateLimiter & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries) {
+	public <S extends RateLimitStore & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries) {
 		this(store, duration, maxEntries, Ticker.systemTicker(), Scheduler.systemScheduler());
 	}
 
@@ -105,10 +85,9 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 	 * @param scheduler what drops idle slots on time, rather than on the cache's next use
 	 * @param <S> a store that can also lease
 	 */
-	<S extends ClientRateLimiter & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries,
+	<S extends RateLimitStore & LeaseStore> LeasingRateLimiter(S store, Duration duration, long maxEntries,
 			Ticker ticker, Scheduler scheduler) {
-		this.store = store;
-		this.leaseStore = store;
+		this.store = StoreLayer.of(store);
 		this.durationNanos = duration.toNanos();
 		this.durationMicros = Math.max(1, duration.toNanos() / 1000);
 		this.ticker = ticker;
@@ -128,19 +107,12 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 			.build();
 	}
 
-	/**
-	 * The wrapped store.
-	 * @return the store
-	 */
-	public ClientRateLimiter getStore() {
-		return this.store;
-	}
-
 	@Override
-	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
+			PlanLimits limits, long cost) {
 		long leaseTokens = limits.leaseTokens();
 		if (leaseTokens == 0 || cost == 0 || cost > leaseTokens) {
-			return this.store.tryConsume(client, limits, cost);
+			return this.store.tryConsume(deadline, client, limits, cost);
 		}
 		SlotKey key = new SlotKey(client, limits.group());
 		long now = this.ticker.read();
@@ -153,7 +125,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 				// them (under the old ones, the buckets' state written under the new ones would read as beyond full)
 				this.slots.asMap().remove(key, slot);
 				returnLease(client, slot, limits);
-				return tryConsume(client, limits, cost);
+				return tryConsume(deadline, client, limits, cost);
 			}
 			slot.seen++;
 			RateLimitDecision leased = slot.spend(cost, now);
@@ -163,16 +135,17 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 			if (slot.taking || slot.first) {
 				// a lease call is out, or this is the first request seen: an exact check
 				slot.first = false;
-				return this.store.tryConsume(client, limits, cost);
+				return this.store.tryConsume(deadline, client, limits, cost);
 			}
 			wanted = slot.wanted(now, leaseTokens, this.durationNanos);
 			previous = slot.end();
 			if (wanted == 0 && previous == LeaseStore.ReturnedLease.NONE) {
-				return this.store.tryConsume(client, limits, cost);
+				return this.store.tryConsume(deadline, client, limits, cost);
 			}
 			slot.taking = true;
 		}
-		return Futures.call(() -> this.leaseStore.lease(client, limits, cost, wanted, this.durationMicros, previous))
+		return Futures
+			.call(() -> this.store.lease(deadline, client, limits, cost, wanted, this.durationMicros, previous))
 			.whenComplete((lease, ex) -> {
 				synchronized (slot) {
 					slot.taking = false;
@@ -215,18 +188,11 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 		this.slots.cleanUp();
 	}
 
-	@Override
-	public void start() {
-		this.running = true;
-	}
-
 	/**
 	 * Gives back every lease (one store call per lease; the store takes back the unspent tokens of leases that have
 	 * not ended, and releases the reservation of each) and waits up to 2 seconds for the calls, before the store stops.
 	 */
-	@Override
 	public void stop() {
-		this.running = false;
 		List<CompletableFuture<Void>> returns = new ArrayList<>();
 		for (var entry : this.slots.asMap().entrySet()) {
 			Slot slot = entry.getValue();
@@ -245,20 +211,6 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 			logger.warn("Could not give back every token lease at shutdown within {}: {} (the tokens come back to "
 					+ "the buckets when the leases end)", RETURN_TIMEOUT, ex.toString());
 		}
-	}
-
-	@Override
-	public boolean isRunning() {
-		return this.running;
-	}
-
-	/**
-	 * One above the store's phase, so that this layer stops (and gives its leases back) while the store still runs.
-	 * @return the phase
-	 */
-	@Override
-	public int getPhase() {
-		return (this.store instanceof Phased phased) ? phased.getPhase() + 1 : 1;
 	}
 
 	/** Ends the slot's lease and gives it back under its own limits; completes normally whatever the outcome. */
@@ -281,7 +233,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 		if (lease.granted() == 0) {
 			return CompletableFuture.completedFuture(null);
 		}
-		return Futures.call(() -> this.leaseStore.lease(client, limits, 0, 0, this.durationMicros, lease))
+		return Futures.call(() -> this.store.lease(null, client, limits, 0, 0, this.durationMicros, lease))
 			.handle((ignored, ex) -> {
 				if (ex != null) {
 					logger.debug("Giving back {} unspent leased tokens of group '{}' failed: {}", lease.unused(),
@@ -308,7 +260,7 @@ public class LeasingRateLimiter implements ClientRateLimiter, SmartLifecycle {
 
 	@Override
 	public String toString() {
-		return "LeasingRateLimiter[" + this.store + "]";
+		return "LeasingRateLimiter -> " + this.store;
 	}
 
 	/** One client in one endpoint group. */

@@ -6,8 +6,6 @@ import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
@@ -17,6 +15,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.ScopedLimits;
 
 /**
  * The local fallback limiter: in-memory token buckets of this instance, each holding this instance's share of a
@@ -46,7 +45,7 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
  * shared store does.
  */
-public class LocalFallbackLimiter {
+final class LocalFallbackLimiter {
 
 	/** Retry-After of a local denial by a concurrency limit: slots free when responses complete, unknown when. */
 	static final long LOCAL_SLOT_RETRY_MILLIS = 1000;
@@ -57,14 +56,12 @@ public class LocalFallbackLimiter {
 
 	private final LongSupplier nanoClock;
 
-	private final Map<PlanLimits, ScopedLimits> splits = new ConcurrentHashMap<>();
-
 	/**
 	 * Create a local limiter.
 	 * @param maxBuckets most client buckets kept (at least 1)
 	 * @param instances the current number of gateway instances sharing the limits (at least 1)
 	 */
-	public LocalFallbackLimiter(long maxBuckets, IntSupplier instances) {
+	LocalFallbackLimiter(long maxBuckets, IntSupplier instances) {
 		this(maxBuckets, instances, System::nanoTime);
 	}
 
@@ -93,7 +90,7 @@ public class LocalFallbackLimiter {
 						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? local.heldSlots(cost) : HeldSlots.NONE);
 			}
 		}
-		ScopedLimits scoped = this.splits.computeIfAbsent(limits, ScopedLimits::of);
+		ScopedLimits scoped = limits.scoped();
 		LocalBuckets group = bucketsOf(key(limits, ClientKey.everyone(client.plan())), scoped.global(), share, cost);
 		if (scoped.client() == null) {
 			synchronized (group) {
@@ -147,7 +144,7 @@ public class LocalFallbackLimiter {
 			local = bucketsOf(key(limits, client), limits, share, cost).takeSlot(this.nanoClock.getAsLong());
 		}
 		else {
-			ScopedLimits scoped = this.splits.computeIfAbsent(limits, ScopedLimits::of);
+			ScopedLimits scoped = limits.scoped();
 			local = bucketsOf(key(limits, ClientKey.everyone(client.plan())), scoped.global(), share, cost)
 				.takeSlot(this.nanoClock.getAsLong());
 			if (scoped.client() != null) {

@@ -16,18 +16,14 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * request: while remembered, the same client's requests of the same cost in the same group are denied locally
  * (source {@link RateLimitDecision.Source#CACHED}), even while the breaker is open.
  *
- * <p>Exact for the token bucket: a denial at time t with retry-after R means the bucket holds fewer than
- * {@code cost} tokens until t + R, and nothing but time adds tokens (other instances only take them). The entry is
- * timed from before the Redis call was sent (so it never outlives the true moment) and kept 1 ms less than R (the
- * script rounds R up to whole ms). So no request Redis would have allowed is ever denied here, except after an
- * operator reset or a refund of an abandoned check, and then at most until the remembered Retry-After. A denial by a
- * concurrency limit is never remembered: its slot may free with the next response, and its Retry-After is an
- * estimate. Bounded by a
- * Caffeine cache of {@code maxEntries}; entries expire at their Retry-After.
+ * <p>An entry is timed from the check's start (before the Redis call was sent) and kept 1 ms less than its
+ * Retry-After; a denial by a concurrency limit is never remembered. Bounded by a Caffeine cache of
+ * {@code maxEntries}; entries expire at their Retry-After. Why this never denies what Redis would allow:
+ * {@code src/docs/design/limiter-chain.md}.
  */
-public class OverLimitCache implements RateLimitChecker {
+public class OverLimitCache implements LimiterChain {
 
-	private final RateLimitChecker next;
+	private final LimiterChain next;
 
 	private final CheckListener listener;
 
@@ -39,7 +35,7 @@ public class OverLimitCache implements RateLimitChecker {
 	 * @param maxEntries most denials remembered (at least 1)
 	 * @param listener told of the duration of every check answered from the cache
 	 */
-	public OverLimitCache(RateLimitChecker next, long maxEntries, CheckListener listener) {
+	public OverLimitCache(LimiterChain next, long maxEntries, CheckListener listener) {
 		this.next = next;
 		this.listener = listener;
 		this.denials = Caffeine.newBuilder().maximumSize(maxEntries).expireAfter(new Expiry<Key, Denial>() {
@@ -73,7 +69,9 @@ public class OverLimitCache implements RateLimitChecker {
 			this.listener.recordCheck(remembered.source(), System.nanoTime() - start);
 			return CompletableFuture.completedFuture(remembered);
 		}
-		CompletableFuture<RateLimitDecision> decision = this.next.check(request);
+		// one clock per check: the failure policy's deadline counts from this start
+		CompletableFuture<RateLimitDecision> decision = (this.next instanceof FailurePolicyLimiter policy)
+				? policy.check(request, start) : this.next.check(request);
 		decision.thenAccept((answer) -> {
 			if (!answer.allowed()) {
 				remember(request.client(), request.limits(), request.cost(), start, answer);

@@ -2,14 +2,14 @@ package io.github.ratelimit.gateway.chain;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.ScopedLimits;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,73 +17,57 @@ import org.slf4j.LoggerFactory;
  * Adds {@link LimitScope#GLOBAL group-wide} limits to a store that checks one client's limits at a time (the Redis
  * store), keeping the all-or-nothing rule across scopes.
  *
- * <p>Limits with only the client scope (the usual case) go straight to the store: one call, nothing allocated here.
- * With global limits, a check is two calls in sequence, because a Redis Cluster slot cannot hold both one client's
- * keys and the group-wide keys (each call of the store is one script in one slot):
+ * <p>Limits with only the client scope go straight to the store: one call. With global limits, a check is two calls
+ * in sequence:
  * <ol>
- * <li>the client's own limits, under the client's key; a denial stops here, so a client over its own limit never
- * takes from the group-wide quota (the group-wide limits are then only read, with cost 0, for the header fields);</li>
+ * <li>the client's own limits, under the client's key; a denial stops here (the group-wide limits are then only
+ * read, with cost 0, for the header fields);</li>
  * <li>the global limits, under {@link ClientKey#everyone(String)}; if they deny, the client's limits are given back
- * ({@link ClientRateLimiter#refund}, and the slots of its concurrency limits released) before answering, so a denied
- * request takes nothing from any limit.</li>
+ * ({@link RateLimitStore#refund}, and the slots of its concurrency limits released) before answering.</li>
  * </ol>
- * Both calls are futures chained without blocking; the second starts on the thread that completed the first. An
- * allowed decision holds the slots of both calls.
- * The decision lists every limit in configuration order, so the {@code RateLimit} fields and the problem body's
- * violated policies cover both scopes. When the global limits deny, the client limits' states are reported as after
- * the refund ({@code remaining} plus the cost, capped at capacity; the token bucket's time until full shortened
- * accordingly, a window's left as the store reported it).
+ * An allowed decision holds the slots of both calls. The decision lists every limit in configuration order; when
+ * the global limits deny, the client limits' states are reported as after the refund ({@code remaining} plus the
+ * cost, capped at capacity).
  *
- * <p>Failure behaviour: an error of the first call is passed on (the caller's failure policy applies); an error of
- * the second call first gives the client's tokens back (best effort) and is then passed on. A refund that fails is
- * logged at debug: the client then lost {@code cost} tokens for a denied request (under-admission, never
- * over-admission). A refund that lands after a window ended (fixed window, sliding window counter) gives the tokens to
- * the new window: at most {@code cost} extra for that client, once per compensated request.
+ * <p>An error of the first call is passed on; an error of the second call first gives the client's tokens back
+ * (best effort) and is then passed on. A refund that fails is logged at debug. Why two calls:
+ * {@code src/docs/design/limiter-chain.md}.
  */
-public class ScopedRateLimiter implements ClientRateLimiter {
+public class ScopedRateLimiter implements StoreLayer {
 
 	private static final Logger logger = LoggerFactory.getLogger(ScopedRateLimiter.class);
 
-	private final ClientRateLimiter store;
-
-	private final Map<PlanLimits, ScopedLimits> splits = new ConcurrentHashMap<>();
+	private final StoreLayer store;
 
 	/**
 	 * Wrap a store.
 	 * @param store checks, refunds and resets the limits of one {@link ClientKey} atomically (e.g. the Redis store)
 	 */
-	public ScopedRateLimiter(ClientRateLimiter store) {
-		this.store = store;
-	}
-
-	/**
-	 * The wrapped store.
-	 * @return the store
-	 */
-	public ClientRateLimiter getStore() {
-		return this.store;
+	public ScopedRateLimiter(RateLimitStore store) {
+		this.store = StoreLayer.of(store);
 	}
 
 	@Override
-	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
+			PlanLimits limits, long cost) {
 		if (!limits.hasGlobalLimits()) {
-			return this.store.tryConsume(client, limits, cost);
+			return this.store.tryConsume(deadline, client, limits, cost);
 		}
-		ScopedLimits scoped = split(limits);
+		ScopedLimits scoped = limits.scoped();
 		ClientKey everyone = ClientKey.everyone(client.plan());
 		if (scoped.client() == null) {
-			return this.store.tryConsume(everyone, scoped.global(), cost)
+			return this.store.tryConsume(deadline, everyone, scoped.global(), cost)
 				.thenApply((shared) -> decision(scoped, shared.allowed(), null, shared.statuses())
 					.withSlots(shared.slots()));
 		}
-		return this.store.tryConsume(client, scoped.client(), cost).thenCompose((own) -> {
+		return this.store.tryConsume(deadline, client, scoped.client(), cost).thenCompose((own) -> {
 			if (!own.allowed()) {
 				// denied by its own limits: the group-wide quota is only read (cost 0), for the header fields
-				return this.store.tryConsume(everyone, scoped.global(), 0)
+				return this.store.tryConsume(deadline, everyone, scoped.global(), 0)
 					.handle((shared, ex) -> decision(scoped, false, own.statuses(),
 							(ex != null) ? null : shared.statuses()));
 			}
-			return Futures.call(() -> this.store.tryConsume(everyone, scoped.global(), cost)).handle((shared, ex) -> {
+			return Futures.call(() -> this.store.tryConsume(deadline, everyone, scoped.global(), cost)).handle((shared, ex) -> {
 				if (ex != null) {
 					return giveBack(client, scoped.client(), cost, own)
 						.thenCompose((ignored) -> CompletableFuture.<RateLimitDecision>failedFuture(Futures.unwrap(ex)));
@@ -107,7 +91,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.refund(client, limits, cost);
 		}
-		ScopedLimits scoped = split(limits);
+		ScopedLimits scoped = limits.scoped();
 		CompletableFuture<Void> shared = this.store.refund(ClientKey.everyone(client.plan()), scoped.global(), cost);
 		return (scoped.client() != null)
 				? CompletableFuture.allOf(this.store.refund(client, scoped.client(), cost), shared) : shared;
@@ -123,14 +107,9 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.reset(client, limits);
 		}
-		ScopedLimits scoped = split(limits);
+		ScopedLimits scoped = limits.scoped();
 		return (scoped.client() != null) ? this.store.reset(client, scoped.client())
 				: CompletableFuture.completedFuture(0L);
-	}
-
-	private ScopedLimits split(PlanLimits limits) {
-		ScopedLimits scoped = this.splits.get(limits);
-		return (scoped != null) ? scoped : this.splits.computeIfAbsent(limits, ScopedLimits::of);
 	}
 
 	/**
@@ -164,7 +143,7 @@ public class ScopedRateLimiter implements ClientRateLimiter {
 
 	@Override
 	public String toString() {
-		return "ScopedRateLimiter[" + this.store + "]";
+		return "ScopedRateLimiter -> " + this.store;
 	}
 
 }

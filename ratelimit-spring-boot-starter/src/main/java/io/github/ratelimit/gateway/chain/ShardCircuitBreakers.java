@@ -20,47 +20,29 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.circuitbreaker.IllegalStateTransitionException;
-import io.netty.util.Timeout;
-import io.netty.util.Timer;
-import io.netty.util.TimerTask;
+import org.jspecify.annotations.Nullable;
 
 /**
- * One Resilience4j circuit breaker per {@linkplain StoreShards shard} of the shared store, so that a failed Redis
- * Cluster master sends only its own clients to the fallback while every other client keeps exact decisions from
- * Redis. A store that is not split (standalone or Sentinel-managed Redis) has one shard and so one breaker, as before.
+ * One Resilience4j circuit breaker per {@linkplain StoreShards shard} of the shared store (a Redis Cluster master;
+ * one for standalone or Sentinel-managed Redis), right over the store.
  *
- * <p>The breakers sit right over the store ({@link #guard}): every call to the store (a check, a lease, a reset) goes
- * through the breaker of the shard it is sent to, and its outcome is recorded there; a refund (of a check abandoned
- * or denied by other limits) is always sent, whatever the breaker's state, so that a request decided without Redis
- * consumes nothing there whenever Redis can still be reached. While a shard's breaker is open its calls fail at once
- * with {@link CallNotPermittedException} and the
- * {@linkplain FailurePolicyLimiter failure policy} above decides them (fallback, or 503 on critical routes). A call
- * with no answer within the timeout counts as failed when the timeout elapses (the answer, if it comes later, is not
- * counted again); the call itself is left to the layers above, which time the request out.
- *
- * <p>Recovery without relapse: Resilience4j evaluates the failure rate on successes too, so failures of an outage
- * too short to open the breaker (fewer than {@code minimum-number-of-calls}) could open it on the first success after
- * the store is back. Here a closed breaker never opens on a success: a success that would open it resets it first
- * (the failures before it are of an outage that has ended), so closed breakers open only on failures. (Half-open, the
- * trial calls decide together, as Resilience4j has it.) The outcomes of one breaker are recorded under its lock while
- * it has failures on record, so a reset never undoes an opening made meanwhile. And a half-open breaker does not
- * take as its trial a call the store's client refused unsent while it reconnects to the shard
- * ({@link StoreShards#refusedWhileReconnecting}): such a call fails (the failure policy decides it) and the breaker
- * stays half-open, so the first call sent once the connection is back is the trial, and recovery does not wait for
- * another {@code wait-duration-in-open-state} because a trial came a moment before the reconnect. (Closed, such
- * calls count as failures, as any.)
- *
- * <p>An opening ends when the connection to its shard is back, not after the wait: when the store's client reports
- * that it has (re-)established a connection to a shard ({@link StoreShards#onConnected}), that shard's open breaker
- * goes half-open at once (on a Cluster, the single shard's open breaker too: it takes the calls of slots no master is
- * known for), so the first calls sent on the new connection are its trials. A call refused while reconnecting that
- * opens a breaker after the connection came back (the two raced) moves it to half-open the same way.
- *
- * <p>Breakers are found in or added to a Resilience4j registry on first use, named {@code ratelimit-redis} for the
- * single shard and {@code ratelimit-redis@host:port} per Cluster master (the auto-configuration uses the application's
- * {@code CircuitBreakerRegistry} when it has one). A master that comes back on its address finds its breaker again;
- * when a new master appears (a failover, a rescheduled node with a new address), the closed breakers of masters no
- * longer in the topology are dropped, from the registry too (and so their meters).
+ * <ul>
+ * <li>Every call to the store (a check, a lease, a reset) goes through the breaker of the shard it is sent to, and
+ * its outcome is recorded there; a refund is always sent, whatever the breaker's state, and not recorded. While a
+ * shard's breaker is open its calls fail at once with {@link CallNotPermittedException}.</li>
+ * <li>A call of a check waits on the check's deadline (the failure policy's): when it passes with the call still
+ * out, the call is recorded as failed, before the policy decides; a later answer is not recorded again. A call made
+ * outside a check waits on a deadline of its own, of the same length.</li>
+ * <li>A closed breaker opens only on a failure: a success that would open it resets it first. A half-open breaker
+ * does not take as its trial a call the store's client refused unsent while reconnecting
+ * ({@link StoreShards#refusedWhileReconnecting}); such a call fails and the breaker stays half-open.</li>
+ * <li>When the store's client reports a (re-)established connection to a shard ({@link StoreShards#onConnected}),
+ * that shard's open breaker (and, on a Cluster, the single shard's) goes half-open at once.</li>
+ * <li>Breakers are found in or added to a Resilience4j registry on first use, named {@code ratelimit-redis} for the
+ * single shard and {@code ratelimit-redis@host:port} per Cluster master; when a new master appears, the closed
+ * breakers of masters no longer in the topology are dropped, from the registry too.</li>
+ * </ul>
+ * Why: {@code src/docs/design/limiter-chain.md}.
  */
 public class ShardCircuitBreakers implements AutoCloseable {
 
@@ -81,34 +63,46 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 	private final Map<String, Shard> breakers = new ConcurrentHashMap<>();
 
-	private final Duration timeout;
+	/** Times the calls made outside a check (a reset, a lease given back); a check's calls wait on its deadline. */
+	private final Deadlines deadlines;
 
-	private final long timeoutNanos;
-
-	private final Timer timer;
+	/** Whether {@link #deadlines} is this object's own, to close with it. */
+	private final boolean ownDeadlines;
 
 	/** Stops the store's calls of {@link #connected}. */
 	private final AutoCloseable connectedListener;
 
 	/**
-	 * Create the breakers of a store's shards.
+	 * Create the breakers of a store's shards, with a timer of their own for calls made outside a check (tests).
 	 * @param shards the store's shards; {@code null} for a store that is not split (one shard,
 	 * {@link StoreShards#SINGLE_SHARD})
 	 * @param registry the registry breakers are found in or added to (so its metrics and events cover them)
 	 * @param name the single shard's breaker name; a Cluster master's breaker is named {@code name@host:port}
 	 * @param config the settings of breakers the registry does not hold yet
-	 * @param timeout longest wait for a store call before it counts as failed (positive; the failure policy's
-	 * {@code redis-timeout})
+	 * @param timeout longest wait for a store call made outside a check before it counts as failed (positive)
 	 */
-	public ShardCircuitBreakers(StoreShards shards, CircuitBreakerRegistry registry, String name,
+	ShardCircuitBreakers(@Nullable StoreShards shards, CircuitBreakerRegistry registry, String name,
 			CircuitBreakerConfig config, Duration timeout) {
+		this(shards, registry, name, config, new Deadlines(timeout), true);
+	}
+
+	/**
+	 * Create the breakers of a store's shards.
+	 * @param shards the store's shards; {@code null} for a store that is not split
+	 * @param registry the registry breakers are found in or added to
+	 * @param name the single shard's breaker name
+	 * @param config the settings of breakers the registry does not hold yet
+	 * @param deadlines the failure policy's deadlines, timing the calls made outside a check
+	 * @param ownDeadlines whether to close {@code deadlines} with this object
+	 */
+	ShardCircuitBreakers(@Nullable StoreShards shards, CircuitBreakerRegistry registry, String name,
+			CircuitBreakerConfig config, Deadlines deadlines, boolean ownDeadlines) {
 		this.shards = (shards != null) ? shards : SingleShard.INSTANCE;
 		this.registry = registry;
 		this.name = name;
 		this.config = config;
-		this.timeout = timeout;
-		this.timeoutNanos = timeout.toNanos();
-		this.timer = CheckTimer.newTimer(timeout, "ratelimit-shard-timeouts");
+		this.deadlines = deadlines;
+		this.ownDeadlines = ownDeadlines;
 		// the single shard's breaker exists from the start (in the registry, for its meters); it also takes the calls
 		// made before a Cluster's topology is known
 		breaker(StoreShards.SINGLE_SHARD);
@@ -139,7 +133,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 * @return the guarded store; its {@code lease} fails with {@link UnsupportedOperationException} when the store
 	 * cannot lease
 	 */
-	public GuardedStore guard(ClientRateLimiter store) {
+	GuardedStore guard(RateLimitStore store) {
 		return new GuardedStore(store);
 	}
 
@@ -223,10 +217,12 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		return !(all.size() == 1 && all.contains(StoreShards.SINGLE_SHARD));
 	}
 
-	/** Stop the timer thread, and stop listening to the store's connections. */
+	/** Stop listening to the store's connections (and stop the timer, if it is this object's own). */
 	@Override
 	public void close() {
-		this.timer.stop();
+		if (this.ownDeadlines) {
+			this.deadlines.close();
+		}
 		try {
 			this.connectedListener.close();
 		}
@@ -235,21 +231,21 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		}
 	}
 
-	private <T> CompletableFuture<T> call(ClientKey client, PlanLimits limits, Supplier<CompletableFuture<T>> call) {
+	private <T> CompletableFuture<T> call(@Nullable Deadline deadline, ClientKey client, PlanLimits limits,
+			Supplier<CompletableFuture<T>> call) {
 		Shard shard = shard(this.shards.shardOf(client, limits));
 		if (!shard.breaker.tryAcquirePermission()) {
 			return CompletableFuture
 				.failedFuture(CallNotPermittedException.createCallNotPermittedException(shard.breaker));
 		}
-		GuardedCall<T> guarded = new GuardedCall<>(shard);
+		GuardedCall<T> guarded = new GuardedCall<>(shard, deadline);
 		CompletableFuture<T> future = Futures.call(call);
 		if (!future.isDone()) {
-			guarded.timeout = this.timer.newTimeout(guarded, this.timeoutNanos, TimeUnit.NANOSECONDS);
+			guarded.waitOn(deadline);
 		}
 		// the caller's callbacks run after the outcome is recorded
 		return future.whenComplete(guarded);
 	}
-
 
 	/**
 	 * Whether recording one more success could bring a closed breaker's failure rate to its threshold: only when the
@@ -278,27 +274,34 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 * The store with every call guarded by the breaker of the shard it goes to. Implements {@link LeaseStore} so that
 	 * the token lease layer can sit over it; {@code lease} is only called when the store leases.
 	 */
-	public final class GuardedStore implements ClientRateLimiter, LeaseStore {
+	final class GuardedStore implements StoreLayer, LeaseStore {
 
-		private final ClientRateLimiter store;
+		private final RateLimitStore store;
 
-		private GuardedStore(ClientRateLimiter store) {
+		private GuardedStore(RateLimitStore store) {
 			this.store = store;
 		}
 
 		@Override
-		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
-			return call(client, limits, () -> this.store.tryConsume(client, limits, cost));
+		public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
+				PlanLimits limits, long cost) {
+			return call(deadline, client, limits, () -> this.store.tryConsume(client, limits, cost));
 		}
 
 		@Override
 		public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
 				long durationMicros, ReturnedLease previous) {
+			return lease(null, client, limits, cost, wanted, durationMicros, previous);
+		}
+
+		@Override
+		public CompletableFuture<Lease> lease(@Nullable Deadline deadline, ClientKey client, PlanLimits limits,
+				long cost, long wanted, long durationMicros, ReturnedLease previous) {
 			if (!(this.store instanceof LeaseStore leases)) {
-				return CompletableFuture.failedFuture(
-						new UnsupportedOperationException(this.store + " cannot lease tokens"));
+				return StoreLayer.super.lease(deadline, client, limits, cost, wanted, durationMicros, previous);
 			}
-			return call(client, limits, () -> leases.lease(client, limits, cost, wanted, durationMicros, previous));
+			return call(deadline, client, limits,
+					() -> leases.lease(client, limits, cost, wanted, durationMicros, previous));
 		}
 
 		/** Sent whatever the breaker's state (see the class comment); its outcome is not recorded. */
@@ -309,49 +312,57 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 		@Override
 		public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
-			return call(client, limits, () -> this.store.reset(client, limits));
-		}
-
-		/**
-		 * The store guarded.
-		 * @return the store
-		 */
-		public ClientRateLimiter getStore() {
-			return this.store;
+			return call(null, client, limits, () -> this.store.reset(client, limits));
 		}
 
 		@Override
 		public String toString() {
-			return "ShardCircuitBreakers.GuardedStore[" + this.store + "]";
+			return "ShardCircuitBreakers -> " + this.store;
 		}
 
 	}
 
-	/** One guarded call: its outcome is recorded once, by its answer or by the timeout, whichever comes first. */
-	private final class GuardedCall<T> implements BiConsumer<T, Throwable>, TimerTask {
+	/**
+	 * One guarded call: its outcome is recorded once, by its answer or when the deadline it waits on passes,
+	 * whichever comes first; its duration is measured from its check's start.
+	 */
+	private final class GuardedCall<T> implements BiConsumer<T, Throwable>, Runnable {
 
 		private final Shard shard;
 
-		private final long start = System.nanoTime();
+		private final long start;
 
 		/** The shard's {@link Shard#connections} when the call was sent. */
 		private final int connectionsAtStart;
 
 		volatile int state = PENDING;
 
-		volatile Timeout timeout;
+		/** A deadline of the call's own (made outside a check, or after its check's deadline passed). */
+		private volatile @Nullable Deadline own;
 
-		GuardedCall(Shard shard) {
+		GuardedCall(Shard shard, @Nullable Deadline check) {
 			this.shard = shard;
+			this.start = (check != null) ? check.startNanos() : System.nanoTime();
 			this.connectionsAtStart = shard.connections;
+		}
+
+		/** Wait on the check's deadline; a call outside a check, or after its deadline, on one of its own. */
+		void waitOn(@Nullable Deadline check) {
+			if (check != null && check.onPassed(this)) {
+				return;
+			}
+			Deadline deadline = ShardCircuitBreakers.this.deadlines.startedAt(this.start);
+			this.own = deadline;
+			deadline.onPassed(this);
+			deadline.schedule(null);
 		}
 
 		@Override
 		public void accept(T result, Throwable error) {
 			if (STATE.compareAndSet(this, PENDING, RECORDED)) {
-				Timeout timer = this.timeout;
-				if (timer != null) {
-					timer.cancel();
+				Deadline deadline = this.own;
+				if (deadline != null) {
+					deadline.cancel();
 				}
 				long elapsed = System.nanoTime() - this.start;
 				if (error != null) {
@@ -376,11 +387,12 @@ public class ShardCircuitBreakers implements AutoCloseable {
 			}
 		}
 
+		/** The deadline passed (on a pool thread, before the failure policy decides without the store). */
 		@Override
-		public void run(Timeout expired) {
+		public void run() {
 			if (STATE.compareAndSet(this, PENDING, RECORDED)) {
-				this.shard.onError(System.nanoTime() - this.start,
-						new TimeoutException("No answer from the store within " + ShardCircuitBreakers.this.timeout));
+				this.shard.onError(System.nanoTime() - this.start, new TimeoutException("No answer from the store within "
+						+ ShardCircuitBreakers.this.deadlines.timeout()));
 			}
 		}
 

@@ -1,24 +1,94 @@
 package io.github.ratelimit.gateway.limits;
 
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The limits that apply to one plan in one endpoint group, all checked together: a request is allowed only if
- * every limit allows it, and a denied request consumes from none of them. Value equality (a record): two lookups of
- * the same configuration are equal, so caches keyed by it (script arguments, remembered denials, local buckets)
- * follow a configuration change on the next request.
- *
- * @param plan the plan name
- * @param group the endpoint group name
- * @param limits the limits, in configuration order, not empty
+ * every limit allows it, and a denied request consumes from none of them. Immutable, with value equality: two
+ * lookups of the same configuration are equal. The forms derived from it (its {@linkplain #scoped() split by scope},
+ * a store's encoded arguments through {@link #compiled}) are computed once per object, when first asked for, and
+ * held by it.
  */
-public record PlanLimits(String plan, String group, List<LimitDefinition> limits) {
+public final class PlanLimits {
 
-	public PlanLimits {
-		limits = List.copyOf(limits);
-		if (limits.isEmpty()) {
+	private final String plan;
+
+	private final String group;
+
+	private final List<LimitDefinition> limits;
+
+	private final long smallestCapacity;
+
+	private final long leaseTokens;
+
+	private final boolean hasConcurrencyLimits;
+
+	private final boolean hasGlobalLimits;
+
+	private volatile @Nullable ScopedLimits scoped;
+
+	/** Forms compiled from these limits: key, value, key, value... (copy on write; one or two entries). */
+	private volatile Object[] compiled = new Object[0];
+
+	/**
+	 * Create the limits of a plan in a group.
+	 * @param plan the plan name
+	 * @param group the endpoint group name
+	 * @param limits the limits, in configuration order, not empty (copied)
+	 * @throws IllegalArgumentException if {@code limits} is empty
+	 */
+	public PlanLimits(String plan, String group, List<LimitDefinition> limits) {
+		this.plan = plan;
+		this.group = group;
+		this.limits = List.copyOf(limits);
+		if (this.limits.isEmpty()) {
 			throw new IllegalArgumentException("No limits for plan '" + plan + "' in group '" + group + "'");
 		}
+		long smallest = LimitDefinition.MAX_TOKENS;
+		long lease = Long.MAX_VALUE;
+		boolean concurrency = false;
+		boolean global = false;
+		for (LimitDefinition limit : this.limits) {
+			if (!limit.isConcurrency()) {
+				smallest = Math.min(smallest, limit.capacity());
+			}
+			lease = Math.min(lease, limit.leaseTokens());
+			concurrency |= limit.isConcurrency();
+			global |= limit.isGlobal();
+		}
+		this.smallestCapacity = smallest;
+		this.leaseTokens = lease;
+		this.hasConcurrencyLimits = concurrency;
+		this.hasGlobalLimits = global;
+	}
+
+	/**
+	 * The plan.
+	 * @return the plan name
+	 */
+	public String plan() {
+		return this.plan;
+	}
+
+	/**
+	 * The endpoint group.
+	 * @return the endpoint group name
+	 */
+	public String group() {
+		return this.group;
+	}
+
+	/**
+	 * The limits.
+	 * @return the limits, in configuration order, not empty, unmodifiable
+	 */
+	public List<LimitDefinition> limits() {
+		return this.limits;
 	}
 
 	/**
@@ -28,11 +98,7 @@ public record PlanLimits(String plan, String group, List<LimitDefinition> limits
 	 * limit
 	 */
 	public long smallestCapacity() {
-		return this.limits.stream()
-			.filter((limit) -> !limit.isConcurrency())
-			.mapToLong(LimitDefinition::capacity)
-			.min()
-			.orElse(LimitDefinition.MAX_TOKENS);
+		return this.smallestCapacity;
 	}
 
 	/**
@@ -41,39 +107,86 @@ public record PlanLimits(String plan, String group, List<LimitDefinition> limits
 	 * @return tokens, 0 or more
 	 */
 	public long leaseTokens() {
-		long tokens = Long.MAX_VALUE;
-		for (int i = 0; i < this.limits.size(); i++) {
-			tokens = Math.min(tokens, this.limits.get(i).leaseTokens());
-		}
-		return tokens;
+		return this.leaseTokens;
 	}
 
 	/**
 	 * Whether any of these limits is a concurrency limit, so that an admitted request holds slots until its response
-	 * completes ({@link io.github.ratelimit.gateway.chain.RateLimitDecision#slots()}). Allocates nothing.
+	 * completes ({@link io.github.ratelimit.gateway.chain.RateLimitDecision#slots()}).
 	 * @return {@code true} if at least one limit counts requests in flight
 	 */
 	public boolean hasConcurrencyLimits() {
-		for (int i = 0; i < this.limits.size(); i++) {
-			if (this.limits.get(i).isConcurrency()) {
-				return true;
-			}
-		}
-		return false;
+		return this.hasConcurrencyLimits;
 	}
 
 	/**
-	 * Whether any of these limits is shared by every client of the group ({@link LimitScope#GLOBAL}). Allocates
-	 * nothing, so it can run on every request.
+	 * Whether any of these limits is shared by every client of the group ({@link LimitScope#GLOBAL}).
 	 * @return {@code true} if at least one limit is global
 	 */
 	public boolean hasGlobalLimits() {
-		for (int i = 0; i < this.limits.size(); i++) {
-			if (this.limits.get(i).isGlobal()) {
-				return true;
+		return this.hasGlobalLimits;
+	}
+
+	/**
+	 * These limits split by scope, computed on first use and held.
+	 * @return the split
+	 * @throws IllegalArgumentException if no limit is global ({@link #hasGlobalLimits()} is {@code false})
+	 */
+	public ScopedLimits scoped() {
+		ScopedLimits split = this.scoped;
+		if (split == null) {
+			split = ScopedLimits.of(this);
+			this.scoped = split;
+		}
+		return split;
+	}
+
+	/**
+	 * A form compiled from these limits (e.g. a store's encoded arguments), computed on first use and held by this
+	 * object, so that it is computed once per limits snapshot. Two threads asking at once may both compute it; one
+	 * result is kept.
+	 * @param compiler computes the form; a constant (the key of the form held: compare by identity)
+	 * @param <T> the form's type
+	 * @return the form, never {@code null}
+	 */
+	@SuppressWarnings("unchecked")
+	public <T> T compiled(Function<PlanLimits, T> compiler) {
+		Object[] held = this.compiled;
+		for (int i = 0; i < held.length; i += 2) {
+			if (held[i] == compiler) {
+				return (T) held[i + 1];
 			}
 		}
-		return false;
+		T form = Objects.requireNonNull(compiler.apply(this), "compiled form");
+		synchronized (this) {
+			Object[] now = this.compiled;
+			for (int i = 0; i < now.length; i += 2) {
+				if (now[i] == compiler) {
+					return (T) now[i + 1];
+				}
+			}
+			Object[] more = Arrays.copyOf(now, now.length + 2);
+			more[now.length] = compiler;
+			more[now.length + 1] = form;
+			this.compiled = more;
+		}
+		return form;
+	}
+
+	@Override
+	public boolean equals(@Nullable Object other) {
+		return (this == other) || (other instanceof PlanLimits that && Objects.equals(this.plan, that.plan)
+				&& Objects.equals(this.group, that.group) && this.limits.equals(that.limits));
+	}
+
+	@Override
+	public int hashCode() {
+		return Objects.hash(this.plan, this.group, this.limits);
+	}
+
+	@Override
+	public String toString() {
+		return "PlanLimits[plan=" + this.plan + ", group=" + this.group + ", limits=" + this.limits + "]";
 	}
 
 }

@@ -15,9 +15,7 @@ import org.springframework.core.env.Environment;
 /**
  * Turns on Lettuce's Redis Cluster topology refresh where the application left it off, so that failover,
  * resharding and MOVED/ASK redirections are followed without a restart. Spring Boot leaves both refresh kinds off
- * unless {@code spring.data.redis.lettuce.cluster.refresh.period} / {@code .adaptive} are set; without them a
- * client keeps sending a failed master's slots to the dead node, and every check of those clients falls back until
- * the gateway restarts.
+ * unless {@code spring.data.redis.lettuce.cluster.refresh.period} / {@code .adaptive} are set.
  *
  * <p>Applied to the limiter's own Cluster client ({@link LimiterConnectionFactory}); only with
  * {@code ratelimit.redis.configure-application-client=true} is it also a bean customising the application's client,

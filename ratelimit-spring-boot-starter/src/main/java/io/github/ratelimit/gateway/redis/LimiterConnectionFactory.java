@@ -38,8 +38,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * The Redis connection factory every Redis user of the rate limiter goes through (the store's script connection,
  * the instance counter, the Redis plan store, and so the {@code ratelimits} endpoint's reset and the start-up access
  * probe): a Lettuce client of the limiter's own, so that the Lettuce options the limiter needs never change the
- * application's client (Spring Session, caches, the application's templates, Gateway's own
- * {@code RedisRateLimiter}).
+ * application's client.
  *
  * <p>{@link #copyOf(LettuceConnectionFactory, ClusterTopologyRefreshCustomizer) A copy} of the application's
  * {@link LettuceConnectionFactory} reaches the same Redis the same way: the same standalone, Sentinel, Cluster or
@@ -49,39 +48,25 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * bundle put there, its socket and timeout options), with the limiter's settings on top:
  * <ul>
  * <li>commands are rejected while the connection is down ({@link ClientOptions.DisconnectedBehavior#REJECT_COMMANDS})
- * instead of queued: a queued check would run after reconnecting and take tokens for a request the fallback has
- * already decided;</li>
- * <li>reconnect attempts back off to at most {@link #MAX_RECONNECT_DELAY} (Lettuce's default: 30 s), so decisions
- * come back from Redis within about a second of it answering again;</li>
- * <li>a TCP connect attempt gives up after at most {@link #MAX_CONNECT_TIMEOUT} (Lettuce's default: 10 s), so that a
- * Redis host that does not answer holds no connect (and no application stopping meanwhile) for long;</li>
+ * instead of queued;</li>
+ * <li>reconnect attempts back off to at most {@link #MAX_RECONNECT_DELAY};</li>
+ * <li>a TCP connect attempt gives up after at most {@link #MAX_CONNECT_TIMEOUT};</li>
  * <li>on a Cluster, topology refresh as {@link ClusterTopologyRefreshCustomizer} sets it.</li>
  * </ul>
  * Its {@link ClientResources} are the application's, {@link ClientResources#mutate() mutated} with the limiter's
- * reconnect delay: they share the application's I/O event loops, computation executor, timer, event bus, command
- * latency recorder and tracing, so the copy starts no threads, and closing it (which shuts its resources down) shuts
- * none of them down (they stay the application's to shut down). An application factory without client resources of
- * its own gets resources created for the copy, threads included, shut down with it (destroying the copy waits for
- * their threads to end, within the client's shutdown timeout). Not copied: connection pooling (the limiter only uses
- * one shared connection, its commands never block a connection) and the factory's own options (executor,
- * pipelining).
+ * reconnect delay (the copy starts no threads, and closing it shuts none of the application's down). An application
+ * factory without client resources of its own gets resources created for the copy, threads included, shut down with
+ * it (destroying the copy waits for their threads to end, within the client's shutdown timeout); their I/O event
+ * loops are held from initialisation until they shut down. Not copied: connection pooling and the factory's own
+ * options (executor, pipelining).
  *
  * <p>{@link #sharing(ReactiveRedisConnectionFactory) Sharing} the application's factory instead (nothing of its own,
  * nothing applied) is for a factory that is not Lettuce's, a Redis configuration that cannot be copied (a static
- * master/replica one), and an application that asked for the limiter's Lettuce settings on its own client too
- * ({@code ratelimit.redis.configure-application-client}).
+ * master/replica one), and {@code ratelimit.redis.configure-application-client=true}.
  *
  * <p>A life cycle of its own: initialised ({@link #afterPropertiesSet()}), stopped and started in the application
  * factory's phase, and {@link #destroy() destroyed} on context close like a connection factory bean; a shared factory
- * is left alone, it is the application's.
- *
- * <p>The I/O event loops of the client resources the limiter's client uses (the application's, or those created for
- * the copy) are held from initialisation until those resources are shut down, not only while a client is open:
- * Lettuce's handshake timeout of a connect that failed stays scheduled on the resources' timer for the command
- * timeout and then closes the connect's channel on its event loop, so event loops ended by the last client's shutdown
- * while the timer still runs would make Netty log an error with its stack trace ("Failed to submit a listener
- * notification task") when an application stops shortly after Redis was unreachable. The resources' shutdown stops
- * their timer before it ends their event loops.
+ * is left alone. Why these options: {@code src/docs/design/limiter-chain.md}.
  */
 public final class LimiterConnectionFactory implements InitializingBean, SmartLifecycle, DisposableBean {
 

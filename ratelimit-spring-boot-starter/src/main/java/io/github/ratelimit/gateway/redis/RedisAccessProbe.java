@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.FallbackMode;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -65,7 +65,7 @@ public final class RedisAccessProbe implements ApplicationListener<ApplicationRe
 
 	private static final ClientKey PROBE_CLIENT = new ClientKey(ClientKey.Kind.IP, "startup", PROBE_GROUP);
 
-	private final ClientRateLimiter store;
+	private final RateLimitStore store;
 
 	private final @Nullable InstanceCounter instanceCounter;
 
@@ -81,14 +81,14 @@ public final class RedisAccessProbe implements ApplicationListener<ApplicationRe
 
 	/**
 	 * Create a probe.
-	 * @param store the Redis store of the limiter (the {@code ClientRateLimiter} bean)
+	 * @param store the Redis store of the limiter (the {@code RateLimitStore} bean)
 	 * @param instanceCounter the instance counter, or {@code null}; probed only while its heartbeats run
 	 * @param planStore the Redis plan store, or {@code null}
 	 * @param keyPrefix {@code ratelimit.key-prefix}, e.g. {@code rl}
 	 * @param fallbackMode {@code ratelimit.fallback.mode}: what the WARN says normal routes get meanwhile
 	 * @param timeout how long each call is waited for (a connect attempt included), e.g. 30 s
 	 */
-	public RedisAccessProbe(ClientRateLimiter store, @Nullable InstanceCounter instanceCounter,
+	public RedisAccessProbe(RateLimitStore store, @Nullable InstanceCounter instanceCounter,
 			@Nullable RedisPlanStore planStore, String keyPrefix, FallbackMode fallbackMode, Duration timeout) {
 		this.store = store;
 		this.instanceCounter = instanceCounter;

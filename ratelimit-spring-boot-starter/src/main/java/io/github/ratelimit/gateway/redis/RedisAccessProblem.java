@@ -9,7 +9,7 @@ import java.util.Locale;
  * user may not use, refused before the script runs) and, from inside a Lua script, {@code The user executing the
  * script can't run this command or subcommand} and {@code ... can't access at least one of the keys}.
  */
-public enum RedisAccessProblem {
+enum RedisAccessProblem {
 
 	/** Redis refused the user name or password, or needs them and got none. */
 	AUTHENTICATION,

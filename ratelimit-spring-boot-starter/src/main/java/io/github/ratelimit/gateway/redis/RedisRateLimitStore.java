@@ -6,8 +6,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,7 +16,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.LeaseStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
@@ -37,11 +37,11 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * {@link ClientRateLimiter} keeping every limit's state in Redis (token bucket, sliding window log, sliding window
+ * {@link RateLimitStore} keeping every limit's state in Redis (token bucket, sliding window log, sliding window
  * counter or fixed window, per {@link LimitDefinition#algorithm()}), checked and updated by one atomic Lua script
  * ({@value #SCRIPT_LOCATION}) per request, whatever mix of algorithms the request's limits use; the same script gives
  * back the tokens of an abandoned check. The store's job is the logic around the script: the keys
- * ({@link BucketKeys}), the arguments (encoded once per set of limits) and the reply (decoded into a
+ * ({@link BucketKeys}), the arguments (encoded once per limits snapshot, held by its {@link PlanLimits}) and the reply (decoded into a
  * {@link RateLimitDecision}), and the concurrency slots of admitted requests (taken by the check, given back when the
  * front end releases them, see {@link HeldSlots}). Reaching Redis is its {@link RedisScriptExecutor}'s job ({@link LettuceScriptExecutor}
  * or {@link SpringDataScriptExecutor}), which the store owns: it starts, stops and closes it with itself.
@@ -59,7 +59,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>Every call answers a future; no Reactor here.
  */
 public class RedisRateLimitStore
-		implements ClientRateLimiter, LeaseStore, StoreShards, SmartLifecycle, DisposableBean {
+		implements RateLimitStore, LeaseStore, StoreShards, SmartLifecycle, DisposableBean {
 
 	/** Class path folder of the rate limit script's files (every algorithm, check and refund), see {@link LuaScript}. */
 	public static final String SCRIPT_LOCATION = LuaScript.RATE_LIMIT_FOLDER;
@@ -92,11 +92,6 @@ public class RedisRateLimitStore
 	private final LuaScript script;
 
 	private final BucketKeys keys;
-
-	private final Map<PlanLimits, Arguments> argumentsCache = new ConcurrentHashMap<>();
-
-	/** The arguments used last: most gateways check one or two sets of limits over and over. */
-	private volatile Arguments lastArguments;
 
 	private volatile boolean running;
 
@@ -401,14 +396,8 @@ public class RedisRateLimitStore
 		this.executor.close();
 	}
 
-	private Arguments arguments(PlanLimits limits) {
-		Arguments last = this.lastArguments;
-		if (last != null && last.limits == limits) {
-			return last;
-		}
-		Arguments arguments = this.argumentsCache.computeIfAbsent(limits, Arguments::new);
-		this.lastArguments = arguments;
-		return arguments;
+	private static Arguments arguments(PlanLimits limits) {
+		return limits.compiled(Arguments.COMPILER);
 	}
 
 	/**
@@ -472,11 +461,14 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * A set of limits' script arguments, encoded once (a check at cost 1); other costs and refunds copy the array
+	 * A set of limits' script arguments, encoded once per {@link PlanLimits} object (a check at cost 1); other costs and refunds copy the array
 	 * and replace the header. Keys are built per client; the part after the client id (":0", ":1:swl", ...) is
 	 * encoded once.
 	 */
 	private static final class Arguments {
+
+		/** Compiles the arguments of a set of limits, once per {@link PlanLimits} object. */
+		static final Function<PlanLimits, Arguments> COMPILER = Arguments::new;
 
 		private static final byte[] REFUND_BYTES = REFUND.getBytes(StandardCharsets.UTF_8);
 

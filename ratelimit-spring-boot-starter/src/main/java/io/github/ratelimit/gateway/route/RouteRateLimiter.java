@@ -6,7 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
-import io.github.ratelimit.gateway.chain.RateLimitChecker;
+import io.github.ratelimit.gateway.chain.LimiterChain;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.RateLimitRequest;
 import io.github.ratelimit.gateway.client.ClientKey;
@@ -43,7 +43,7 @@ public final class RouteRateLimiter {
 
 	private final ClientKeyResolver clientKeyResolver;
 
-	private final RateLimitChecker checker;
+	private final LimiterChain checker;
 
 	private final RateLimitMetrics metrics;
 
@@ -67,7 +67,7 @@ public final class RouteRateLimiter {
 	 * @param metrics observes decisions
 	 */
 	public RouteRateLimiter(RateLimitProperties properties, LimitResolver limitResolver,
-			ClientKeyResolver clientKeyResolver, RateLimitChecker checker, RateLimitMetrics metrics) {
+			ClientKeyResolver clientKeyResolver, LimiterChain checker, RateLimitMetrics metrics) {
 		this.properties = properties;
 		this.limitResolver = limitResolver;
 		this.clientKeyResolver = clientKeyResolver;

@@ -12,7 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
 import io.github.ratelimit.gateway.route.RouteRateLimiter;
@@ -83,7 +83,7 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 	LimitResolver limits;
 
 	@Autowired
-	ScopedRateLimiter limiter;
+	DefaultLimiterChain chain;
 
 	@Autowired
 	RouteRateLimiter routes;
@@ -202,7 +202,7 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 		access.setShowClients(showClients);
 		access.setRoles(Set.of("OPERATOR"));
 		return new RateLimitsEndpoint(this.properties, this.limits, SecuredGateway.PLANS,
-				this.limiter, this.routes, this.overLimitCache, access);
+				this.chain.store(), this.routes, this.overLimitCache, access);
 	}
 
 	private WebTestClient.ResponseSpec traffic(String path, String apiKey) {

@@ -8,15 +8,17 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.gateway.actuate.RateLimiterHealthIndicator;
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
-import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
-import io.github.ratelimit.gateway.chain.StoreShards;
-import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
-import io.github.ratelimit.gateway.chain.LocalFallbackLimiter;
-import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
+import io.github.ratelimit.gateway.chain.FallbackMode;
+import io.github.ratelimit.gateway.chain.LimiterChain;
+import io.github.ratelimit.gateway.chain.LimiterChainCustomizer;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
-import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
+import io.github.ratelimit.gateway.chain.StoreShards;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.route.RouteRateLimiter;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.webflux.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
@@ -79,17 +81,15 @@ class RateLimitAutoConfigurationTest {
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
-			// the chain, layer by layer: store -> shard breakers -> leases -> scopes -> failure policy -> over-limit
-			// cache -> filter
-			assertThat(context).getBean("rateLimitClientRateLimiter").isInstanceOf(RedisRateLimitStore.class);
-			LeasingRateLimiter leases = context.getBean("rateLimitLeasingRateLimiter", LeasingRateLimiter.class);
-			assertThat(leases.getStore()).isInstanceOfSatisfying(ShardCircuitBreakers.GuardedStore.class,
-					(guarded) -> assertThat(guarded.getStore()).isSameAs(context.getBean("rateLimitClientRateLimiter")));
-			assertThat(context).hasSingleBean(ShardCircuitBreakers.class);
-			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isSameAs(leases);
-			assertThat(context).hasSingleBean(LocalFallbackLimiter.class);
-			assertThat(context).hasSingleBean(FailurePolicyLimiter.class);
-			assertThat(context).hasSingleBean(OverLimitCache.class);
+			// the chain, built layer by layer over the store bean: over-limit cache -> failure policy (with the local
+			// fallback) -> scopes -> leases -> shard breakers -> store; one chain bean, one store bean
+			assertThat(context).getBean("rateLimitStore").isInstanceOf(RedisRateLimitStore.class);
+			assertThat(context).hasSingleBean(RateLimitStore.class).hasSingleBean(LimiterChain.class);
+			DefaultLimiterChain chain = context.getBean(DefaultLimiterChain.class);
+			assertThat(chain).hasToString("OverLimitCache -> FailurePolicyLimiter -> ScopedRateLimiter -> "
+					+ "LeasingRateLimiter -> ShardCircuitBreakers -> " + context.getBean("rateLimitStore"));
+			assertThat(chain.overLimitCache()).isNotNull();
+			assertThat(chain.fallbackMode()).isEqualTo(FallbackMode.LOCAL);
 			assertThat(context).getBean(PlanResolver.class).isInstanceOf(StaticPlanResolver.class);
 			assertThat(context).hasSingleBean(ClientKeyResolver.class);
 		});
@@ -124,20 +124,24 @@ class RateLimitAutoConfigurationTest {
 					"ratelimit.plans.anonymous.default[0].refill-tokens=60",
 					"ratelimit.plans.anonymous.default[0].refill-period=1m")
 			.run((context) -> assertThat(context).hasNotFailed()
-				.doesNotHaveBean(ClientRateLimiter.class)
+				.doesNotHaveBean(RateLimitStore.class)
 				.doesNotHaveBean(RateLimitGatewayFilterFactory.class));
 	}
 
 	@Test
 	void userBeansReplaceTheDefaults() {
 		this.runner.withUserConfiguration(UserBeans.class).run((context) -> {
-			// the user's store, under the starter's layers (the scopes layer is a ClientRateLimiter too)
-			assertThat(context).doesNotHaveBean("rateLimitClientRateLimiter").hasSingleBean(PlanResolver.class);
+			// the user's store, under the starter's layers (a single store bean)
+			assertThat(context).doesNotHaveBean("rateLimitStore").hasSingleBean(PlanResolver.class);
+			assertThat(context).hasSingleBean(RateLimitStore.class);
 			// a store that cannot lease gets no lease layer
-			assertThat(context).doesNotHaveBean("rateLimitLeasingRateLimiter");
-			assertThat(context.getBean(ScopedRateLimiter.class).getStore()).isInstanceOfSatisfying(
-					ShardCircuitBreakers.GuardedStore.class,
-					(guarded) -> assertThat(guarded.getStore()).isSameAs(UserBeans.LIMITER));
+			DefaultLimiterChain chain = context.getBean(DefaultLimiterChain.class);
+			assertThat(chain).hasToString("OverLimitCache -> FailurePolicyLimiter -> ScopedRateLimiter -> "
+					+ "ShardCircuitBreakers -> " + UserBeans.LIMITER);
+			PlanLimits limits = new PlanLimits("free", "api", List.of(new LimitDefinition("free-api", 1, 1,
+					java.time.Duration.ofSeconds(1))));
+			assertThat(chain.store().tryConsume(new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "free"), limits, 1)
+				.join()).isEqualTo(RateLimitDecision.unavailable(limits));
 			assertThat(context.getBean(PlanResolver.class)).isSameAs(UserBeans.PLANS);
 			assertThat(context).hasSingleBean(RateLimitGatewayFilterFactory.class);
 		});
@@ -146,8 +150,32 @@ class RateLimitAutoConfigurationTest {
 	@Test
 	void theOverLimitCacheCanBeTurnedOff() {
 		this.runner.withPropertyValues("ratelimit.over-limit-cache.enabled=false").run((context) -> {
-			assertThat(context).hasNotFailed().doesNotHaveBean(OverLimitCache.class);
-			assertThat(context).hasSingleBean(FailurePolicyLimiter.class).hasSingleBean(RateLimitGatewayFilterFactory.class);
+			assertThat(context).hasNotFailed().hasSingleBean(RateLimitGatewayFilterFactory.class);
+			DefaultLimiterChain chain = context.getBean(DefaultLimiterChain.class);
+			assertThat(chain.overLimitCache()).isNull();
+			assertThat(chain.toString()).startsWith("FailurePolicyLimiter -> ");
+		});
+	}
+
+	@Test
+	void customizersChangeTheChainAfterTheProperties() {
+		LimiterChainCustomizer allow = (builder) -> builder.fallbackMode(FallbackMode.ALLOW);
+		LimiterChainCustomizer noCache = (builder) -> builder.overLimitCache(false, 1);
+		this.runner.withBean("allow", LimiterChainCustomizer.class, () -> allow)
+			.withBean("noCache", LimiterChainCustomizer.class, () -> noCache)
+			.run((context) -> {
+				DefaultLimiterChain chain = context.getBean(DefaultLimiterChain.class);
+				assertThat(chain.fallbackMode()).isEqualTo(FallbackMode.ALLOW);
+				assertThat(chain.overLimitCache()).isNull();
+			});
+	}
+
+	@Test
+	void aChainOfTheApplicationsOwnReplacesTheBuiltOne() {
+		LimiterChain own = (request) -> CompletableFuture.completedFuture(RateLimitDecision.unavailable(request.limits()));
+		this.runner.withBean(LimiterChain.class, () -> own).run((context) -> {
+			assertThat(context).hasNotFailed().doesNotHaveBean(DefaultLimiterChain.class);
+			assertThat(context).hasSingleBean(RouteRateLimiter.class).hasSingleBean(RateLimitGatewayFilterFactory.class);
 		});
 	}
 
@@ -157,7 +185,7 @@ class RateLimitAutoConfigurationTest {
 		this.runner.withBean(CircuitBreakerRegistry.class, () -> registry).run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(registry.find(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME)).isPresent();
-			assertThat(context.getBean(ShardCircuitBreakers.class).breaker(StoreShards.SINGLE_SHARD))
+			assertThat(context.getBean(DefaultLimiterChain.class).circuitBreakers().breaker(StoreShards.SINGLE_SHARD))
 				.isSameAs(registry.circuitBreaker(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME));
 		});
 	}
@@ -209,13 +237,13 @@ class RateLimitAutoConfigurationTest {
 	@Configuration(proxyBeanMethods = false)
 	static class UserBeans {
 
-		static final ClientRateLimiter LIMITER = (client, limits, cost) -> CompletableFuture
+		static final RateLimitStore LIMITER = (client, limits, cost) -> CompletableFuture
 			.completedFuture(RateLimitDecision.unavailable(limits));
 
 		static final PlanResolver PLANS = (apiKey) -> Mono.empty();
 
 		@Bean
-		ClientRateLimiter myLimiter() {
+		RateLimitStore myLimiter() {
 			return LIMITER;
 		}
 

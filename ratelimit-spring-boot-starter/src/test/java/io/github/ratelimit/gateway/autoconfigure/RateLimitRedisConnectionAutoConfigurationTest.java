@@ -257,7 +257,7 @@ class RateLimitRedisConnectionAutoConfigurationTest {
 				assertThat(template(context.getBean(InstanceCounter.class)).getConnectionFactory()).isSameAs(own);
 				assertThat(template(context.getBean(RedisPlanStore.class)).getConnectionFactory()).isSameAs(own);
 				// the store's script connection: opened from its factory's native client (LettuceScriptExecutor)
-				Object executor = ReflectionTestUtils.getField(context.getBean("rateLimitClientRateLimiter"),
+				Object executor = ReflectionTestUtils.getField(context.getBean("rateLimitStore"),
 						"executor");
 				Object connection = ReflectionTestUtils.getField(executor, "connection");
 				assertThat(ReflectionTestUtils.getField(connection, "connectionFactory")).isSameAs(own);

@@ -117,7 +117,7 @@ class LeaseSlotExpiryTest {
 	}
 
 	/** Allows everything; grants what a lease asks for; counts the exact checks and records the lease calls. */
-	private final class RecordingStore implements ClientRateLimiter, LeaseStore {
+	private final class RecordingStore implements RateLimitStore, LeaseStore {
 
 		final List<long[]> leases = new ArrayList<>();
 

@@ -15,16 +15,11 @@ import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
-import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
-import io.github.ratelimit.gateway.redis.StartedConnectionFactory;
 import io.github.ratelimit.gateway.redis.StoredTokens;
 import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,7 +33,8 @@ class LeasingRateLimiterTest {
 
 	private static final TestRedis testRedis = TestRedis.shared();
 
-	private static LettuceConnectionFactory connectionFactory;
+	@RegisterExtension
+	static final RedisStoreOnTestRedis redis = new RedisStoreOnTestRedis();
 
 	private static RedisRateLimitStore store;
 
@@ -51,20 +47,7 @@ class LeasingRateLimiterTest {
 
 	@BeforeAll
 	static void connect() {
-		connectionFactory = StartedConnectionFactory.to(testRedis.host(), testRedis.port());
-		store = new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl"));
-	}
-
-	@AfterAll
-	static void disconnect() {
-		if (connectionFactory != null) {
-			connectionFactory.destroy();
-		}
-	}
-
-	@BeforeEach
-	void flush() {
-		testRedis.flushAll();
+		store = redis.store();
 	}
 
 	@Test
@@ -252,7 +235,7 @@ class LeasingRateLimiterTest {
 	}
 
 	/** The Redis store; notes the tokens of the last lease granted and completes when a lease goes back alone. */
-	private static final class ReturnWatchingStore implements ClientRateLimiter, LeaseStore {
+	private static final class ReturnWatchingStore implements RateLimitStore, LeaseStore {
 
 		final AtomicLong lastGranted = new AtomicLong();
 
@@ -294,9 +277,7 @@ class LeasingRateLimiterTest {
 	}
 
 	private LeasingRateLimiter leasing() {
-		LeasingRateLimiter limiter = new LeasingRateLimiter(store, Duration.ofSeconds(1), 1000);
-		limiter.start();
-		return limiter;
+		return new LeasingRateLimiter(store, Duration.ofSeconds(1), 1000);
 	}
 
 	private RateLimitDecision consume(LeasingRateLimiter limiter, PlanLimits limits, long cost) {
@@ -304,7 +285,7 @@ class LeasingRateLimiterTest {
 	}
 
 	/** The Redis store, counting its script calls. */
-	private static final class CountingStore implements ClientRateLimiter, LeaseStore {
+	private static final class CountingStore implements RateLimitStore, LeaseStore {
 
 		final AtomicLong calls = new AtomicLong();
 

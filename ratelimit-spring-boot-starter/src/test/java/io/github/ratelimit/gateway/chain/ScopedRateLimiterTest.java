@@ -10,17 +10,10 @@ import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.redis.BucketKeys;
-import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
-import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
-import io.github.ratelimit.gateway.redis.StartedConnectionFactory;
 import io.github.ratelimit.test.redis.TestRedis;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
@@ -35,7 +28,8 @@ class ScopedRateLimiterTest {
 
 	private static final TestRedis testRedis = TestRedis.shared();
 
-	private static LettuceConnectionFactory connectionFactory;
+	@RegisterExtension
+	static final RedisStoreOnTestRedis redis = new RedisStoreOnTestRedis();
 
 	private static ScopedRateLimiter limiter;
 
@@ -53,22 +47,8 @@ class ScopedRateLimiterTest {
 					LimitScope.GLOBAL), new LimitDefinition("free-search", 2, 1, Duration.ofHours(1))));
 
 	@BeforeAll
-	static void connect() {
-		connectionFactory = StartedConnectionFactory.to(testRedis.host(), testRedis.port());
-		limiter = new ScopedRateLimiter(
-				new RedisRateLimitStore(new SpringDataScriptExecutor(connectionFactory), new BucketKeys("rl")));
-	}
-
-	@AfterAll
-	static void disconnect() {
-		if (connectionFactory != null) {
-			connectionFactory.destroy();
-		}
-	}
-
-	@BeforeEach
-	void flush() {
-		testRedis.flushAll();
+	static void layer() {
+		limiter = new ScopedRateLimiter(redis.store());
 	}
 
 	@Test

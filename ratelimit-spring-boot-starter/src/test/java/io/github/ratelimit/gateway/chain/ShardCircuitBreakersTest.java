@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -45,17 +46,22 @@ class ShardCircuitBreakersTest {
 		.permittedNumberOfCallsInHalfOpenState(3)
 		.build();
 
-	private static final StoreShards BY_FIRST_LETTER = new StoreShards() {
+	private static final StoreShards BY_FIRST_LETTER = new FirstLetterShards(Set.of("a", "b"), (error) -> false);
+
+	/** Shards named by the first letter of the client id, with the given topology and reconnect refusals. */
+	private record FirstLetterShards(Set<String> shards, Predicate<Throwable> refused) implements StoreShards {
+
 		@Override
 		public String shardOf(ClientKey client, PlanLimits limits) {
 			return client.id().substring(0, 1);
 		}
 
 		@Override
-		public Set<String> shards() {
-			return Set.of("a", "b");
+		public boolean refusedWhileReconnecting(Throwable error) {
+			return this.refused.test(error);
 		}
-	};
+
+	}
 
 	private final CircuitBreakerRegistry registry = CircuitBreakerRegistry.ofDefaults();
 
@@ -67,25 +73,26 @@ class ShardCircuitBreakersTest {
 
 	private final AtomicInteger refundsToA = new AtomicInteger();
 
-	private final ClientRateLimiter store = new ClientRateLimiter() {
+	private final RateLimitStore store = new RateLimitStore() {
 		@Override
 		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
-			if (client.id().startsWith("a")) {
-				ShardCircuitBreakersTest.this.callsToA.incrementAndGet();
-				return CompletableFuture.failedFuture(new IllegalStateException("shard a is down"));
-			}
-			return CompletableFuture.completedFuture(ALLOWED);
+			return onShard(client, ShardCircuitBreakersTest.this.callsToA, ALLOWED);
 		}
 
 		@Override
 		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
-			if (client.id().startsWith("a")) {
-				ShardCircuitBreakersTest.this.refundsToA.incrementAndGet();
-				return CompletableFuture.failedFuture(new IllegalStateException("shard a is down"));
-			}
-			return CompletableFuture.completedFuture(null);
+			return onShard(client, ShardCircuitBreakersTest.this.refundsToA, null);
 		}
 	};
+
+	/** A call to the stub's shards: a's are counted and fail, b's answer. */
+	private static <T> CompletableFuture<T> onShard(ClientKey client, AtomicInteger callsToA, T answer) {
+		if (client.id().startsWith("a")) {
+			callsToA.incrementAndGet();
+			return CompletableFuture.failedFuture(new IllegalStateException("shard a is down"));
+		}
+		return CompletableFuture.completedFuture(answer);
+	}
 
 	@AfterEach
 	void close() {
@@ -135,17 +142,7 @@ class ShardCircuitBreakersTest {
 	@Test
 	void theClosedBreakersOfDepartedMastersAreDroppedWhenANewOneAppears() {
 		Set<String> topology = new java.util.concurrent.CopyOnWriteArraySet<>(Set.of("a", "b"));
-		StoreShards moving = new StoreShards() {
-			@Override
-			public String shardOf(ClientKey client, PlanLimits limits) {
-				return client.id().substring(0, 1);
-			}
-
-			@Override
-			public Set<String> shards() {
-				return topology;
-			}
-		};
+		StoreShards moving = new FirstLetterShards(topology, (error) -> false);
 		ShardCircuitBreakers moved = new ShardCircuitBreakers(moving, this.registry, "moving", CONFIG,
 				Duration.ofMillis(50));
 		try {
@@ -203,7 +200,7 @@ class ShardCircuitBreakersTest {
 		}
 		CircuitBreaker breaker = this.breakers.breaker("a");
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
-		ClientRateLimiter back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
+		RateLimitStore back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
 		assertThat(this.breakers.guard(back).tryConsume(ON_A, LIMITS, 1).join()).isEqualTo(ALLOWED);
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 		assertThat(breaker.getMetrics().getNumberOfFailedCalls()).as("the outage's failures are forgotten").isZero();
@@ -212,7 +209,7 @@ class ShardCircuitBreakersTest {
 
 	@Test
 	void failuresStillOpenTheBreakerAndASuccessBelowTheThresholdKeepsThem() {
-		ClientRateLimiter back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
+		RateLimitStore back = (client, limits, cost) -> CompletableFuture.completedFuture(ALLOWED);
 		ShardCircuitBreakers.GuardedStore down = this.breakers.guard(this.store);
 		ShardCircuitBreakers.GuardedStore up = this.breakers.guard(back);
 		CircuitBreaker breaker = this.breakers.breaker("a");
@@ -245,25 +242,10 @@ class ShardCircuitBreakersTest {
 				super("Currently not connected. Commands are rejected.");
 			}
 		}
-		StoreShards reconnecting = new StoreShards() {
-			@Override
-			public String shardOf(ClientKey client, PlanLimits limits) {
-				return client.id().substring(0, 1);
-			}
-
-			@Override
-			public Set<String> shards() {
-				return Set.of("a", "b");
-			}
-
-			@Override
-			public boolean refusedWhileReconnecting(Throwable error) {
-				return error instanceof NotConnected;
-			}
-		};
+		StoreShards reconnecting = new FirstLetterShards(Set.of("a", "b"), NotConnected.class::isInstance);
 		java.util.concurrent.atomic.AtomicBoolean connected = new java.util.concurrent.atomic.AtomicBoolean();
 		AtomicInteger sent = new AtomicInteger();
-		ClientRateLimiter store = (client, limits, cost) -> {
+		RateLimitStore store = (client, limits, cost) -> {
 			sent.incrementAndGet();
 			return connected.get() ? CompletableFuture.completedFuture(ALLOWED)
 					: CompletableFuture.failedFuture(new CompletionException(new NotConnected()));

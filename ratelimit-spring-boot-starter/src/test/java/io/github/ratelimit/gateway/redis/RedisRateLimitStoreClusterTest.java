@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
-import io.github.ratelimit.gateway.chain.ScopedLimits;
+import io.github.ratelimit.gateway.limits.ScopedLimits;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
@@ -159,7 +159,7 @@ class RedisRateLimitStoreClusterTest {
 		PlanLimits limits = new PlanLimits("free", "search",
 				List.of(new LimitDefinition("free-search", 2, 1, Duration.ofHours(1)), new LimitDefinition("search-global", 3,
 						1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.GLOBAL)));
-		ScopedLimits split = ScopedLimits.of(limits);
+		ScopedLimits split = limits.scoped();
 		BucketKeys keys = new BucketKeys("rl");
 		String globalKey = keys.keysFor(ClientKey.everyone("free"), split.global()).get(0);
 		assertThat(globalKey).isEqualTo("rl:{search|g:all}:0");

@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientKey;
@@ -61,12 +62,16 @@ public abstract class BaseRouteIntegrationTest {
 	protected int port;
 
 	/** The limiter chain's over-limit cache: {@link OverLimitCache#clear() cleared} between tests. */
-	@Autowired
 	protected OverLimitCache overLimitCache;
 
 	/** The application's meters. */
 	@Autowired
 	protected MeterRegistry meters;
+
+	@Autowired
+	void limiterChain(DefaultLimiterChain chain) {
+		this.overLimitCache = chain.overLimitCache();
+	}
 
 	/** A client from 127.0.0.1, a connection of its own per request; made anew before each test. */
 	protected WebTestClient client;

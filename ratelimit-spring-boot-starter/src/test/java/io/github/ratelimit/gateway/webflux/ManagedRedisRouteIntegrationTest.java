@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
 
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.SecureRedisServer;
 import org.junit.jupiter.api.BeforeEach;
@@ -68,8 +69,12 @@ abstract class ManagedRedisRouteIntegrationTest {
 	protected int port;
 
 	/** The limiter chain's over-limit cache: cleared between tests. */
-	@Autowired
 	protected OverLimitCache overLimitCache;
+
+	@Autowired
+	void limiterChain(DefaultLimiterChain chain) {
+		this.overLimitCache = chain.overLimitCache();
+	}
 
 	/** A client from 127.0.0.1, a connection of its own per request. */
 	protected WebTestClient client;

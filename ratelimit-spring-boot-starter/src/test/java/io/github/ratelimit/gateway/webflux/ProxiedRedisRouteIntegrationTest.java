@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.chain.StoreShards;
 import io.github.ratelimit.test.MachineStalls;
 import io.github.ratelimit.test.redis.RedisServer;
@@ -52,7 +52,7 @@ abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest
 	private static CircuitBreaker watched;
 
 	@Autowired
-	private ShardCircuitBreakers breakers;
+	private DefaultLimiterChain chain;
 
 	@DynamicPropertySource
 	static void ownRedisProperties(DynamicPropertyRegistry registry) {
@@ -125,7 +125,7 @@ abstract class ProxiedRedisRouteIntegrationTest extends BaseRouteIntegrationTest
 	}
 
 	protected CircuitBreaker breaker() {
-		return this.breakers.breaker(StoreShards.SINGLE_SHARD);
+		return this.chain.circuitBreakers().breaker(StoreShards.SINGLE_SHARD);
 	}
 
 	protected EntityExchangeResult<byte[]> fast() {

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.awaitility.Awaitility;
@@ -43,8 +44,12 @@ abstract class ServerMvcRouteIntegrationTest {
 	@LocalServerPort
 	int port;
 
-	@Autowired
 	OverLimitCache overLimitCache;
+
+	@Autowired
+	void limiterChain(DefaultLimiterChain chain) {
+		this.overLimitCache = chain.overLimitCache();
+	}
 
 	@DynamicPropertySource
 	static void redisAndUpstream(DynamicPropertyRegistry registry) {

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.LeasingRateLimiter;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
@@ -78,7 +78,7 @@ public final class GatewayInstance implements AutoCloseable {
 	private final LeasingRateLimiter leasing;
 
 	/** With leases: the chain's outer layer, the scopes; else {@code null} (the script runs directly). */
-	private final ClientRateLimiter chain;
+	private final RateLimitStore chain;
 
 	/**
 	 * Connect, without leases.
@@ -108,13 +108,12 @@ public final class GatewayInstance implements AutoCloseable {
 		this.keys = new BucketKeys("acc").keysFor(Plan.CLIENT, this.limits);
 		this.arguments = RedisRateLimitStore.scriptArguments(this.limits);
 		if (used.on()) {
-			// as RateLimitAutoConfiguration: rateLimitClientRateLimiter (Lettuce executor), rateLimitLeasingRateLimiter,
-			// rateLimitScopedRateLimiter
+			// as LimiterChainBuilder layers them over the rateLimitStore bean (Lettuce executor): scopes over leases
+			// (without the breakers and the failure policy)
 			this.store = new RedisRateLimitStore(new TimingExecutor(new LettuceScriptExecutor(this.connectionFactory)),
 					this.script, new BucketKeys("acc"));
 			this.store.start();
 			this.leasing = new LeasingRateLimiter(this.store, used.duration(), Leases.MAX_ENTRIES);
-			this.leasing.start();
 			this.chain = new ScopedRateLimiter(this.leasing);
 		}
 		else {

@@ -15,10 +15,8 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.benchmarks.Contenders.Scenario;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
-import io.github.ratelimit.gateway.chain.OverLimitCache;
-import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -325,16 +323,14 @@ public final class BenchmarkMain {
 				java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()));
 		p.setProperty("keys", String.valueOf(keys));
 		p.setProperty("starter-store-bean",
-				context.getBean("rateLimitClientRateLimiter", ClientRateLimiter.class).toString());
+				context.getBean("rateLimitStore", RateLimitStore.class).toString());
 		// the chain's layers as the filter has them, outermost first
-		String chain = (context.getBeanProvider(OverLimitCache.class).getIfAvailable() != null)
-				? OverLimitCache.class.getSimpleName() + " -> " : "";
-		p.setProperty("starter-chain-beans", chain + FailurePolicyLimiter.class.getSimpleName() + " -> "
-				+ context.getBean(ScopedRateLimiter.class).getClass().getSimpleName());
+		p.setProperty("starter-chain-beans", context.getBean(DefaultLimiterChain.class).toString());
 		Environment env = context.getEnvironment();
 		p.setProperty("starter-redis-timeout", env.getProperty("ratelimit.redis-timeout", "(default)"));
 		p.setProperty("starter-breaker-state-at-start",
-				context.getBean(io.github.ratelimit.gateway.chain.ShardCircuitBreakers.class)
+				context.getBean(DefaultLimiterChain.class)
+					.circuitBreakers()
 					.breaker(io.github.ratelimit.gateway.chain.StoreShards.SINGLE_SHARD)
 					.getState()
 					.name());

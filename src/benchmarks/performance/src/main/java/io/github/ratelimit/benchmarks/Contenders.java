@@ -9,10 +9,8 @@ import io.github.bucket4j.distributed.AsyncBucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
 import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
-import io.github.ratelimit.gateway.chain.ClientRateLimiter;
-import io.github.ratelimit.gateway.chain.FailurePolicyLimiter;
-import io.github.ratelimit.gateway.chain.OverLimitCache;
-import io.github.ratelimit.gateway.chain.RateLimitChecker;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
+import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.RateLimitRequest;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
@@ -89,17 +87,14 @@ final class Contenders {
 	}
 
 	/**
-	 * The starter as the filter uses it: {@link FailurePolicyLimiter} (timeout, circuit breaker, metrics, and
-	 * whatever else the auto-configuration wires in) over the Redis store.
+	 * The starter as the filter uses it: the {@link DefaultLimiterChain} bean (over-limit cache, failure policy,
+	 * breakers, metrics, as the auto-configuration builds it) over the Redis store.
 	 */
 	static Contender starter(ConfigurableApplicationContext context, Scenario scenario, int keys) {
-		FailurePolicyLimiter limiter = context.getBean(FailurePolicyLimiter.class);
-		io.github.resilience4j.circuitbreaker.CircuitBreaker breaker = context
-			.getBean(io.github.ratelimit.gateway.chain.ShardCircuitBreakers.class)
+		// the chain as the filter has it: the over-limit cache (if enabled) in front of the failure policy, and so on
+		DefaultLimiterChain checker = context.getBean(DefaultLimiterChain.class);
+		io.github.resilience4j.circuitbreaker.CircuitBreaker breaker = checker.circuitBreakers()
 			.breaker(io.github.ratelimit.gateway.chain.StoreShards.SINGLE_SHARD);
-		// the chain's entry as the filter has it: the over-limit cache in front of the failure policy, if enabled
-		RateLimitChecker chain = context.getBeanProvider(OverLimitCache.class).getIfAvailable(() -> null);
-		RateLimitChecker checker = (chain != null) ? chain : limiter;
 		PlanLimits limits = context.getBean(LimitResolver.class).limitsFor(BenchContext.PLAN, group(scenario));
 		ClientKey[] clients = clients(scenario, keys);
 		return new Contender() {
@@ -126,9 +121,9 @@ final class Contenders {
 		};
 	}
 
-	/** The starter's Redis store alone (the {@link ClientRateLimiter} bean), without the failure policy. */
+	/** The starter's Redis store alone (the {@link RateLimitStore} bean), without the failure policy. */
 	static Contender starterStore(ConfigurableApplicationContext context, Scenario scenario, int keys) {
-		ClientRateLimiter limiter = context.getBean("rateLimitClientRateLimiter", ClientRateLimiter.class);
+		RateLimitStore limiter = context.getBean("rateLimitStore", RateLimitStore.class);
 		PlanLimits limits = context.getBean(LimitResolver.class).limitsFor(BenchContext.PLAN, group(scenario));
 		ClientKey[] clients = clients(scenario, keys);
 		return new Contender() {

@@ -28,7 +28,7 @@ final class ReportWriter {
 
 	static final Map<String, String> NAMES = Map.of(Contenders.STARTER,
 			"starter: `FailurePolicyLimiter` (as the filter calls it)", Contenders.STARTER_STORE,
-			"starter: Redis store alone (`ClientRateLimiter` bean)", Contenders.GATEWAY,
+			"starter: Redis store alone (`RateLimitStore` bean)", Contenders.GATEWAY,
 			"Gateway `RedisRateLimiter`", Contenders.BUCKET4J, "Bucket4j Lettuce proxy manager (CAS, async)");
 
 	static final Map<String, String> SHORT = Map.of(Contenders.STARTER, "starter", Contenders.STARTER_STORE,

@@ -3,12 +3,11 @@ package io.github.ratelimit.gateway.chain;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The limiter chain as a front end sees it: one request in, one decision out, never an error. Implemented by the
- * {@link FailurePolicyLimiter failure policy} and by the layers in front of it (the {@link OverLimitCache}); the
- * auto-configuration hands the outermost one to the front end.
+ * The limiter chain as a front end sees it: one request in, one decision out, never an error. Built by
+ * {@link LimiterChainBuilder} ({@link DefaultLimiterChain}); a bean of this type replaces the built one.
  */
 @FunctionalInterface
-public interface RateLimitChecker {
+public interface LimiterChain {
 
 	/**
 	 * Decide a request.

@@ -1,24 +1,22 @@
-package io.github.ratelimit.gateway.chain;
+package io.github.ratelimit.gateway.limits;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import io.github.ratelimit.gateway.limits.LimitDefinition;
-import io.github.ratelimit.gateway.limits.LimitScope;
-import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The limits of a (plan, endpoint group) split by {@link LimitScope scope}: the client's own limits and the limits
  * shared by every client of the group, each as a {@link PlanLimits} of its own (same plan and group, limits in
  * configuration order), with their positions in the original list so that per-limit results can be put back in
- * that order. Immutable; compute once per {@link PlanLimits} and cache (see {@link #of(PlanLimits)}).
+ * that order. Immutable; held by the limits it splits ({@link PlanLimits#scoped()}).
  */
 public final class ScopedLimits {
 
 	private final PlanLimits all;
 
-	private final PlanLimits client;
+	private final @Nullable PlanLimits client;
 
 	private final PlanLimits global;
 
@@ -26,7 +24,7 @@ public final class ScopedLimits {
 
 	private final int[] globalPositions;
 
-	private ScopedLimits(PlanLimits all, PlanLimits client, PlanLimits global, int[] clientPositions,
+	private ScopedLimits(PlanLimits all, @Nullable PlanLimits client, PlanLimits global, int[] clientPositions,
 			int[] globalPositions) {
 		this.all = all;
 		this.client = client;
@@ -41,7 +39,7 @@ public final class ScopedLimits {
 	 * @return the split
 	 * @throws IllegalArgumentException if no limit is global
 	 */
-	public static ScopedLimits of(PlanLimits limits) {
+	static ScopedLimits of(PlanLimits limits) {
 		List<LimitDefinition> own = new ArrayList<>();
 		List<LimitDefinition> shared = new ArrayList<>();
 		int[] ownAt = new int[limits.limits().size()];
@@ -78,7 +76,7 @@ public final class ScopedLimits {
 	 * The client's own limits ({@link LimitScope#CLIENT}).
 	 * @return those limits, or {@code null} when every limit is global
 	 */
-	public PlanLimits client() {
+	public @Nullable PlanLimits client() {
 		return this.client;
 	}
 
@@ -91,31 +89,33 @@ public final class ScopedLimits {
 	}
 
 	/**
-	 * Put per-limit states of the two parts back into the order of {@link #all()}.
-	 * @param clientStatuses states of {@link #client()}'s limits in their order, or {@code null} if unknown (or there
+	 * Put per-limit results of the two parts back into the order of {@link #all()}.
+	 * @param clientResults results of {@link #client()}'s limits in their order, or {@code null} if unknown (or there
 	 * are no client limits)
-	 * @param globalStatuses states of {@link #global()}'s limits in their order, or {@code null} if unknown
-	 * @return the known states in configuration order (a part given as {@code null} is left out)
+	 * @param globalResults results of {@link #global()}'s limits in their order, or {@code null} if unknown
+	 * @param <T> the per-limit result (a limit's status)
+	 * @return the known results in configuration order (a part given as {@code null} is left out)
 	 */
-	public List<LimitStatus> merge(List<LimitStatus> clientStatuses, List<LimitStatus> globalStatuses) {
-		LimitStatus[] ordered = new LimitStatus[this.all.limits().size()];
-		place(ordered, this.clientPositions, clientStatuses);
-		place(ordered, this.globalPositions, globalStatuses);
-		List<LimitStatus> result = new ArrayList<>(ordered.length);
-		for (LimitStatus status : ordered) {
+	@SuppressWarnings("unchecked")
+	public <T> List<T> merge(@Nullable List<T> clientResults, @Nullable List<T> globalResults) {
+		Object[] ordered = new Object[this.all.limits().size()];
+		place(ordered, this.clientPositions, clientResults);
+		place(ordered, this.globalPositions, globalResults);
+		List<T> result = new ArrayList<>(ordered.length);
+		for (Object status : ordered) {
 			if (status != null) {
-				result.add(status);
+				result.add((T) status);
 			}
 		}
 		return result;
 	}
 
-	private static void place(LimitStatus[] ordered, int[] positions, List<LimitStatus> statuses) {
-		if (statuses == null) {
+	private static void place(Object[] ordered, int[] positions, @Nullable List<?> results) {
+		if (results == null) {
 			return;
 		}
-		for (int i = 0; i < positions.length && i < statuses.size(); i++) {
-			ordered[positions[i]] = statuses.get(i);
+		for (int i = 0; i < positions.length && i < results.size(); i++) {
+			ordered[positions[i]] = results.get(i);
 		}
 	}
 

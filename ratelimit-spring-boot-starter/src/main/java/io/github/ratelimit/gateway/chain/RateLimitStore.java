@@ -9,13 +9,13 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * Checks and consumes a client's tokens in every limit of a (plan, endpoint group), atomically: either every limit
  * allows the request and each consumes {@code cost} tokens, or the request is denied and nothing is consumed.
  *
- * <p>The SPI of the limiter chain's inner layers: the store ({@code RedisRateLimitStore}, keeping the buckets in
- * Redis so that every gateway instance shares them) and the layers over it ({@link ScopedRateLimiter}). Answers are
- * futures, so the chain depends on no reactive library; a front end adapts the future once. Replace the store with a
- * bean of this type.
+ * <p>The store under the limiter chain ({@code RedisRateLimitStore}, keeping the buckets in Redis so that every
+ * gateway instance shares them); the chain's layers ({@link LimiterChainBuilder}) are built over it. Answers are
+ * futures. Replace the store with a bean of this type; a store that also implements {@link LeaseStore} gets token
+ * leases, one that implements {@link StoreShards} a circuit breaker per shard.
  */
 @FunctionalInterface
-public interface ClientRateLimiter {
+public interface RateLimitStore {
 
 	/**
 	 * Check and consume.

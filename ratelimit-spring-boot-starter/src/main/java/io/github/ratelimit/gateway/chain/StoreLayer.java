@@ -1,0 +1,92 @@
+package io.github.ratelimit.gateway.chain;
+
+import java.util.concurrent.CompletableFuture;
+
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A layer of the chain under the failure policy (scopes, leases, the shards' breakers): the store's calls, made
+ * under the deadline of the check they belong to, so that a breaker records what the policy observed.
+ */
+interface StoreLayer extends RateLimitStore {
+
+	/**
+	 * Check and consume, as {@link RateLimitStore#tryConsume}, within a check's deadline.
+	 * @param deadline the check's deadline; {@code null} for a call outside a check
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost tokens this request takes; 0 only reads
+	 * @return the decision; completed exceptionally when the store fails
+	 */
+	CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client, PlanLimits limits,
+			long cost);
+
+	@Override
+	default CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		return tryConsume(null, client, limits, cost);
+	}
+
+	/**
+	 * Check, consume and take a lease, as {@link LeaseStore#lease}, within a check's deadline.
+	 * @param deadline the check's deadline; {@code null} for a call outside a check (a lease given back)
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group, every one a token bucket
+	 * @param cost tokens this request takes
+	 * @param wanted tokens wanted for the lease
+	 * @param durationMicros how long the lease may be spent, in microseconds
+	 * @param previous the previous lease, or {@link LeaseStore.ReturnedLease#NONE}
+	 * @return the decision and the lease; completed with an {@link UnsupportedOperationException} when the store
+	 * cannot lease
+	 */
+	default CompletableFuture<LeaseStore.Lease> lease(@Nullable Deadline deadline, ClientKey client,
+			PlanLimits limits, long cost, long wanted, long durationMicros, LeaseStore.ReturnedLease previous) {
+		return CompletableFuture.failedFuture(new UnsupportedOperationException(this + " cannot lease tokens"));
+	}
+
+	/**
+	 * A store as a layer: its calls ignore deadlines.
+	 * @param store the store (a layer is returned as it is)
+	 * @return the layer
+	 */
+	static StoreLayer of(RateLimitStore store) {
+		return (store instanceof StoreLayer layer) ? layer : new Bare(store);
+	}
+
+	/** A store under no breaker: deadlines are not its concern. */
+	record Bare(RateLimitStore store) implements StoreLayer {
+
+		@Override
+		public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
+				PlanLimits limits, long cost) {
+			return this.store.tryConsume(client, limits, cost);
+		}
+
+		@Override
+		public CompletableFuture<LeaseStore.Lease> lease(@Nullable Deadline deadline, ClientKey client,
+				PlanLimits limits, long cost, long wanted, long durationMicros, LeaseStore.ReturnedLease previous) {
+			if (this.store instanceof LeaseStore leases) {
+				return leases.lease(client, limits, cost, wanted, durationMicros, previous);
+			}
+			return StoreLayer.super.lease(deadline, client, limits, cost, wanted, durationMicros, previous);
+		}
+
+		@Override
+		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+			return this.store.refund(client, limits, cost);
+		}
+
+		@Override
+		public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
+			return this.store.reset(client, limits);
+		}
+
+		@Override
+		public String toString() {
+			return this.store.toString();
+		}
+
+	}
+
+}
