@@ -14,6 +14,7 @@ import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.plan.ApiKey;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
@@ -273,7 +274,8 @@ public class RateLimitsEndpoint {
 					this.limits.effectiveProperties().getAnonymousPlan()));
 		}
 		String key = apiKey.strip();
-		return this.plans.resolvePlan(key)
+		return Mono.fromCompletionStage(() -> this.plans.resolvePlan(ApiKey.of(key)))
+			.flatMap(Mono::justOrEmpty)
 			.map((plan) -> new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(key), plan))
 			.switchIfEmpty(Mono.error(() -> new NotFound(
 					"unknown API key (sha256:" + ApiKeyHasher.hash(key) + "); such clients are limited by IP")));

@@ -12,8 +12,8 @@ import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
-import io.github.ratelimit.gateway.client.AmbiguousClientException;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.client.ClientResolution;
 import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
@@ -134,27 +134,29 @@ public class ServerMvcRateLimiter implements SmartInitializingSingleton, Applica
 		}
 		releaseEarlierAttempt(request, route);
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ANSWER_WAIT_SECONDS);
-		ClientKey client;
-		CompletableFuture<ClientKey> identified = limiter.client(new ServerRequestClientRequest(request), route)
-			.toFuture();
+		ClientResolution resolution;
+		CompletableFuture<ClientResolution> identified = limiter
+			.client(new ServerRequestClientRequest(request), route)
+			.toCompletableFuture();
 		try {
-			client = identified.get(remaining(deadline), TimeUnit.NANOSECONDS);
+			resolution = identified.get(remaining(deadline), TimeUnit.NANOSECONDS);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() instanceof CompletionException wrapped && wrapped.getCause() != null)
 					? wrapped.getCause() : ex.getCause();
-			if (cause instanceof AmbiguousClientException ambiguous) {
-				return refuse(null, RateLimitRefusal.ambiguousClient(ambiguous.getMessage()));
-			}
 			throw (cause instanceof Exception exception) ? exception : ex;
 		}
 		catch (TimeoutException ex) {
 			identified.cancel(false);
 			return unanswered(request, next, route);
 		}
-		if (client == null) {
+		if (resolution.isAmbiguous()) {
+			return refuse(null, RateLimitRefusal.ambiguousClient(resolution.ambiguity()));
+		}
+		if (!resolution.isIdentified()) {
 			return refuse(null, RateLimitRefusal.clientUnidentified());
 		}
+		ClientKey client = resolution.client();
 		// the chain is called on the request's thread; only the completion of its future runs elsewhere
 		CompletableFuture<RateLimitDecision> checked = limiter.check(client, route);
 		RateLimitDecision decision;

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.route;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
@@ -12,6 +13,7 @@ import io.github.ratelimit.gateway.chain.RateLimitRequest;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.ClientRequest;
+import io.github.ratelimit.gateway.client.ClientResolution;
 import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.http.RateLimitHeaders;
 import io.github.ratelimit.gateway.http.RateLimitRefusal;
@@ -23,7 +25,6 @@ import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 
 import org.springframework.http.HttpHeaders;
 
@@ -156,12 +157,11 @@ public final class RouteRateLimiter {
 	 * Identify the client of a request.
 	 * @param request the request
 	 * @param route the route's settings
-	 * @return as {@link ClientKeyResolver#resolve(ClientRequest, KeyBy, String)}: the client key, empty when the
-	 * client cannot be identified (answer {@link RateLimitRefusal#clientUnidentified()}), or an
-	 * {@link io.github.ratelimit.gateway.client.AmbiguousClientException} error (answer
+	 * @return as {@link ClientKeyResolver#resolve(ClientRequest, KeyBy, String)}: the client, not identified
+	 * (answer {@link RateLimitRefusal#clientUnidentified()}), or ambiguous (answer
 	 * {@link RateLimitRefusal#ambiguousClient})
 	 */
-	public Mono<ClientKey> client(ClientRequest request, RouteLimitSettings route) {
+	public CompletionStage<ClientResolution> client(ClientRequest request, RouteLimitSettings route) {
 		return this.clientKeyResolver.resolve(request, route.keyBy(), route.header());
 	}
 

@@ -1,11 +1,12 @@
 package io.github.ratelimit.gateway.webflux;
 
+import java.security.Principal;
 import java.util.List;
 import java.util.Optional;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
-import io.github.ratelimit.gateway.client.AmbiguousClientException;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.route.RateLimitArguments;
@@ -50,6 +51,8 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	/** Start of the exchange attributes holding an attempt's slots, by route and group. */
 	private static final String ATTEMPT_SLOTS_ATTRIBUTE = RateLimitGatewayFilterFactory.class.getName() + ".slots.";
 
+	private static final Mono<Optional<Principal>> NO_PRINCIPAL = Mono.just(Optional.empty());
+
 	private final RouteRateLimiter limiter;
 
 	private final RateLimitResponseWriter responseWriter;
@@ -93,13 +96,18 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	/** The request path: client key -> the limiter chain (its future adapted once) -> outcome -> HTTP. */
 	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route) {
 		releaseEarlierAttempt(exchange, route);
-		return this.limiter.client(new ExchangeClientRequest(exchange), route)
-			.map(Optional::of)
-			.defaultIfEmpty(Optional.empty())
-			.flatMap((client) -> client.isPresent() ? check(exchange, chain, route, client.get())
-					: this.responseWriter.write(exchange, RateLimitRefusal.clientUnidentified()))
-			.onErrorResume(AmbiguousClientException.class,
-					(ex) -> this.responseWriter.write(exchange, RateLimitRefusal.ambiguousClient(ex.getMessage())));
+		Mono<Optional<Principal>> principal = (route.keyBy() == KeyBy.PRINCIPAL)
+				? exchange.getPrincipal().map(Optional::of).defaultIfEmpty(Optional.empty()) : NO_PRINCIPAL;
+		return principal
+			.flatMap((known) -> Mono.fromCompletionStage(
+					this.limiter.client(new ExchangeClientRequest(exchange, known.orElse(null)), route)))
+			.flatMap((client) -> {
+				if (client.isIdentified()) {
+					return check(exchange, chain, route, client.client());
+				}
+				return this.responseWriter.write(exchange, client.isAmbiguous()
+						? RateLimitRefusal.ambiguousClient(client.ambiguity()) : RateLimitRefusal.clientUnidentified());
+			});
 	}
 
 	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route,

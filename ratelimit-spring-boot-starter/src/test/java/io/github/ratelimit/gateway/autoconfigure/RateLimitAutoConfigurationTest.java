@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
+import java.util.Optional;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -26,7 +27,6 @@ import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -212,7 +212,7 @@ class RateLimitAutoConfigurationTest {
 		static final ClientRateLimiter LIMITER = (client, limits, cost) -> CompletableFuture
 			.completedFuture(RateLimitDecision.unavailable(limits));
 
-		static final PlanResolver PLANS = (apiKey) -> Mono.empty();
+		static final PlanResolver PLANS = (apiKey) -> CompletableFuture.completedFuture(Optional.empty());
 
 		@Bean
 		ClientRateLimiter myLimiter() {
