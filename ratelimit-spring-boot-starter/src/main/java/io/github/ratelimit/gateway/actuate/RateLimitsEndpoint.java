@@ -19,7 +19,7 @@ import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -77,7 +77,7 @@ public class RateLimitsEndpoint {
 
 	private final ClientRateLimiter limiter;
 
-	private final RouteRateLimiter routes;
+	private final RateLimitRoutes routes;
 
 	private final OverLimitCache overLimitCache;
 
@@ -96,7 +96,7 @@ public class RateLimitsEndpoint {
 	 * @param access who may look up and reset single clients
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ClientRateLimiter limiter, RouteRateLimiter routes, @Nullable OverLimitCache overLimitCache,
+			ClientRateLimiter limiter, RateLimitRoutes routes, @Nullable OverLimitCache overLimitCache,
 			RateLimitsEndpointProperties access) {
 		this.properties = properties;
 		this.limits = limits;

@@ -36,7 +36,8 @@ import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -62,7 +63,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Auto-configuration of the core of the limiter, shared by both front ends: the limits, client identification, the
- * limiter chain over the Redis store, and the request path of rate limited routes ({@link RouteRateLimiter}). The
+ * limiter chain over the Redis store, and the request path of rate limited routes ({@link RateLimitHandler}, {@link RateLimitRoutes}). The
  * front ends are configured by {@link RateLimitWebFluxAutoConfiguration} (Gateway on WebFlux) and
  * {@code RateLimitServerMvcAutoConfiguration} (Gateway Server MVC), each only with its own server.
  *
@@ -302,6 +303,14 @@ public final class RateLimitAutoConfiguration {
 				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
 
+	/** The rate limited routes' settings, resolved and checked against the limits in force. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(FailurePolicyLimiter.class)
+	RateLimitRoutes rateLimitRoutes(LimitResolver limitResolver) {
+		return new RateLimitRoutes(limitResolver);
+	}
+
 	/**
 	 * The request path of rate limited routes, shared by the front ends, over the outermost layer of the chain: the
 	 * over-limit cache when enabled, else the failure policy.
@@ -309,12 +318,12 @@ public final class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(FailurePolicyLimiter.class)
-	RouteRateLimiter rateLimitRouteRateLimiter(RateLimitProperties properties, LimitResolver limitResolver,
+	RateLimitHandler rateLimitHandler(RateLimitProperties properties, LimitResolver limitResolver,
 			ClientKeyResolver clientKeyResolver, FailurePolicyLimiter failurePolicy,
 			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<RateLimitMetrics> metrics) {
 		RateLimitChecker cache = overLimitCache.getIfAvailable();
 		RateLimitChecker chain = (cache != null) ? cache : failurePolicy;
-		return new RouteRateLimiter(properties, limitResolver, clientKeyResolver, chain,
+		return new RateLimitHandler(properties, limitResolver, clientKeyResolver, chain,
 				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
 

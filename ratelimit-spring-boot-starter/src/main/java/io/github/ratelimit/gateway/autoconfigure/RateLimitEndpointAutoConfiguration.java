@@ -8,7 +8,8 @@ import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -29,7 +30,7 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
-@ConditionalOnBean(RouteRateLimiter.class)
+@ConditionalOnBean(RateLimitHandler.class)
 @EnableConfigurationProperties(RateLimitsEndpointProperties.class)
 public final class RateLimitEndpointAutoConfiguration {
 
@@ -37,7 +38,7 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			ScopedRateLimiter limiter, RouteRateLimiter routes,
+			ScopedRateLimiter limiter, RateLimitRoutes routes,
 			ObjectProvider<OverLimitCache> overLimitCache, ObjectProvider<ClientAddressResolver> addresses,
 			RateLimitsEndpointProperties access) {
 		// the chain's own scoped limiter (both scopes, one store) and over-limit cache

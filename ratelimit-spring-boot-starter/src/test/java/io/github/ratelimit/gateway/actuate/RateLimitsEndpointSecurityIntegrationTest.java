@@ -17,7 +17,7 @@ import com.jayway.jsonpath.JsonPath;
 import io.github.ratelimit.gateway.chain.ScopedRateLimiter;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
@@ -87,7 +87,7 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 	ScopedRateLimiter limiter;
 
 	@Autowired
-	RouteRateLimiter routes;
+	RateLimitRoutes routes;
 
 	/** Requests to the actuator. */
 	WebTestClient management;
