@@ -44,10 +44,8 @@ import org.slf4j.LoggerFactory;
  * lines of the identity header, or with a comma in its value (how HTTP joins repeated field lines, RFC 9110 section
  * 5.3), is answered {@link ClientResolution#ambiguous}: the limiter would take one value while an upstream may
  * read another. So is a request with a look-alike of the header whose {@code -} are written {@code _} or the other
- * way round ({@code X_API_KEY}: CGI and WSGI upstreams read both as {@code HTTP_X_API_KEY}), and a value with
- * control characters or characters outside ASCII once the optional whitespace around a field value (space and tab,
- * RFC 9110 section 5.5) is removed: {@code U+00A0} or {@code U+0085} at its end would be trimmed away by many
- * upstreams' string functions but not by Java's. Spaces and tabs inside a value are allowed on {@link KeyBy#HEADER}
+ * way round ({@code X_API_KEY}), and a value with control characters or characters outside ASCII once the optional
+ * whitespace around a field value (space and tab, RFC 9110 section 5.5) is removed. Spaces and tabs inside a value are allowed on {@link KeyBy#HEADER}
  * routes (RFC 9110 field-value: {@code Org One}), not in an API key.
  */
 public class DefaultClientKeyResolver implements ClientKeyResolver {

@@ -35,8 +35,7 @@ import org.springframework.web.servlet.function.ServerResponse;
  * {@link RateLimitServletResponseWriter} (429, 503, 400), exactly as on WebFlux.
  *
  * <p>The request's thread waits once for the handler's outcome, which the chain's failure policy completes within
- * {@code ratelimit.redis-timeout}; the wait is a plain {@link CompletableFuture#get}, which parks a virtual thread
- * without pinning its carrier. It ends after {@value #ANSWER_WAIT_SECONDS} s at most (a replaced bean whose future
+ * {@code ratelimit.redis-timeout}; the wait is a plain {@link CompletableFuture#get}. It ends after {@value #ANSWER_WAIT_SECONDS} s at most (a replaced bean whose future
  * never completes): the route then fails closed (503) or lets the request through, as the failure policy would.
  */
 public final class ServerMvcFrontEnd {

@@ -321,9 +321,6 @@ public class CachingPlanResolver implements PlanResolver {
 
 	/**
 	 * A token bucket of look-ups: {@code perSecond} per second, bursts up to the same number, on the cache's ticker.
-	 * Kept here rather than reused: {@code chain.LocalFallbackLimiter} answers per client and limit definition (and
-	 * {@code plan} must not depend on {@code chain}, which depends on {@code client}, which depends on {@code plan}),
-	 * Caffeine has no rate limiter, and Resilience4j's (not a dependency) refills all permits once per cycle.
 	 */
 	private static final class LookupBudget {
 

@@ -7,31 +7,38 @@ import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The {@link ClientRequest} of an exchange built in memory, as the WebFlux front end gives it: its headers, peer
- * address and principal.
+ * A {@link ClientRequest} taken from an exchange built in memory, as the WebFlux front end hands it over: its
+ * headers, peer address and (already resolved) principal.
  *
- * @param exchange the exchange
+ * @param headers the request's header fields
+ * @param peer the TCP peer, or {@code null}
+ * @param user the principal, or {@code null}
  */
-record MockClientRequest(ServerWebExchange exchange) implements ClientRequest {
+record MockClientRequest(HttpHeaders headers, @Nullable InetSocketAddress peer,
+		@Nullable Principal user) implements ClientRequest {
+
+	MockClientRequest(ServerWebExchange exchange) {
+		this(exchange.getRequest().getHeaders(), exchange.getRequest().getRemoteAddress(),
+				exchange.getPrincipal().block());
+	}
 
 	@Override
 	public List<String> headerValues(String name) {
-		List<String> values = this.exchange.getRequest().getHeaders().get(name);
-		return (values != null) ? values : List.of();
+		return this.headers.getOrEmpty(name);
 	}
 
 	@Override
 	public @Nullable InetAddress remoteAddress() {
-		InetSocketAddress peer = this.exchange.getRequest().getRemoteAddress();
-		return (peer != null) ? peer.getAddress() : null;
+		return (this.peer != null) ? this.peer.getAddress() : null;
 	}
 
 	@Override
 	public @Nullable Principal principal() {
-		return this.exchange.getPrincipal().block();
+		return this.user;
 	}
 
 }
