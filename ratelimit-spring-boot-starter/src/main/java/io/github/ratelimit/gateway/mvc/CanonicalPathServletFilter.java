@@ -2,7 +2,6 @@ package io.github.ratelimit.gateway.mvc;
 
 import java.io.IOException;
 
-import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -10,8 +9,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.core.Ordered;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -37,7 +34,6 @@ public class CanonicalPathServletFilter extends OncePerRequestFilter implements 
 	/** Order of this filter: early, before Spring Security's filter chain (-100). */
 	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
 
-	private static final Logger logger = LoggerFactory.getLogger(CanonicalPathServletFilter.class);
 
 	private final RequestPathCheck.Policy policy;
 
@@ -57,31 +53,19 @@ public class CanonicalPathServletFilter extends OncePerRequestFilter implements 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		if (this.policy == RequestPathCheck.Policy.ALLOW) {
-			chain.doFilter(request, response);
-			return;
-		}
-		String method = request.getMethod();
-		if (method.equals("CONNECT") || method.equals("TRACE")) {
-			this.responseWriter.write(request, response, RateLimitRefusal.methodNotImplemented(method));
-			return;
-		}
 		String contextPath = request.getContextPath();
 		String uri = request.getRequestURI();
-		String rawPath = uri.substring(Math.min(contextPath.length(), uri.length()));
-		RequestPathCheck.Verdict verdict = RequestPathCheck.check(rawPath, this.policy);
-		if (verdict.refused()) {
-			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
-			this.responseWriter.write(request, response, RateLimitRefusal.nonCanonicalPath(verdict.problem()));
-			return;
+		RequestPathCheck.Admission admission = RequestPathCheck.admit(request.getMethod(),
+				uri.substring(Math.min(contextPath.length(), uri.length())), request.getQueryString(), this.policy);
+		if (admission.refusal() != null) {
+			this.responseWriter.write(request, response, admission.refusal());
 		}
-		String rawQuery = request.getQueryString();
-		String query = (rawQuery != null) ? RequestPathCheck.encodedQuery(rawQuery) : null;
-		if (!verdict.repaired() && query == rawQuery) {
+		else if (!admission.rewritten()) {
 			chain.doFilter(request, response);
-			return;
 		}
-		chain.doFilter(new CanonicalRequest(request, contextPath + verdict.path(), query), response);
+		else {
+			chain.doFilter(new CanonicalRequest(request, contextPath + admission.path(), admission.query()), response);
+		}
 	}
 
 	@Override

@@ -2,11 +2,8 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.net.URI;
 
-import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.webflux.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
@@ -36,7 +33,6 @@ public class CanonicalPathWebFilter implements WebFilter, Ordered {
 	/** Order of this filter: right after Spring's observation filter, before Spring Security's chain (-100). */
 	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
 
-	private static final Logger logger = LoggerFactory.getLogger(CanonicalPathWebFilter.class);
 
 	private final RequestPathCheck.Policy policy;
 
@@ -55,29 +51,18 @@ public class CanonicalPathWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		if (this.policy == RequestPathCheck.Policy.ALLOW) {
-			return chain.filter(exchange);
-		}
 		ServerHttpRequest request = exchange.getRequest();
 		URI uri = request.getURI();
-		String rawPath = uri.getRawPath();
-		String method = request.getMethod().name();
-		if (method.equals("CONNECT") || method.equals("TRACE")) {
-			return this.responseWriter.write(exchange, RateLimitRefusal.methodNotImplemented(method));
+		RequestPathCheck.Admission admission = RequestPathCheck.admit(request.getMethod().name(), uri.getRawPath(),
+				uri.getRawQuery(), this.policy);
+		if (admission.refusal() != null) {
+			return this.responseWriter.write(exchange, admission.refusal());
 		}
-		RequestPathCheck.Verdict verdict = RequestPathCheck.check(rawPath, this.policy);
-		if (verdict.refused()) {
-			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
-			return this.responseWriter.write(exchange, RateLimitRefusal.nonCanonicalPath(verdict.problem()));
-		}
-		String rawQuery = uri.getRawQuery();
-		String query = (rawQuery != null) ? RequestPathCheck.encodedQuery(rawQuery) : null;
-		if (!verdict.repaired() && query == rawQuery) {
+		if (!admission.rewritten()) {
 			return chain.filter(exchange);
 		}
-		String path = verdict.path();
-		URI canonical = URI.create(uri.getScheme() + "://" + uri.getRawAuthority() + path
-				+ ((query != null) ? "?" + query : ""));
+		URI canonical = URI.create(uri.getScheme() + "://" + uri.getRawAuthority() + admission.path()
+				+ ((admission.query() != null) ? "?" + admission.query() : ""));
 		return chain.filter(exchange.mutate().request((builder) -> builder.uri(canonical)).build());
 	}
 
