@@ -14,7 +14,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  * {@link PlanStore} in Redis: one string key per API key, {@code <prefix><hash>} holding the plan name, where
  * {@code hash} is {@link PlanStore#keyHash(String)} of the key (e.g. {@code rl:plan:n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg}
  * → {@code pro}). The keys carry no hash tag, so on a Redis Cluster they spread over every master. The layout is
- * documented for the provisioning side in {@code src/docs/plan-store.md}. Spring Data's reactive template is its
+ * documented for the provisioning side in {@code src/docs/reference/plan-store.md}. Spring Data's reactive template is its
  * way in: the one place outside the WebFlux front end that turns a {@code Mono} into a future.
  */
 public class RedisPlanStore implements PlanStore {

@@ -56,7 +56,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	/**
 	 * Create the factory; logs a WARN when the Reactor Netty on the class path can leave a request on a keep-alive
-	 * connection unanswered (before 1.3.8, see {@code src/docs/keep-alive-report.md}).
+	 * connection unanswered (before 1.3.8, see {@code src/docs/reports/keep-alive-report.md}).
 	 * @param handler decides each request
 	 * @param routes resolves and checks each route's arguments
 	 * @param responseWriter writes the answers to refused requests
