@@ -14,20 +14,11 @@ import org.springframework.core.Ordered;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Runs {@link RequestPathCheck} on every request before Server MVC matches a route ({@code ratelimit.non-canonical-paths}),
- * so that the path a route predicate matches, the limiter counts and the gateway forwards upstream is one and the
- * same: a request whose path is not canonical is refused with 400 Bad Request and a problem body, or, with
- * {@link RequestPathCheck.Policy#NORMALIZE}, routed and forwarded under its canonical path (the request's URI and URL
- * are the repaired ones, which Spring MVC matches routes on and Gateway forwards; a query with characters RFC 3986 does not allow there is forwarded
- * percent-encoded). {@code CONNECT} and {@code TRACE} are answered 501 Not Implemented where they reach it (on
- * Tomcat they never do: Tomcat answers {@code CONNECT} itself, and Spring's dispatcher refuses {@code TRACE} with
- * 405). With {@link RequestPathCheck.Policy#ALLOW} every request goes through unchanged. The Server MVC counterpart of the
- * WebFlux front end's {@code CanonicalPathWebFilter}; the 400 and 501 answers are written by the
- * {@link RateLimitServletResponseWriter}.
- *
- * <p>The path checked is the raw request URI without the context path; a servlet container may have refused some
- * requests already (Tomcat answers 400 to an encoded {@code /}, a malformed {@code %} escape, an unencoded
- * {@code [} in the query and a request line beyond its limit).
+ * Admits every request before Server MVC matches a route by {@link RequestPathCheck#admit}
+ * ({@code ratelimit.non-canonical-paths}), checking the raw request URI without the context path: refused (400 for a
+ * path that is not canonical, 501 for {@code CONNECT} and {@code TRACE}, written by the
+ * {@link RateLimitServletResponseWriter}), routed under the canonical URI, URL and query, or passed unchanged. Runs
+ * with {@link #ORDER}, before Spring Security's filter chain.
  */
 public class CanonicalPathServletFilter extends OncePerRequestFilter implements Ordered {
 

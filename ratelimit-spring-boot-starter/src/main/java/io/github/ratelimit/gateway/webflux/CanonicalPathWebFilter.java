@@ -2,7 +2,6 @@ package io.github.ratelimit.gateway.webflux;
 
 import java.net.URI;
 
-import io.github.ratelimit.gateway.webflux.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import reactor.core.publisher.Mono;
 
@@ -13,20 +12,11 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 /**
- * Runs {@link RequestPathCheck} on every request before route matching ({@code ratelimit.non-canonical-paths}), so
- * that the path a route predicate matches, the limiter counts and the gateway forwards upstream is one and the same:
- * a request whose path is not canonical is refused with 400 Bad Request and an {@code application/problem+json}
- * body, or, with {@link RequestPathCheck.Policy#NORMALIZE}, routed and forwarded under its canonical path. A query
- * with characters RFC 3986 does not allow there (e.g. {@code [}) is forwarded percent-encoded
- * ({@link RequestPathCheck#encodedQuery}), since Gateway would otherwise encode the whole URI again, path included.
- * {@code CONNECT} and {@code TRACE} are answered 501 Not Implemented: a gateway routes neither (a {@code CONNECT}
- * forwarded upstream was seen to leave later requests of other clients hanging). With
- * {@link RequestPathCheck.Policy#ALLOW} the filter lets every request through unchanged. The 400 and 501 answers are
- * written by the {@link RateLimitResponseWriter}, like the limiter's other refusals.
- *
- * <p>A {@link WebFilter} runs before Gateway's route matching (which happens in the handler mapping), and with
- * {@link #ORDER} before Spring Security's filter chain; the request path is not decoded here beyond what
- * {@link RequestPathCheck} reads.
+ * Admits every request before route matching by {@link RequestPathCheck#admit} ({@code ratelimit.non-canonical-paths}),
+ * so that the path a route predicate matches, the limiter counts and the gateway forwards upstream is one and the
+ * same: refused (400 for a path that is not canonical, 501 for {@code CONNECT} and {@code TRACE}, written by the
+ * {@link RateLimitResponseWriter}), routed under the canonical path and query, or passed unchanged. Runs with
+ * {@link #ORDER}, before Gateway's route matching and Spring Security's filter chain.
  */
 public class CanonicalPathWebFilter implements WebFilter, Ordered {
 
