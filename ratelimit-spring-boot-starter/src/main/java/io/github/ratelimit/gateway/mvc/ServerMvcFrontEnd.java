@@ -34,8 +34,9 @@ import org.springframework.web.servlet.function.ServerResponse;
  * requests go upstream with the rate limit header fields; refused ones are answered by the
  * {@link RateLimitServletResponseWriter} (429, 503, 400), exactly as on WebFlux.
  *
- * <p>The request's thread waits once for the handler's outcome, which the chain's failure policy completes within
- * {@code ratelimit.redis-timeout}; the wait is a plain {@link CompletableFuture#get}. It ends after {@value #ANSWER_WAIT_SECONDS} s at most (a replaced bean whose future
+ * <p>The request's thread waits for the handler's outcome, which the chain's failure policy completes within
+ * {@code ratelimit.redis-timeout}, and makes it there: a decision that arrives on another thread is handed back to
+ * the waiting request thread ({@link WaitingThread}). The wait ends after {@value #ANSWER_WAIT_SECONDS} s at most (a replaced bean whose future
  * never completes): the route then fails closed (503) or lets the request through, as the failure policy would.
  */
 public final class ServerMvcFrontEnd {
@@ -91,22 +92,23 @@ public final class ServerMvcFrontEnd {
 			// an earlier attempt (Retry) may have taken slots: over, so given back
 			AttemptSlots.endPrevious(attributes(servletRequest), route, () -> false);
 		}
+		WaitingThread requestThread = new WaitingThread();
 		CompletableFuture<RateLimitOutcome> decided = this.handler.handle(new ServerRequestClientRequest(request),
-				route, Runnable::run);
+				route, requestThread);
 		RateLimitOutcome outcome;
 		try {
-			outcome = decided.get(ANSWER_WAIT_SECONDS, TimeUnit.SECONDS);
+			// cancelled when it ends without an answer: abandons the check, a later decision gives its slots back
+			outcome = requestThread.await(decided, ANSWER_WAIT_SECONDS, TimeUnit.SECONDS);
 		}
 		catch (ExecutionException ex) {
 			throw (ex.getCause() instanceof Exception cause) ? cause : ex;
 		}
-		catch (TimeoutException | InterruptedException ex) {
-			decided.cancel(false); // abandons the check; a decision that arrives later gives its slots back
-			if (ex instanceof InterruptedException) {
-				Thread.currentThread().interrupt();
-				throw ex;
-			}
+		catch (TimeoutException ex) {
 			return unanswered(request, next, route);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw ex;
 		}
 		return outcome.admitted() ? proceed(request, next, route, outcome) : refuse(outcome);
 	}
