@@ -15,11 +15,12 @@ import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.plan.ApiKey;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -77,7 +78,7 @@ public class RateLimitsEndpoint {
 
 	private final RateLimitStore limiter;
 
-	private final RouteRateLimiter routes;
+	private final RateLimitRoutes routes;
 
 	private final @Nullable OverLimitCache overLimitCache;
 
@@ -96,7 +97,7 @@ public class RateLimitsEndpoint {
 	 * @param access who may look up and reset single clients
 	 */
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			RateLimitStore limiter, RouteRateLimiter routes, @Nullable OverLimitCache overLimitCache,
+			RateLimitStore limiter, RateLimitRoutes routes, @Nullable OverLimitCache overLimitCache,
 			RateLimitsEndpointProperties access) {
 		this.properties = properties;
 		this.limits = limits;
@@ -274,7 +275,8 @@ public class RateLimitsEndpoint {
 					this.limits.effectiveProperties().getAnonymousPlan()));
 		}
 		String key = Objects.requireNonNull(apiKey).strip();
-		return this.plans.resolvePlan(key)
+		return Mono.fromCompletionStage(() -> this.plans.resolvePlan(ApiKey.of(key)))
+			.flatMap(Mono::justOrEmpty)
 			.map((plan) -> new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(key), plan))
 			.switchIfEmpty(Mono.error(() -> new NotFound(
 					"unknown API key (sha256:" + ApiKeyHasher.hash(key) + "); such clients are limited by IP")));

@@ -31,7 +31,8 @@ import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -56,7 +57,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Auto-configuration of the core of the limiter, shared by both front ends: the limits, client identification, the
- * limiter chain over the Redis store, and the request path of rate limited routes ({@link RouteRateLimiter}). The
+ * limiter chain over the Redis store, and the request path of rate limited routes ({@link RateLimitHandler}, {@link RateLimitRoutes}). The
  * front ends are configured by {@link RateLimitWebFluxAutoConfiguration} (Gateway on WebFlux) and
  * {@code RateLimitServerMvcAutoConfiguration} (Gateway Server MVC), each only with its own server.
  *
@@ -248,15 +249,21 @@ public final class RateLimitAutoConfiguration {
 		builder.circuitBreakers(applicationRegistry, shardConfig);
 	}
 
-	/**
-	 * The request path of rate limited routes, shared by the front ends, over the limiter chain.
-	 */
+	/** The rate limited routes' settings, resolved and checked against the limits in force. */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(LimiterChain.class)
-	RouteRateLimiter rateLimitRouteRateLimiter(RateLimitProperties properties, LimitResolver limitResolver,
+	RateLimitRoutes rateLimitRoutes(LimitResolver limitResolver) {
+		return new RateLimitRoutes(limitResolver);
+	}
+
+	/** The request path of rate limited routes, shared by the front ends, over the limiter chain. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(LimiterChain.class)
+	RateLimitHandler rateLimitHandler(RateLimitProperties properties, LimitResolver limitResolver,
 			ClientKeyResolver clientKeyResolver, LimiterChain chain, ObjectProvider<RateLimitMetrics> metrics) {
-		return new RouteRateLimiter(properties, limitResolver, clientKeyResolver, chain,
+		return new RateLimitHandler(properties, limitResolver, clientKeyResolver, chain,
 				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
 	}
 

@@ -7,7 +7,8 @@ import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -28,7 +29,7 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
-@ConditionalOnBean({ RouteRateLimiter.class, DefaultLimiterChain.class })
+@ConditionalOnBean({ RateLimitHandler.class, DefaultLimiterChain.class })
 @EnableConfigurationProperties(RateLimitsEndpointProperties.class)
 public final class RateLimitEndpointAutoConfiguration {
 
@@ -36,7 +37,7 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
-			DefaultLimiterChain chain, RouteRateLimiter routes, ObjectProvider<ClientAddressResolver> addresses,
+			DefaultLimiterChain chain, RateLimitRoutes routes, ObjectProvider<ClientAddressResolver> addresses,
 			RateLimitsEndpointProperties access) {
 		// the chain's own view of the store (both scopes) and over-limit cache
 		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, chain.store(), routes,

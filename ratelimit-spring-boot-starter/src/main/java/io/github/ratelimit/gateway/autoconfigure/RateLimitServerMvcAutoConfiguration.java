@@ -5,13 +5,15 @@ import io.github.ratelimit.gateway.mvc.CanonicalPathServletFilter;
 import io.github.ratelimit.gateway.mvc.ProblemDetailServletResponseWriter;
 import io.github.ratelimit.gateway.mvc.RateLimitFilterFunctions;
 import io.github.ratelimit.gateway.mvc.RateLimitServletResponseWriter;
-import io.github.ratelimit.gateway.mvc.ServerMvcRateLimiter;
+import io.github.ratelimit.gateway.mvc.RateLimitFilterFunctionsCheck;
+import io.github.ratelimit.gateway.mvc.ServerMvcFrontEnd;
 import io.github.ratelimit.gateway.mvc.ServerMvcRouteValidator;
 import io.github.ratelimit.gateway.mvc.SlotReleaseServletFilter;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import tools.jackson.databind.json.JsonMapper;
 
 import java.util.List;
@@ -20,6 +22,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.cloud.gateway.server.mvc.config.GatewayMvcProperties;
@@ -29,12 +32,12 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The Server MVC front end: the {@code RateLimit} filter of Spring Cloud Gateway Server MVC
- * ({@link RateLimitFilterFunctions}, over the core's {@link RouteRateLimiter}), the path check and slot release
+ * ({@link RateLimitFilterFunctions}, over the core's {@link RateLimitHandler}), the path check and slot release
  * servlet filters, the response writer and the validator of the {@code spring.cloud.gateway.server.webmvc.*} routes.
  * Only in a servlet web application with Gateway Server MVC on the class path; a WebFlux application gets
  * {@link RateLimitWebFluxAutoConfiguration} instead. Every bean but the route validator can be replaced by declaring
- * one of the same type. With {@code ratelimit.enabled=false} only a front end that lets every request pass is
- * registered ({@link ServerMvcRateLimiter#disabled()}), so that routes naming the filter still work.
+ * one of the same type. With {@code ratelimit.enabled=false} there is no front end, so that every filter lets every
+ * request pass; {@link RateLimitFilterFunctionsCheck#disabled()} names them at start-up.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class,
 		afterName = "org.springframework.cloud.gateway.server.mvc.GatewayServerMvcAutoConfiguration")
@@ -86,15 +89,24 @@ public final class RateLimitServerMvcAutoConfiguration {
 		 */
 		@Bean
 		@ConditionalOnMissingBean
-		ServerMvcRateLimiter rateLimitServerMvcRateLimiter(ObjectProvider<RouteRateLimiter> limiter,
-				RateLimitServletResponseWriter responseWriter, ServerMvcRouteValidator rateLimitServerMvcRouteValidator) {
-			RouteRateLimiter routes = limiter.getIfAvailable();
-			if (routes == null) {
+		ServerMvcFrontEnd rateLimitServerMvcFrontEnd(ObjectProvider<RateLimitHandler> handler,
+				ObjectProvider<RateLimitRoutes> routes, RateLimitServletResponseWriter responseWriter) {
+			RateLimitHandler available = handler.getIfAvailable();
+			if (available == null) {
 				throw new RateLimitConfigurationException(List.of(new ConfigurationViolation("spring.data.redis",
 						"gives no reactive Redis connection factory, which the RateLimit filter needs.",
 						"configure Redis (spring.data.redis.*), or set ratelimit.enabled=false.")));
 			}
-			return new ServerMvcRateLimiter(routes, responseWriter, rateLimitServerMvcRouteValidator);
+			return new ServerMvcFrontEnd(available, routes.getObject(), responseWriter);
+		}
+
+		/** Checks the {@code RateLimit} filters built from Java at start-up; makes the configured routes known. */
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnBean(RateLimitRoutes.class)
+		RateLimitFilterFunctionsCheck rateLimitFilterFunctionsCheck(RateLimitRoutes routes,
+				ServerMvcRouteValidator rateLimitServerMvcRouteValidator) {
+			return new RateLimitFilterFunctionsCheck(routes, rateLimitServerMvcRouteValidator);
 		}
 
 	}
@@ -103,11 +115,11 @@ public final class RateLimitServerMvcAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, havingValue = false)
 	static class Disabled {
 
-		/** Lets every request of a route with a {@code RateLimit} filter pass (one WARN at start-up). */
+		/** Names the {@code RateLimit} filters, which let every request pass (one WARN at start-up). */
 		@Bean
 		@ConditionalOnMissingBean
-		ServerMvcRateLimiter rateLimitServerMvcRateLimiter() {
-			return ServerMvcRateLimiter.disabled();
+		RateLimitFilterFunctionsCheck rateLimitFilterFunctionsCheck() {
+			return RateLimitFilterFunctionsCheck.disabled();
 		}
 
 	}

@@ -2,7 +2,8 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import io.github.ratelimit.gateway.http.RateLimitProblems;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.webflux.CanonicalPathWebFilter;
 import io.github.ratelimit.gateway.webflux.ProblemDetailResponseWriter;
 import io.github.ratelimit.gateway.webflux.RateLimitGatewayFilterFactory;
@@ -25,7 +26,7 @@ import org.springframework.http.codec.ServerCodecConfigurer;
 
 /**
  * The WebFlux front end: the {@code RateLimit} gateway filter of Spring Cloud Gateway on WebFlux over the core's
- * {@link RouteRateLimiter}, the path check and slot release web filters, the response writer and the validator of
+ * {@link RateLimitHandler}, the path check and slot release web filters, the response writer and the validator of
  * the {@code spring.cloud.gateway.server.webflux.*} routes. Only in a reactive web application with Gateway's
  * WebFlux server on the class path; a Server MVC application gets {@code RateLimitServerMvcAutoConfiguration}
  * instead. Every bean but the route validator can be replaced by declaring one of the same type.
@@ -84,10 +85,10 @@ public final class RateLimitWebFluxAutoConfiguration {
 	/** The filter, over the request path shared by the front ends. */
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(RouteRateLimiter.class)
-	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RouteRateLimiter limiter,
+	@ConditionalOnBean(RateLimitHandler.class)
+	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitHandler handler, RateLimitRoutes routes,
 			RateLimitResponseWriter responseWriter) {
-		return new RateLimitGatewayFilterFactory(limiter, responseWriter);
+		return new RateLimitGatewayFilterFactory(handler, routes, responseWriter);
 	}
 
 }

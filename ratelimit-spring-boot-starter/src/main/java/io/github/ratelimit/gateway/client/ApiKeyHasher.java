@@ -1,9 +1,6 @@
 package io.github.ratelimit.gateway.client;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.Base64;
+import io.github.ratelimit.gateway.plan.ApiKey;
 
 /**
  * Turns an API key (a credential) into the identifier stored in Redis key names and logs: the first 128 bits of
@@ -12,15 +9,6 @@ import java.util.Base64;
  * guessable (an e-mail address, a tenant id).
  */
 public final class ApiKeyHasher {
-
-	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-		try {
-			return MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
-		}
-	});
 
 	private ApiKeyHasher() {
 	}
@@ -31,10 +19,7 @@ public final class ApiKeyHasher {
 	 * @return a 22-character base64url identifier
 	 */
 	public static String hash(String apiKey) {
-		MessageDigest digest = SHA256.get();
-		digest.reset();
-		byte[] sha = digest.digest(apiKey.getBytes(StandardCharsets.UTF_8));
-		return Base64.getUrlEncoder().withoutPadding().encodeToString(java.util.Arrays.copyOf(sha, 16));
+		return ApiKey.of(apiKey).id();
 	}
 
 	/**

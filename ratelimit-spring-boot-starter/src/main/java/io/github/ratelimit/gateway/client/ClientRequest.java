@@ -5,12 +5,11 @@ import java.security.Principal;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 
 /**
  * What identifies the client of one request, read the same way by every front end: its header fields, the TCP peer
  * address and the authenticated principal. The WebFlux front end wraps its {@code ServerWebExchange}, the Server MVC
- * front end its {@code ServerRequest}; nothing is copied up front.
+ * front end its {@code ServerRequest}; nothing but the principal is read up front.
  */
 public interface ClientRequest {
 
@@ -29,9 +28,10 @@ public interface ClientRequest {
 
 	/**
 	 * The authenticated principal of the request, as the server's security integration gives it (Spring Security
-	 * sets it; anonymous stand-ins are filtered out by the {@link ClientKeyResolver}).
-	 * @return the principal, or an empty {@code Mono} when there is none
+	 * sets it; anonymous stand-ins are filtered out by the {@link ClientKeyResolver}). The WebFlux front end resolves
+	 * it only for routes with {@code key-by: principal}.
+	 * @return the principal, or {@code null} when there is none or the route does not limit by principal
 	 */
-	Mono<Principal> principal();
+	@Nullable Principal principal();
 
 }

@@ -6,8 +6,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
+import io.github.ratelimit.gateway.plan.ApiKey;
 import io.github.ratelimit.gateway.plan.KnownPlans;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.plan.PrincipalPlanResolver;
@@ -15,7 +21,6 @@ import io.github.ratelimit.gateway.support.ThrottledLog;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.publisher.Mono;
 
 
 /**
@@ -37,12 +42,10 @@ import reactor.core.publisher.Mono;
  *
  * <p>One identity per request: on {@link KeyBy#API_KEY} and {@link KeyBy#HEADER} routes a request with several
  * lines of the identity header, or with a comma in its value (how HTTP joins repeated field lines, RFC 9110 section
- * 5.3), is refused with an {@link AmbiguousClientException}: the limiter would take one value while an upstream may
+ * 5.3), is answered {@link ClientResolution#ambiguous}: the limiter would take one value while an upstream may
  * read another. So is a request with a look-alike of the header whose {@code -} are written {@code _} or the other
- * way round ({@code X_API_KEY}: CGI and WSGI upstreams read both as {@code HTTP_X_API_KEY}), and a value with
- * control characters or characters outside ASCII once the optional whitespace around a field value (space and tab,
- * RFC 9110 section 5.5) is removed: {@code U+00A0} or {@code U+0085} at its end would be trimmed away by many
- * upstreams' string functions but not by Java's. Spaces and tabs inside a value are allowed on {@link KeyBy#HEADER}
+ * way round ({@code X_API_KEY}), and a value with control characters or characters outside ASCII once the optional
+ * whitespace around a field value (space and tab, RFC 9110 section 5.5) is removed. Spaces and tabs inside a value are allowed on {@link KeyBy#HEADER}
  * routes (RFC 9110 field-value: {@code Org One}), not in an API key.
  */
 public class DefaultClientKeyResolver implements ClientKeyResolver {
@@ -143,7 +146,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	 * {@link #resolve(ClientRequest, KeyBy, String)})
 	 */
 	@Override
-	public Mono<ClientKey> resolve(ClientRequest request, KeyBy keyBy) {
+	public CompletionStage<ClientResolution> resolve(ClientRequest request, KeyBy keyBy) {
 		return resolve(request, keyBy, null);
 	}
 
@@ -152,43 +155,61 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	 * @throws IllegalArgumentException for {@link KeyBy#HEADER} without a header name
 	 */
 	@Override
-	public Mono<ClientKey> resolve(ClientRequest request, KeyBy keyBy, @Nullable String header) {
-		Mono<ClientKey> byAddress = Mono.defer(() -> Mono.justOrEmpty(this.addressResolver.resolve(request)
-			.map((ip) -> new ClientKey(ClientKey.Kind.IP, ip, this.plans.anonymousPlan()))));
-		return switch (keyBy) {
-			case IP -> byAddress;
-			case API_KEY -> byApiKey(request, byAddress);
-			case PRINCIPAL -> byPrincipal(request, byAddress);
-			case HEADER -> {
-				if (header == null || header.isBlank()) {
-					throw new IllegalArgumentException("key-by: header needs the name of the header (the route's "
-							+ "header argument)");
+	public CompletionStage<ClientResolution> resolve(ClientRequest request, KeyBy keyBy, @Nullable String header) {
+		try {
+			return switch (keyBy) {
+				case IP -> byAddress(request).completed();
+				case API_KEY -> byApiKey(request);
+				case PRINCIPAL -> byPrincipal(request);
+				case HEADER -> {
+					if (header == null || header.isBlank()) {
+						throw new IllegalArgumentException("key-by: header needs the name of the header (the "
+								+ "route's header argument)");
+					}
+					yield byHeader(request, header).completed();
 				}
-				yield byHeader(request, header, byAddress);
-			}
-		};
+			};
+		}
+		catch (Ambiguous ex) {
+			return ClientResolution.ambiguous(ex.getMessage()).completed();
+		}
 	}
 
-	private Mono<ClientKey> byApiKey(ClientRequest request, Mono<ClientKey> byAddress) {
-		String apiKey;
+	private ClientResolution byAddress(ClientRequest request) {
+		return this.addressResolver.resolve(request)
+			.map((ip) -> ClientResolution.identified(new ClientKey(ClientKey.Kind.IP, ip, this.plans.anonymousPlan())))
+			.orElse(ClientResolution.unidentified());
+	}
+
+	private CompletionStage<ClientResolution> byApiKey(ClientRequest request) {
+		String value = singleValue(request, this.apiKeyHeader, this.lookAlikeHeaders, "API key", "key", false);
+		if (value == null) {
+			return byAddress(request).completed();
+		}
+		ApiKey apiKey = ApiKey.of(value);
+		return lookUp(() -> this.planResolver.resolvePlan(apiKey)).handle((plan, ex) -> {
+			if (ex != null) {
+				logger.warn("Plan lookup failed for API key {}; limiting the request by IP address: {}", apiKey.id(),
+						unwrap(ex).toString());
+				return byAddress(request);
+			}
+			return (plan != null && plan.isPresent())
+					? ClientResolution.identified(apiKeyClient(apiKey.id(), plan.get())) : byAddress(request);
+		});
+	}
+
+	/** A plan look-up as a stage, whether it answers one or throws. */
+	private static CompletionStage<Optional<String>> lookUp(Supplier<CompletionStage<Optional<String>>> lookUp) {
 		try {
-			apiKey = singleValue(request, this.apiKeyHeader, this.lookAlikeHeaders,
-					"API key", "key", false);
+			return lookUp.get();
 		}
-		catch (AmbiguousClientException ex) {
-			return Mono.error(ex);
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedStage(ex);
 		}
-		if (apiKey == null) {
-			return byAddress;
-		}
-		return this.planResolver.resolvePlan(apiKey)
-			.map((plan) -> apiKeyClient(ApiKeyHasher.hash(apiKey), plan))
-			.onErrorResume((ex) -> {
-				logger.warn("Plan lookup failed for API key {}; limiting the request by IP address: {}",
-						ApiKeyHasher.hash(apiKey), ex.toString());
-				return Mono.empty();
-			})
-			.switchIfEmpty(byAddress);
+	}
+
+	private static Throwable unwrap(Throwable ex) {
+		return (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
 	}
 
 	private ClientKey apiKeyClient(String hash, String plan) {
@@ -200,26 +221,23 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		return new ClientKey(ClientKey.Kind.API_KEY, hash, anonymous);
 	}
 
-	private Mono<ClientKey> byPrincipal(ClientRequest request, Mono<ClientKey> byAddress) {
-		return request.principal()
-			.filter((principal) -> !UnauthenticatedPrincipals.isStandIn(principal)
-					&& this.principalPlans.isAuthenticated(principal) && principal.getName() != null
-					&& !principal.getName().isBlank())
-			.flatMap(this::principalClient)
-			.switchIfEmpty(byAddress);
-	}
-
-	private Mono<ClientKey> principalClient(Principal principal) {
+	private CompletionStage<ClientResolution> byPrincipal(ClientRequest request) {
+		Principal principal = request.principal();
+		if (principal == null || UnauthenticatedPrincipals.isStandIn(principal)
+				|| !this.principalPlans.isAuthenticated(principal) || principal.getName() == null
+				|| principal.getName().isBlank()) {
+			return byAddress(request).completed();
+		}
 		String hash = ApiKeyHasher.hash(principal.getName());
-		return Mono.defer(() -> this.principalPlans.resolvePlan(principal))
-			.onErrorResume((ex) -> {
+		return lookUp(() -> this.principalPlans.resolvePlan(principal)).handle((plan, ex) -> {
+			if (ex != null) {
 				logger.warn("Plan lookup failed for principal p:{}; applying plan '{}': {}", hash,
-						this.plans.principalPlan(), ex.toString());
-				return Mono.empty();
-			})
-			.map((plan) -> principalClient(hash, plan))
-			.switchIfEmpty(Mono.fromSupplier(
-					() -> new ClientKey(ClientKey.Kind.PRINCIPAL, hash, this.plans.principalPlan())));
+						this.plans.principalPlan(), unwrap(ex).toString());
+			}
+			return ClientResolution.identified((ex == null && plan != null && plan.isPresent())
+					? principalClient(hash, plan.get())
+					: new ClientKey(ClientKey.Kind.PRINCIPAL, hash, this.plans.principalPlan()));
+		});
 	}
 
 	private ClientKey principalClient(String hash, String plan) {
@@ -233,20 +251,15 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		return new ClientKey(ClientKey.Kind.PRINCIPAL, hash, fallback);
 	}
 
-	private Mono<ClientKey> byHeader(ClientRequest request, String header, Mono<ClientKey> byAddress) {
+	private ClientResolution byHeader(ClientRequest request, String header) {
 		List<String> lookAlikes = this.routeHeaderLookAlikes.computeIfAbsent(header,
 				DefaultClientKeyResolver::lookAlikes);
-		String value;
-		try {
-			value = singleValue(request, header, lookAlikes, "value", "value", true);
-		}
-		catch (AmbiguousClientException ex) {
-			return Mono.error(ex);
-		}
+		String value = singleValue(request, header, lookAlikes, "value", "value", true);
 		if (value == null) {
-			return byAddress;
+			return byAddress(request);
 		}
-		return Mono.just(new ClientKey(ClientKey.Kind.HEADER, headerHash(header, value), this.plans.headerPlan()));
+		return ClientResolution
+			.identified(new ClientKey(ClientKey.Kind.HEADER, headerHash(header, value), this.plans.headerPlan()));
 	}
 
 	/**
@@ -271,7 +284,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	 * @param innerWhitespace whether spaces and tabs may appear inside the value (RFC 9110 section 5.5
 	 * field-value); never at its ends, where they are optional whitespace and removed
 	 * @return the value, or {@code null} when the header is missing or empty
-	 * @throws AmbiguousClientException when the request carries a look-alike header, several values or a value
+	 * @throws Ambiguous when the request carries a look-alike header, several values or a value
 	 * with a character other than visible ASCII (and, where allowed, inner spaces and tabs); the message names the
 	 * header and the kind of character, never a value
 	 */
@@ -279,7 +292,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 			String what, String alone, boolean innerWhitespace) {
 		for (String lookAlike : lookAlikes) {
 			if (!request.headerValues(lookAlike).isEmpty()) {
-				throw new AmbiguousClientException("The request carries a header named like " + header
+				throw new Ambiguous("The request carries a header named like " + header
 						+ " with '_' for '-'" + ((header.indexOf('_') >= 0) ? " or '-' for '_'" : "") + " (" + lookAlike
 						+ "), which upstreams may read as " + header + "; send only " + header + ".");
 			}
@@ -290,7 +303,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		}
 		String value = values.get(0);
 		if (values.size() > 1 || value.indexOf(',') >= 0) {
-			throw new AmbiguousClientException("The request carries more than one " + header
+			throw new Ambiguous("The request carries more than one " + header
 					+ " value (several header lines, or a comma-separated list); send exactly one " + what + ".");
 		}
 		String trimmed = withoutOptionalWhitespace(value);
@@ -299,7 +312,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 		}
 		String refused = refusedCharacter(trimmed, innerWhitespace);
 		if (refused != null) {
-			throw new AmbiguousClientException("The " + header + " value contains " + refused
+			throw new Ambiguous("The " + header + " value contains " + refused
 					+ ", which upstreams may strip or read differently; send the " + alone + " alone.");
 		}
 		return trimmed;
@@ -351,6 +364,15 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 			shown.append((c >= 0x20 && c <= 0x7e) ? c : '?');
 		}
 		return (plan.length() > MAX_LOGGED_PLAN_LENGTH) ? shown + "..." : shown.toString();
+	}
+
+	/** A request naming more than one client; ends resolution with {@link ClientResolution#ambiguous}. */
+	private static final class Ambiguous extends RuntimeException {
+
+		Ambiguous(String message) {
+			super(message, null, false, false);
+		}
+
 	}
 
 }

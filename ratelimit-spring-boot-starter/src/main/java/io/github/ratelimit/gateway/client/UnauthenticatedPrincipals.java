@@ -10,9 +10,8 @@ import org.springframework.util.ClassUtils;
  * Tells principals that stand in for nobody from clients, for {@code key-by: principal}, whatever
  * {@link io.github.ratelimit.gateway.plan.PrincipalPlanResolver} the application uses: with Spring Security on the
  * class path, its anonymous authentication ({@link AnonymousAuthenticationToken}, named {@code anonymousUser} by
- * default) and authentications not (or no longer) authenticated. Were they limited by name, every such request
- * would share one bucket. Without Spring Security no principal is refused here. Costs a class-path flag and two type
- * checks per request; Spring Security's types are loaded only when it is present.
+ * default) and authentications not (or no longer) authenticated. Without Spring Security no principal is refused
+ * here; Spring Security's types are loaded only when it is present.
  */
 final class UnauthenticatedPrincipals {
 

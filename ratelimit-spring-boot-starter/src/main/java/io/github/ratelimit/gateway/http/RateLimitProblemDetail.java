@@ -13,14 +13,8 @@ import org.springframework.http.ProblemDetail;
  * The {@link ProblemDetail} the {@link RateLimitProblems} make (and the front ends write), serialised the same way by any Jackson
  * {@code JsonMapper}: the RFC 9457 members in the RFC's order ({@code type}, {@code title}, {@code status},
  * {@code detail}, {@code instance}), then the extension members ({@link #setProperty}) in the order they were set,
- * members that are {@code null} left out.
- *
- * <p>Why a type of its own: Spring's {@code ProblemDetail} gets its JSON shape from {@code ProblemDetailJacksonMixin},
- * which Spring Boot registers on its {@code JsonMapper}, but which orders nothing: Jackson 3 sorts properties
- * alphabetically by default ({@code MapperFeature.SORT_PROPERTIES_ALPHABETICALLY}), which would put {@code detail}
- * first. The annotations here fix the order and the flat extension members whatever mapper encodes the body, so the
- * bytes do not change with the application's Jackson settings for member order and inclusion (settings such as
- * indentation still apply).
+ * members that are {@code null} left out, whatever the application's Jackson settings for member order and
+ * inclusion (settings such as indentation still apply).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({ "type", "title", "status", "detail", "instance" })

@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Decides whether a request path is in canonical form, so that the path a route predicate matched (and the limiter
@@ -30,6 +32,8 @@ import org.jspecify.annotations.Nullable;
  * make of them). No allocation is made for a path that is already canonical.
  */
 public final class RequestPathCheck {
+
+	private static final Logger logger = LoggerFactory.getLogger(RequestPathCheck.class);
 
 	/** What to do with a request path that is not canonical. */
 	public enum Policy {
@@ -77,6 +81,46 @@ public final class RequestPathCheck {
 	}
 
 	private RequestPathCheck() {
+	}
+
+	/**
+	 * What a front end does with a request before any route is matched: with {@link Policy#ALLOW} let it through
+	 * unchanged; else answer {@code CONNECT} and {@code TRACE} 501, a path that is not canonical 400 (logged at
+	 * DEBUG), and route the rest under the canonical path with the query's characters percent-encoded
+	 * ({@link #encodedQuery}).
+	 * @param method the request method
+	 * @param rawPath the raw (still encoded) path, without a context path
+	 * @param rawQuery the raw query, or {@code null} for none
+	 * @param policy what to do with a path that is not canonical
+	 * @return the admission
+	 */
+	public static Admission admit(String method, String rawPath, @Nullable String rawQuery, Policy policy) {
+		if (policy == Policy.ALLOW) {
+			return new Admission(null, false, rawPath, rawQuery);
+		}
+		if (method.equals("CONNECT") || method.equals("TRACE")) {
+			return new Admission(RateLimitRefusal.methodNotImplemented(method), false, rawPath, rawQuery);
+		}
+		Verdict verdict = check(rawPath, policy);
+		if (verdict.refused()) {
+			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
+			return new Admission(RateLimitRefusal.nonCanonicalPath(verdict.problem()), false, rawPath, rawQuery);
+		}
+		String query = (rawQuery != null) ? encodedQuery(rawQuery) : null;
+		return new Admission(null, verdict.repaired() || query != rawQuery, verdict.path(), query);
+	}
+
+	/**
+	 * What a front end does with a request before route matching ({@link #admit}).
+	 *
+	 * @param refusal the answer to write instead of routing the request; {@code null} when it is routed
+	 * @param rewritten whether the request is routed under {@code path} and {@code query} rather than as received
+	 * @param path the raw path to route under
+	 * @param query the raw query to route with, or {@code null} for none
+	 */
+	public record Admission(@Nullable RateLimitRefusal refusal, boolean rewritten, String path,
+			@Nullable String query) {
+
 	}
 
 	/**

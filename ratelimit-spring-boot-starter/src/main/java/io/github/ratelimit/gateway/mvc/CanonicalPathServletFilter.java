@@ -2,7 +2,6 @@ package io.github.ratelimit.gateway.mvc;
 
 import java.io.IOException;
 
-import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -10,34 +9,22 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.core.Ordered;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Runs {@link RequestPathCheck} on every request before Server MVC matches a route ({@code ratelimit.non-canonical-paths}),
- * so that the path a route predicate matches, the limiter counts and the gateway forwards upstream is one and the
- * same: a request whose path is not canonical is refused with 400 Bad Request and a problem body, or, with
- * {@link RequestPathCheck.Policy#NORMALIZE}, routed and forwarded under its canonical path (the request's URI and URL
- * are the repaired ones, which Spring MVC matches routes on and Gateway forwards; a query with characters RFC 3986 does not allow there is forwarded
- * percent-encoded). {@code CONNECT} and {@code TRACE} are answered 501 Not Implemented where they reach it (on
- * Tomcat they never do: Tomcat answers {@code CONNECT} itself, and Spring's dispatcher refuses {@code TRACE} with
- * 405). With {@link RequestPathCheck.Policy#ALLOW} every request goes through unchanged. The Server MVC counterpart of the
- * WebFlux front end's {@code CanonicalPathWebFilter}; the 400 and 501 answers are written by the
- * {@link RateLimitServletResponseWriter}.
- *
- * <p>The path checked is the raw request URI without the context path; a servlet container may have refused some
- * requests already (Tomcat answers 400 to an encoded {@code /}, a malformed {@code %} escape, an unencoded
- * {@code [} in the query and a request line beyond its limit).
+ * Admits every request before Server MVC matches a route by {@link RequestPathCheck#admit}
+ * ({@code ratelimit.non-canonical-paths}), checking the raw request URI without the context path: refused (400 for a
+ * path that is not canonical, 501 for {@code CONNECT} and {@code TRACE}, written by the
+ * {@link RateLimitServletResponseWriter}), routed under the canonical URI, URL and query, or passed unchanged. Runs
+ * with {@link #ORDER}, before Spring Security's filter chain.
  */
 public class CanonicalPathServletFilter extends OncePerRequestFilter implements Ordered {
 
 	/** Order of this filter: early, before Spring Security's filter chain (-100). */
 	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
 
-	private static final Logger logger = LoggerFactory.getLogger(CanonicalPathServletFilter.class);
 
 	private final RequestPathCheck.Policy policy;
 
@@ -57,31 +44,19 @@ public class CanonicalPathServletFilter extends OncePerRequestFilter implements 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		if (this.policy == RequestPathCheck.Policy.ALLOW) {
-			chain.doFilter(request, response);
-			return;
-		}
-		String method = request.getMethod();
-		if (method.equals("CONNECT") || method.equals("TRACE")) {
-			this.responseWriter.write(request, response, RateLimitRefusal.methodNotImplemented(method));
-			return;
-		}
 		String contextPath = request.getContextPath();
 		String uri = request.getRequestURI();
-		String rawPath = uri.substring(Math.min(contextPath.length(), uri.length()));
-		RequestPathCheck.Verdict verdict = RequestPathCheck.check(rawPath, this.policy);
-		if (verdict.refused()) {
-			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
-			this.responseWriter.write(request, response, RateLimitRefusal.nonCanonicalPath(verdict.problem()));
-			return;
+		RequestPathCheck.Admission admission = RequestPathCheck.admit(request.getMethod(),
+				uri.substring(Math.min(contextPath.length(), uri.length())), request.getQueryString(), this.policy);
+		if (admission.refusal() != null) {
+			this.responseWriter.write(request, response, admission.refusal());
 		}
-		String rawQuery = request.getQueryString();
-		String query = (rawQuery != null) ? RequestPathCheck.encodedQuery(rawQuery) : null;
-		if (!verdict.repaired() && query == rawQuery) {
+		else if (!admission.rewritten()) {
 			chain.doFilter(request, response);
-			return;
 		}
-		chain.doFilter(new CanonicalRequest(request, contextPath + verdict.path(), query), response);
+		else {
+			chain.doFilter(new CanonicalRequest(request, contextPath + admission.path(), admission.query()), response);
+		}
 	}
 
 	@Override

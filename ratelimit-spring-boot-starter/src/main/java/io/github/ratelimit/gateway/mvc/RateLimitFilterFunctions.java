@@ -33,16 +33,17 @@ import org.springframework.web.servlet.function.ServerResponse;
  *     args: { group: login, key-by: ip, cost: 1, critical: true }
  * </pre>
  *
- * The filter finds the limiter ({@link ServerMvcRateLimiter}) in the request's application context on its first
+ * The filter finds the front end ({@link ServerMvcFrontEnd}) in the request's application context on its first
  * request. Arguments are checked at start-up: configured routes by {@link ServerMvcRouteValidator} (each problem
- * named after its property), filters built from Java while the context starts by the limiter. A filter without a
+ * named after its property), filters built from Java while the context starts by
+ * {@link RateLimitFilterFunctionsCheck}. A filter without a
  * group takes its route's id as its group, known on its first request: at start-up it is checked against every
  * rule but that group's limits, which its first request checks.
  */
 public final class RateLimitFilterFunctions {
 
 	/**
-	 * Filters built but not yet checked against the limits, drained by the limiter of the context that built them
+	 * Filters built but not yet checked against the limits, drained by the check of the context that built them
 	 * once it has started; held weakly, so that a filter no context took (built after its start) is not kept alive.
 	 */
 	static final Queue<WeakReference<RateLimitHandlerFilterFunction>> UNCHECKED = new ConcurrentLinkedQueue<>();

@@ -5,8 +5,8 @@ import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.route.RateLimitArguments;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.gateway.server.mvc.common.MvcUtils;
@@ -18,7 +18,8 @@ import org.springframework.web.servlet.function.ServerResponse;
 /**
  * One {@code RateLimit} filter of a Server MVC route: its arguments, and its settings once resolved against the
  * limits for the route it runs on (its id is the group when the filter names none). Built by
- * {@link RateLimitFilterFunctions}; the work is the {@link ServerMvcRateLimiter}'s.
+ * {@link RateLimitFilterFunctions}; the work is the {@link ServerMvcFrontEnd}'s, found in the request's application
+ * context on the first request; without one (the starter switched off) every request passes.
  */
 final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<ServerResponse, ServerResponse> {
 
@@ -30,7 +31,11 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 	 */
 	private final Map<String, Resolved> settings = new ConcurrentHashMap<>(2);
 
-	private volatile @Nullable ServerMvcRateLimiter limiter;
+	/** The front end, once looked up; {@link #PASS} when the context has none. */
+	private volatile @Nullable Object frontEnd;
+
+	/** Stands for no front end: every request passes. */
+	private static final Object PASS = new Object();
 
 	/** When the filter was built, in milliseconds since the epoch: tells which context's start built it. */
 	private final long builtAt = System.currentTimeMillis();
@@ -49,12 +54,16 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 
 	@Override
 	public ServerResponse filter(ServerRequest request, HandlerFunction<ServerResponse> next) throws Exception {
-		ServerMvcRateLimiter limiter = this.limiter;
-		if (limiter == null) {
-			limiter = MvcUtils.getApplicationContext(request).getBean(ServerMvcRateLimiter.class);
-			this.limiter = limiter;
+		Object frontEnd = this.frontEnd;
+		if (frontEnd == null) {
+			ServerMvcFrontEnd found = MvcUtils.getApplicationContext(request)
+				.getBeanProvider(ServerMvcFrontEnd.class)
+				.getIfAvailable();
+			frontEnd = (found != null) ? found : PASS;
+			this.frontEnd = frontEnd;
 		}
-		return limiter.filter(request, next, this);
+		return (frontEnd instanceof ServerMvcFrontEnd limiting) ? limiting.filter(request, next, this)
+				: next.handle(request);
 	}
 
 	/** When the filter was built ({@link System#currentTimeMillis()}). */
@@ -77,7 +86,7 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 	 * @throws io.github.ratelimit.gateway.properties.RateLimitConfigurationException if the arguments do not fit
 	 * the limits (only for a filter that could not be checked at start-up: no group, so its route's id decides)
 	 */
-	RouteLimitSettings settings(ServerRequest request, RouteRateLimiter routes) {
+	RouteLimitSettings settings(ServerRequest request, RateLimitRoutes routes) {
 		String routeId = (String) request.attribute(MvcUtils.GATEWAY_ROUTE_ID_ATTR).orElse(null);
 		Object limits = routes.limitsInForce();
 		Resolved resolved = this.settings.get((routeId != null) ? routeId : "");

@@ -26,7 +26,7 @@ import org.springframework.util.StringUtils;
  * ({@code spring.cloud.gateway.server.webmvc.routes} and {@code routes-map}) by the {@link RouteArgumentRules}, at
  * start-up and on every reload (run by the properties' start-up check and reloader through
  * {@link RouteArgumentsValidator}), each problem named after the filter's property. Filters built from Java are
- * checked by the {@link ServerMvcRateLimiter}.
+ * checked by the {@link RateLimitFilterFunctionsCheck}.
  */
 public final class ServerMvcRouteValidator implements RouteArgumentsValidator {
 

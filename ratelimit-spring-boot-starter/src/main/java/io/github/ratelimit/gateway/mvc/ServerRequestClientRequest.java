@@ -7,7 +7,6 @@ import java.util.List;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientRequest;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 
 import org.springframework.web.servlet.function.ServerRequest;
 
@@ -17,7 +16,7 @@ import org.springframework.web.servlet.function.ServerRequest;
  *
  * @param request the request
  */
-public record ServerRequestClientRequest(ServerRequest request) implements ClientRequest {
+record ServerRequestClientRequest(ServerRequest request) implements ClientRequest {
 
 	@Override
 	public List<String> headerValues(String name) {
@@ -31,8 +30,8 @@ public record ServerRequestClientRequest(ServerRequest request) implements Clien
 	}
 
 	@Override
-	public Mono<Principal> principal() {
-		return Mono.justOrEmpty(this.request.servletRequest().getUserPrincipal());
+	public @Nullable Principal principal() {
+		return this.request.servletRequest().getUserPrincipal();
 	}
 
 }

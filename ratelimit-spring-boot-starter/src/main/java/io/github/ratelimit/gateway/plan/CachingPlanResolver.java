@@ -1,8 +1,11 @@
 package io.github.ratelimit.gateway.plan;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeoutException;
@@ -16,7 +19,6 @@ import com.github.benmanes.caffeine.cache.stats.CacheStats;
 import io.github.ratelimit.gateway.support.ThrottledLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.publisher.Mono;
 
 /**
  * {@link PlanResolver} over a {@link PlanStore} (e.g. Redis) with a bounded local Caffeine cache, so that a check
@@ -38,7 +40,7 @@ import reactor.core.publisher.Mono;
  * <li>At most {@link Settings#maxSize()} keys are held; Caffeine's frequency-based admission keeps the keys of
  * active clients when one-off keys flood in.</li>
  * </ul>
- * The cache is keyed by the key's {@link PlanStore#keyHash(String) hash}: no raw credential is held. Problems are
+ * The cache is keyed by the key's {@link ApiKey#hash() hash}: no raw credential is held. Problems are
  * logged at WARN at most once per 10 s each.
  */
 public class CachingPlanResolver implements PlanResolver {
@@ -102,8 +104,8 @@ public class CachingPlanResolver implements PlanResolver {
 	}
 
 	@Override
-	public Mono<String> resolvePlan(String apiKey) {
-		String keyHash = PlanStore.keyHash(apiKey);
+	public CompletionStage<Optional<String>> resolvePlan(ApiKey apiKey) {
+		String keyHash = apiKey.hash();
 		CompletableFuture<Lookup> lookup = this.cache.getIfPresent(keyHash);
 		if (lookup != null && lookup.isDone() && !lookup.isCompletedExceptionally()
 				&& lookup.join().kind() == Lookup.Kind.NOT_LOOKED_UP) {
@@ -118,15 +120,15 @@ public class CachingPlanResolver implements PlanResolver {
 				this.budgetWarning.log((skipped) -> logger.warn("More than {} plan look-ups per second of keys not in "
 						+ "the cache; further unknown keys are limited by IP without a look-up (a client sending "
 						+ "random keys?){}", this.settings.maxLookupsPerSecond(), ThrottledLog.notLogged(skipped)));
-				return Mono.empty();
+				return Plans.UNKNOWN;
 			}
 			lookup = this.cache.get(keyHash);
 		}
 		if (lookup.isDone()) {
 			return lookup.join().plan();
 		}
-		// suppress cancellation: other requests may wait on the same look-up
-		return Mono.fromFuture(lookup, true).flatMap(Lookup::plan);
+		// a dependent stage: cancelling it leaves the look-up, which other requests may wait on, alone
+		return lookup.thenCompose(Lookup::plan);
 	}
 
 	/**
@@ -156,18 +158,29 @@ public class CachingPlanResolver implements PlanResolver {
 				+ this.settings.ttl() + ", negative ttl " + this.settings.negativeTtl() + "]";
 	}
 
-	private Mono<Lookup> lookUp(String keyHash) {
-		return Mono.defer(() -> this.store.findPlan(keyHash))
-			.timeout(this.settings.timeout())
-			.map((plan) -> known(keyHash, plan))
-			.switchIfEmpty(Mono.fromSupplier(() -> Lookup.unknown(this.ticker.read())))
-			.onErrorResume((ex) -> {
+	private CompletableFuture<Lookup> lookUp(String keyHash) {
+		CompletableFuture<Optional<String>> found;
+		try {
+			// a copy: the timeout completes it, not the store's own future
+			found = this.store.findPlan(keyHash).toCompletableFuture().thenApply((plan) -> plan);
+		}
+		catch (RuntimeException ex) {
+			found = CompletableFuture.failedFuture(ex);
+		}
+		return found.orTimeout(this.settings.timeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS)
+			.handle((plan, ex) -> {
+				if (ex == null) {
+					return (plan != null && plan.isPresent()) ? known(keyHash, plan.get())
+							: Lookup.unknown(this.ticker.read());
+				}
+				Throwable cause = (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
 				this.failureWarning.log((skipped) -> logger.warn(
 						"Plan look-up failed ({}); keys not in the cache are limited by IP under the anonymous plan, "
 								+ "cached plans stay in use{}",
-						(ex instanceof TimeoutException) ? "no answer within " + this.settings.timeout() : ex.toString(),
+						(cause instanceof TimeoutException) ? "no answer within " + this.settings.timeout()
+								: cause.toString(),
 						ThrottledLog.notLogged(skipped)));
-				return Mono.just(Lookup.FAILED);
+				return Lookup.FAILED;
 			});
 	}
 
@@ -222,8 +235,8 @@ public class CachingPlanResolver implements PlanResolver {
 			return new Lookup(Kind.UNKNOWN, null, now);
 		}
 
-		Mono<String> plan() {
-			return (this.kind == Kind.KNOWN) ? Mono.just(this.planName) : Mono.empty();
+		CompletionStage<Optional<String>> plan() {
+			return (this.kind == Kind.KNOWN) ? Plans.of(this.planName) : Plans.UNKNOWN;
 		}
 
 		/** The same outcome as a new instance, so that the cache counts it as written again. */
@@ -246,14 +259,14 @@ public class CachingPlanResolver implements PlanResolver {
 
 		@Override
 		public CompletableFuture<Lookup> asyncLoad(String keyHash, Executor executor) {
-			return lookUp(keyHash).toFuture();
+			return lookUp(keyHash);
 		}
 
 		@Override
 		public CompletableFuture<Lookup> asyncReload(String keyHash, Lookup oldValue, Executor executor) {
 			// a failed look-up keeps the cached outcome (its expiry still counts from when it was loaded)
-			return lookUp(keyHash).map((lookup) -> (lookup.kind() == Lookup.Kind.NOT_LOOKED_UP) ? oldValue.kept() : lookup)
-				.toFuture();
+			return lookUp(keyHash)
+				.thenApply((lookup) -> (lookup.kind() == Lookup.Kind.NOT_LOOKED_UP) ? oldValue.kept() : lookup);
 		}
 
 	}
@@ -308,9 +321,6 @@ public class CachingPlanResolver implements PlanResolver {
 
 	/**
 	 * A token bucket of look-ups: {@code perSecond} per second, bursts up to the same number, on the cache's ticker.
-	 * Kept here rather than reused: {@code chain.LocalFallbackLimiter} answers per client and limit definition (and
-	 * {@code plan} must not depend on {@code chain}, which depends on {@code client}, which depends on {@code plan}),
-	 * Caffeine has no rate limiter, and Resilience4j's (not a dependency) refills all permits once per cycle.
 	 */
 	private static final class LookupBudget {
 

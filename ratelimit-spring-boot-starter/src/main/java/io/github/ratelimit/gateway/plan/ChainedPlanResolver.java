@@ -1,12 +1,13 @@
 package io.github.ratelimit.gateway.plan;
 
 import java.util.List;
-
-import reactor.core.publisher.Mono;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
- * Asks several {@link PlanResolver}s in order; the first that knows a key decides. Used to keep the static
- * {@code ratelimit.api-keys} entries (demo and operator keys) in front of a plan store.
+ * Asks several {@link PlanResolver}s in order, each only when the ones before it do not know the key; the first that
+ * knows a key decides. Used to keep the static {@code ratelimit.api-keys} entries (demo and operator keys) in front
+ * of a plan store.
  */
 public class ChainedPlanResolver implements PlanResolver {
 
@@ -21,12 +22,16 @@ public class ChainedPlanResolver implements PlanResolver {
 	}
 
 	@Override
-	public Mono<String> resolvePlan(String apiKey) {
-		Mono<String> plan = Mono.empty();
+	public CompletionStage<Optional<String>> resolvePlan(ApiKey apiKey) {
+		CompletionStage<Optional<String>> plan = Plans.UNKNOWN;
 		for (PlanResolver resolver : this.resolvers) {
-			plan = plan.switchIfEmpty(Mono.defer(() -> resolver.resolvePlan(apiKey)));
+			plan = plan.thenCompose((found) -> found.isPresent() ? plan(found) : resolver.resolvePlan(apiKey));
 		}
 		return plan;
+	}
+
+	private static CompletionStage<Optional<String>> plan(Optional<String> found) {
+		return Plans.of(found.get());
 	}
 
 	@Override

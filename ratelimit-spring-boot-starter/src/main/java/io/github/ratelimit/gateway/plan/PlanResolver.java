@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.plan;
 
-import reactor.core.publisher.Mono;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Finds the plan of an API key. Replace the default ({@link StaticPlanResolver}, backed by
@@ -11,10 +12,11 @@ public interface PlanResolver {
 
 	/**
 	 * Resolve the plan of an API key.
-	 * @param apiKey the raw API key from the request, not blank; a credential, never to be logged
-	 * @return the plan name, or an empty {@code Mono} when the key is unknown (the client is then limited by IP
-	 * under the anonymous plan); an error is treated like an unknown key
+	 * @param apiKey the API key from the request, not blank, with its hash
+	 * @return the plan name, or empty when the key is unknown (the client is then limited by IP under the anonymous
+	 * plan); completed at once when nothing is waited for; completed exceptionally (or a thrown exception) counts as
+	 * an unknown key
 	 */
-	Mono<String> resolvePlan(String apiKey);
+	CompletionStage<Optional<String>> resolvePlan(ApiKey apiKey);
 
 }

@@ -1,8 +1,8 @@
 package io.github.ratelimit.gateway.plan;
 
 import java.security.Principal;
-
-import reactor.core.publisher.Mono;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Finds the plan of an authenticated principal, for routes with {@code key-by: principal}, and may refuse principals
@@ -24,8 +24,8 @@ public interface PrincipalPlanResolver {
 	PrincipalPlanResolver NAME_ONLY = new PrincipalPlanResolver() {
 
 		@Override
-		public Mono<String> resolvePlan(Principal principal) {
-			return Mono.empty();
+		public CompletionStage<Optional<String>> resolvePlan(Principal principal) {
+			return Plans.UNKNOWN;
 		}
 
 		@Override
@@ -38,9 +38,9 @@ public interface PrincipalPlanResolver {
 	/**
 	 * Resolve the plan a principal's credentials name.
 	 * @param principal an authenticated principal (see {@link #isAuthenticated}) with a non-blank name
-	 * @return the plan name, or an empty {@code Mono} when the credentials name none
+	 * @return the plan name, or empty when the credentials name none; completed at once when nothing is waited for
 	 */
-	Mono<String> resolvePlan(Principal principal);
+	CompletionStage<Optional<String>> resolvePlan(Principal principal);
 
 	/**
 	 * Whether a principal is an authenticated client, to be limited by its name; otherwise the request is limited by

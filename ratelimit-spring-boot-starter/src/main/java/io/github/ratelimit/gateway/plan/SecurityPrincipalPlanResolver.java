@@ -1,9 +1,10 @@
 package io.github.ratelimit.gateway.plan;
 
 import java.security.Principal;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;
@@ -49,8 +50,8 @@ public class SecurityPrincipalPlanResolver implements PrincipalPlanResolver {
 	}
 
 	@Override
-	public Mono<String> resolvePlan(Principal principal) {
-		return Mono.justOrEmpty(planOf(principal));
+	public CompletionStage<Optional<String>> resolvePlan(Principal principal) {
+		return Plans.of(planOf(principal));
 	}
 
 	/**

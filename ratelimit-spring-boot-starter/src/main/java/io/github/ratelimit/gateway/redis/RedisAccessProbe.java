@@ -138,7 +138,7 @@ public final class RedisAccessProbe implements ApplicationListener<ApplicationRe
 		}
 		RedisPlanStore plans = this.planStore;
 		if (plans != null) {
-			calls.put("plan look-ups", call(() -> plans.findPlan(PROBE_PLAN_KEY).toFuture()));
+			calls.put("plan look-ups", call(() -> plans.findPlan(PROBE_PLAN_KEY).toCompletableFuture()));
 		}
 		return CompletableFuture.allOf(calls.values().toArray(CompletableFuture[]::new))
 			.handle((ignored, ex) -> report(calls));

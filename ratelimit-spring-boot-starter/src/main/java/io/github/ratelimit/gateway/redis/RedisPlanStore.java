@@ -1,5 +1,9 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
 import io.github.ratelimit.gateway.plan.PlanStore;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -10,7 +14,8 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
  * {@link PlanStore} in Redis: one string key per API key, {@code <prefix><hash>} holding the plan name, where
  * {@code hash} is {@link PlanStore#keyHash(String)} of the key (e.g. {@code rl:plan:n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg}
  * → {@code pro}). The keys carry no hash tag, so on a Redis Cluster they spread over every master. The layout is
- * documented for the provisioning side in {@code src/docs/reference/plan-store.md}.
+ * documented for the provisioning side in {@code src/docs/reference/plan-store.md}. Spring Data's reactive template is its
+ * way in: the one place outside the WebFlux front end that turns a {@code Mono} into a future.
  */
 public class RedisPlanStore implements PlanStore {
 
@@ -44,19 +49,24 @@ public class RedisPlanStore implements PlanStore {
 	}
 
 	@Override
-	public Mono<String> findPlan(String keyHash) {
+	public CompletionStage<Optional<String>> findPlan(String keyHash) {
 		Mono<String> get = this.redis.opsForValue().get(this.keyPrefix + keyHash);
 		if (this.connected) {
-			return get;
+			return get.map(Optional::of).defaultIfEmpty(Optional.empty()).toFuture();
 		}
 		// As in SpringDataScriptExecutor: until a first call succeeds, opening the shared connection happens
 		// synchronously on the subscribing thread; keep it off the event loop so the caller's timeout bounds it. The
 		// caller's timeout does not cancel (interrupt) that connect: an interrupted connect fails after its
 		// subscriber is gone, and Reactor would log that dropped error with a stack trace on every such look-up
 		// (a wrong password under load did); the future just keeps it.
-		return Mono
-			.defer(() -> Mono.fromFuture(get.subscribeOn(Schedulers.boundedElastic()).toFuture(), true))
-			.doOnSuccess((plan) -> this.connected = true);
+		CompletableFuture<Optional<String>> found = get.subscribeOn(Schedulers.boundedElastic())
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty())
+			.toFuture();
+		return found.thenApply((plan) -> {
+			this.connected = true;
+			return plan;
+		});
 	}
 
 	/**

@@ -14,7 +14,7 @@ import org.springframework.util.ClassUtils;
  * Spring Security on the class path no plan comes from credentials (every principal gets
  * {@code ratelimit.principal.default-plan}, and only a principal set by other means is limited by name), and without
  * {@code spring-security-oauth2-core} the default plan resolver reads no token claims, only granted authorities.
- * Otherwise such routes would silently limit by IP address or by name only. Bounded by the routes.
+ * Bounded by the routes.
  */
 final class PrincipalRoutesNotice {
 

@@ -6,7 +6,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Arguments of the {@code RateLimit} filter on one route, as both front ends take them: in route configuration
  * ({@code args: { group: login, key-by: ip, cost: 1, critical: true }}) or from Java. Every argument is optional;
- * {@link RouteRateLimiter#settings} resolves the defaults and checks the values against the limits in force.
+ * {@link RateLimitRoutes#settings} resolves the defaults and checks the values against the limits in force.
  */
 public class RateLimitArguments {
 

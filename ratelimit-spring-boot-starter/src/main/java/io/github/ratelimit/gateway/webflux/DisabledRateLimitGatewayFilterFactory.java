@@ -25,10 +25,7 @@ import org.springframework.web.server.ServerWebExchange;
  * unchecked, so that routes naming the filter still start and serve, as a feature flag is expected to behave.
  * Nothing is limited, counted or refused (no 429, 503 or 400), and nothing connects to Redis.
  *
- * <p>Why pass rather than fail start-up: the switch exists to turn the limiter off without editing every route
- * (an incident, an environment without Redis, a test); a start-up failure would make it useless for exactly that.
- * The price is that routes meant to be protected (login, OTP) are not, so one WARN at start-up names every
- * configured route ({@code spring.cloud.gateway.server.webflux.routes}) that names the filter, or says that the
+ * <p>One WARN at start-up names every configured route ({@code spring.cloud.gateway.server.webflux.routes}) that names the filter, or says that the
  * default filters name it; a route from another source (a discovery locator, the actuator) gets a WARN of its own
  * when its filter is first built.
  *

@@ -7,17 +7,17 @@ import java.util.List;
 
 import io.github.ratelimit.gateway.client.ClientRequest;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The {@link ClientRequest} of a WebFlux exchange: reads its request's headers, peer address and principal when
- * asked.
+ * The {@link ClientRequest} of a WebFlux exchange: reads its request's headers and peer address when asked, with the
+ * principal the front end resolved.
  *
  * @param exchange the exchange
+ * @param principal the exchange's principal when the route limits by principal, else {@code null}
  */
-public record ExchangeClientRequest(ServerWebExchange exchange) implements ClientRequest {
+record ExchangeClientRequest(ServerWebExchange exchange, @Nullable Principal principal) implements ClientRequest {
 
 	@Override
 	public List<String> headerValues(String name) {
@@ -29,11 +29,6 @@ public record ExchangeClientRequest(ServerWebExchange exchange) implements Clien
 	public @Nullable InetAddress remoteAddress() {
 		InetSocketAddress peer = this.exchange.getRequest().getRemoteAddress();
 		return (peer != null) ? peer.getAddress() : null;
-	}
-
-	@Override
-	public Mono<Principal> principal() {
-		return this.exchange.getPrincipal();
 	}
 
 }

@@ -1,17 +1,20 @@
 package io.github.ratelimit.gateway.webflux;
 
+import java.security.Principal;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
-import io.github.ratelimit.gateway.client.AmbiguousClientException;
-import io.github.ratelimit.gateway.client.ClientKey;
-import io.github.ratelimit.gateway.http.RateLimitRefusal;
+import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.route.AttemptSlots;
 import io.github.ratelimit.gateway.route.RateLimitArguments;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
+import io.github.ratelimit.gateway.route.RateLimitOutcome;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
-import io.github.ratelimit.gateway.route.RouteOutcome;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;
@@ -35,35 +38,35 @@ import org.springframework.web.server.ServerWebExchange;
  *     args: { group: tenants, key-by: header, header: X-Tenant-Id }   # also key-by: principal
  * </pre>
  *
- * Allowed requests go upstream with the rate limit header fields; denied ones get 429 with {@code Retry-After}
- * and a problem body, and consume no tokens. When Redis is unavailable the failure policy
- * ({@code FailurePolicyLimiter}) applies: critical routes answer 503 with {@code Retry-After}, others fall back
- * to a local limiter. The request path itself is the {@link RouteRateLimiter}'s, shared with the Server MVC front
- * end; this filter adapts its future once and writes HTTP. Every refusal (429, 503, and 400 for a request without
- * client address or with an ambiguous client) is written by the {@link RateLimitResponseWriter}.
+ * Allowed requests go upstream with the rate limit header fields; refused ones (429 denied, 503 limiter unavailable
+ * on a route that fails closed, 400 client not identified or ambiguous) get the same fields, where the outcome has
+ * them, and the {@link RateLimitResponseWriter}'s answer. The {@link RateLimitHandler} decides; this filter adapts
+ * its future once and writes HTTP.
  */
 public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<RateLimitGatewayFilterFactory.Config> {
 
 	/** Name of the filter in route definitions. */
 	public static final String FILTER_NAME = "RateLimit";
 
-	/** Start of the exchange attributes holding an attempt's slots, by route and group. */
-	private static final String ATTEMPT_SLOTS_ATTRIBUTE = RateLimitGatewayFilterFactory.class.getName() + ".slots.";
+	private final RateLimitHandler handler;
 
-	private final RouteRateLimiter limiter;
+	private final RateLimitRoutes routes;
 
 	private final RateLimitResponseWriter responseWriter;
 
 	/**
 	 * Create the factory; logs a WARN when the Reactor Netty on the class path can leave a request on a keep-alive
 	 * connection unanswered (before 1.3.8, see {@code src/docs/reports/keep-alive-report.md}).
-	 * @param limiter the request path shared by the front ends
+	 * @param handler decides each request
+	 * @param routes resolves and checks each route's arguments
 	 * @param responseWriter writes the answers to refused requests
 	 */
-	public RateLimitGatewayFilterFactory(RouteRateLimiter limiter, RateLimitResponseWriter responseWriter) {
+	public RateLimitGatewayFilterFactory(RateLimitHandler handler, RateLimitRoutes routes,
+			RateLimitResponseWriter responseWriter) {
 		super(Config.class);
 		ReactorNettyVersionCheck.warnIfAffected();
-		this.limiter = limiter;
+		this.handler = handler;
+		this.routes = routes;
 		this.responseWriter = responseWriter;
 	}
 
@@ -83,81 +86,69 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * @return the filter
 	 * @throws RateLimitConfigurationException if the group is unknown, the cost exceeds a capacity, or the
 	 * {@code header} argument is missing with {@code key-by: header}, given with another {@code key-by} or no header
-	 * name (see {@link RouteRateLimiter#settings})
+	 * name (see {@link RateLimitRoutes#settings})
 	 */
 	@Override
 	public GatewayFilter apply(Config config) {
-		return new RateLimitFilter(this.limiter.settings(config.getRouteId(), config));
+		return new RateLimitFilter(this.routes.settings(config.getRouteId(), config));
 	}
 
-	/** The request path: client key -> the limiter chain (its future adapted once) -> outcome -> HTTP. */
+	/** One request: the principal where the route limits by it -> the handler's outcome -> HTTP. */
 	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route) {
-		releaseEarlierAttempt(exchange, route);
-		return this.limiter.client(new ExchangeClientRequest(exchange), route)
-			.map(Optional::of)
-			.defaultIfEmpty(Optional.empty())
-			.flatMap((client) -> client.isPresent() ? check(exchange, chain, route, client.get())
-					: this.responseWriter.write(exchange, RateLimitRefusal.clientUnidentified()))
-			.onErrorResume(AmbiguousClientException.class,
-					(ex) -> this.responseWriter.write(exchange, RateLimitRefusal.ambiguousClient(ex.getMessage())));
-	}
-
-	private Mono<Void> check(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route,
-			ClientKey client) {
-		return Decisions.onRequestThread(this.limiter.check(client, route), exchange).flatMap((decision) -> {
-			RouteOutcome outcome = this.limiter.enforce(client, route, decision);
-			this.limiter.writeHeaders(outcome, exchange.getResponse().getHeaders());
-			return outcome.admitted() ? proceed(exchange, chain, outcome, route)
-					: this.responseWriter.write(exchange, outcome.refusal());
+		if (SlotReleaseWebFilter.mayHoldSlots(exchange)) { // an earlier attempt of this exchange (Retry) took slots
+			AttemptSlots.endPrevious(attributes(exchange), route,
+					() -> UpstreamRequestGlobalFilter.sentAndUnanswered(exchange));
+		}
+		Mono<RateLimitOutcome> outcome = (route.keyBy() != KeyBy.PRINCIPAL) ? decide(exchange, route, null)
+				: exchange.getPrincipal()
+					.map(Optional::of)
+					.defaultIfEmpty(Optional.empty())
+					.flatMap((principal) -> decide(exchange, route, principal.orElse(null)));
+		return outcome.flatMap((decided) -> {
+			decided.writeHeaders(exchange.getResponse().getHeaders());
+			return decided.admitted() ? proceed(exchange, chain, decided.slots(), route)
+					: this.responseWriter.write(exchange, decided.refusal());
 		});
 	}
 
+	private Mono<RateLimitOutcome> decide(ServerWebExchange exchange, RouteLimitSettings route,
+			@Nullable Principal principal) {
+		return Outcomes.toMono(this.handler.handle(new ExchangeClientRequest(exchange, principal), route,
+				Outcomes.requestThread(exchange)));
+	}
+
 	/**
-	 * The rest of the chain for an admitted request; the concurrency slots it holds are given back once the exchange
-	 * is over, however it ends: the response written, an error (upstream refused or timed out), or a cancellation
-	 * (the client closed the connection). The {@link SlotReleaseWebFilter} does it; without it (a bean replaced), the
-	 * end of this filter's chain does, which for a streamed body is when the upstream's response headers arrived.
+	 * The rest of the chain for an admitted request; the concurrency slots it holds are ended once the exchange is
+	 * over, however it ends: by the {@link SlotReleaseWebFilter}, or without it (a bean replaced) given back when this
+	 * filter's chain ends, which for a streamed body is when the upstream's response headers arrived.
 	 */
-	private Mono<Void> proceed(ServerWebExchange exchange, GatewayFilterChain chain, RouteOutcome outcome,
+	private Mono<Void> proceed(ServerWebExchange exchange, GatewayFilterChain chain, HeldSlots slots,
 			RouteLimitSettings route) {
-		HeldSlots release = this.limiter.hold(route, outcome);
-		if (release == HeldSlots.NONE) {
+		if (slots == HeldSlots.NONE) {
 			return chain.filter(exchange);
 		}
-		// a Retry filter before this one runs it again per attempt: that attempt's slots go back first (see limit)
-		exchange.getAttributes().put(attemptSlotsAttribute(route), release);
-		if (SlotReleaseWebFilter.releaseWhenDone(exchange, release)) {
+		AttemptSlots.remember(attributes(exchange), route, slots);
+		if (SlotReleaseWebFilter.releaseWhenDone(exchange, slots)) {
 			return chain.filter(exchange);
 		}
-		return chain.filter(exchange).doFinally((signal) -> release.release());
+		return chain.filter(exchange).doFinally((signal) -> slots.release());
 	}
 
-	/** The exchange attribute holding the slots this route's filter took for the exchange's latest attempt. */
-	private static String attemptSlotsAttribute(RouteLimitSettings route) {
-		return ATTEMPT_SLOTS_ATTRIBUTE + route.routeId() + '|' + route.group();
-	}
+	private static AttemptSlots.Attributes attributes(ServerWebExchange exchange) {
+		Map<String, Object> attributes = exchange.getAttributes();
+		return new AttemptSlots.Attributes() {
 
-	/**
-	 * End the slots an earlier attempt of this exchange took in this route's limits (a {@code Retry} filter in front
-	 * runs this filter once per attempt): given back when the upstream answered that attempt or never got it, so that
-	 * a retry does not count against itself; kept until they expire when it was sent and not answered (a timeout),
-	 * since the upstream may still be working on it, so the retry needs a slot of its own.
-	 */
-	private static void releaseEarlierAttempt(ServerWebExchange exchange, RouteLimitSettings route) {
-		if (!SlotReleaseWebFilter.mayHoldSlots(exchange)) {
-			return; // the usual case: no attempt of this exchange took a slot (no key is built)
-		}
-		HeldSlots earlier = exchange.getAttributes().remove(attemptSlotsAttribute(route)) instanceof HeldSlots held
-				? held : null;
-		if (earlier == null) {
-			return;
-		}
-		if (UpstreamRequestGlobalFilter.sentAndUnanswered(exchange)) {
-			earlier.keep();
-		}
-		else {
-			earlier.release();
-		}
+			@Override
+			public @Nullable Object remove(String name) {
+				return attributes.remove(name);
+			}
+
+			@Override
+			public void put(String name, Object value) {
+				attributes.put(name, value);
+			}
+
+		};
 	}
 
 	/** The filter of one route, with its resolved settings. */

@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway.actuate;
 
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,13 +17,12 @@ import com.jayway.jsonpath.JsonPath;
 import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -86,7 +87,7 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 	DefaultLimiterChain chain;
 
 	@Autowired
-	RouteRateLimiter routes;
+	RateLimitRoutes routes;
 
 	/** Requests to the actuator. */
 	WebTestClient management;
@@ -272,8 +273,9 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 		static final List<String> ASKED = new CopyOnWriteArrayList<>();
 
 		static final PlanResolver PLANS = (apiKey) -> {
-			ASKED.add(apiKey);
-			return (apiKey.equals("key-one") || apiKey.equals("key-two")) ? Mono.just("free") : Mono.empty();
+			ASKED.add(apiKey.value());
+			return CompletableFuture.completedFuture((apiKey.value().equals("key-one") || apiKey.value().equals("key-two"))
+					? Optional.of("free") : Optional.empty());
 		};
 
 		@Bean

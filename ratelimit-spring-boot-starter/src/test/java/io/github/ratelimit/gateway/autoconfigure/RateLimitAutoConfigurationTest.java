@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
+import java.util.Optional;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +19,7 @@ import io.github.ratelimit.gateway.chain.StoreShards;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.webflux.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.plan.PlanResolver;
@@ -28,7 +29,6 @@ import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -175,7 +175,7 @@ class RateLimitAutoConfigurationTest {
 		LimiterChain own = (request) -> CompletableFuture.completedFuture(RateLimitDecision.unavailable(request.limits()));
 		this.runner.withBean(LimiterChain.class, () -> own).run((context) -> {
 			assertThat(context).hasNotFailed().doesNotHaveBean(DefaultLimiterChain.class);
-			assertThat(context).hasSingleBean(RouteRateLimiter.class).hasSingleBean(RateLimitGatewayFilterFactory.class);
+			assertThat(context).hasSingleBean(RateLimitHandler.class).hasSingleBean(RateLimitGatewayFilterFactory.class);
 		});
 	}
 
@@ -240,7 +240,7 @@ class RateLimitAutoConfigurationTest {
 		static final RateLimitStore LIMITER = (client, limits, cost) -> CompletableFuture
 			.completedFuture(RateLimitDecision.unavailable(limits));
 
-		static final PlanResolver PLANS = (apiKey) -> Mono.empty();
+		static final PlanResolver PLANS = (apiKey) -> CompletableFuture.completedFuture(Optional.empty());
 
 		@Bean
 		RateLimitStore myLimiter() {

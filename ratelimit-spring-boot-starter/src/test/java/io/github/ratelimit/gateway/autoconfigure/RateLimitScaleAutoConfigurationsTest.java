@@ -1,5 +1,8 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import io.github.ratelimit.gateway.plan.ApiKey;
 import java.time.Duration;
 
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
@@ -18,7 +21,6 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.resource.Delay;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -78,13 +80,13 @@ class RateLimitScaleAutoConfigurationsTest {
 			.run((context) -> {
 				assertThat(context).getBean(PlanResolver.class).isInstanceOf(ChainedPlanResolver.class);
 				// known statically: answered without Redis (none runs here)
-				assertThat(context.getBean(PlanResolver.class).resolvePlan("demo-key").block()).isEqualTo("anonymous");
+				assertThat(context.getBean(PlanResolver.class).resolvePlan(ApiKey.of("demo-key")).toCompletableFuture().join()).contains("anonymous");
 			});
 	}
 
 	@Test
 	void anApplicationPlanResolverReplacesBoth() {
-		PlanResolver own = (apiKey) -> Mono.empty();
+		PlanResolver own = (apiKey) -> CompletableFuture.completedFuture(Optional.empty());
 		this.runner.withPropertyValues("ratelimit.plan-store.type=redis")
 			.withBean(PlanResolver.class, () -> own)
 			.run((context) -> {
@@ -95,11 +97,11 @@ class RateLimitScaleAutoConfigurationsTest {
 
 	@Test
 	void anApplicationPlanStoreGetsTheCache() {
-		PlanStore own = (keyHash) -> Mono.just("anonymous");
+		PlanStore own = (keyHash) -> CompletableFuture.completedFuture(Optional.of("anonymous"));
 		this.runner.withBean(PlanStore.class, () -> own).run((context) -> {
 			assertThat(context).hasSingleBean(PlanStore.class);
 			assertThat(context).getBean(PlanResolver.class).isInstanceOf(CachingPlanResolver.class);
-			assertThat(context.getBean(PlanResolver.class).resolvePlan("any").block()).isEqualTo("anonymous");
+			assertThat(context.getBean(PlanResolver.class).resolvePlan(ApiKey.of("any")).toCompletableFuture().join()).contains("anonymous");
 		});
 	}
 

@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
-import io.github.ratelimit.gateway.webflux.ExchangeClientRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -66,7 +65,7 @@ class ClientAddressResolverTest {
 	void ipv6PeerAddressIsKeyedByItsPrefixToo() {
 		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/x")
 			.remoteAddress(new InetSocketAddress("fe80::1:2:3:4%1", 40000)));
-		assertThat(new ClientAddressResolver(0).resolve(new ExchangeClientRequest(exchange))).contains("fe80:0:0:0:0:0:0:0/64");
+		assertThat(new ClientAddressResolver(0).resolve(new MockClientRequest(exchange))).contains("fe80:0:0:0:0:0:0:0/64");
 	}
 
 	@Test
@@ -91,10 +90,10 @@ class ClientAddressResolverTest {
 	@Test
 	void noAddressAtAllIsEmptyNeverAnEmptyKey() {
 		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/x"));
-		assertThat(new ClientAddressResolver(1).resolve(new ExchangeClientRequest(exchange))).isEqualTo(Optional.empty());
+		assertThat(new ClientAddressResolver(1).resolve(new MockClientRequest(exchange))).isEqualTo(Optional.empty());
 		MockServerWebExchange unresolved = MockServerWebExchange
 			.from(MockServerHttpRequest.get("/x").remoteAddress(InetSocketAddress.createUnresolved("somehost", 1)));
-		assertThat(new ClientAddressResolver(0).resolve(new ExchangeClientRequest(unresolved))).isEmpty();
+		assertThat(new ClientAddressResolver(0).resolve(new MockClientRequest(unresolved))).isEmpty();
 	}
 
 	@Test
@@ -138,7 +137,7 @@ class ClientAddressResolverTest {
 		if (forwardedForLines != null && forwardedForLines.length > 0) {
 			request.header("X-Forwarded-For", forwardedForLines);
 		}
-		return new ExchangeClientRequest(MockServerWebExchange.from(request));
+		return new MockClientRequest(MockServerWebExchange.from(request));
 	}
 
 }

@@ -3,17 +3,17 @@ package io.github.ratelimit.gateway.plan;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
-import reactor.test.StepVerifier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,7 +34,7 @@ class CachingPlanResolverTest {
 		this.store.plans.put(PlanStore.keyHash("key-1"), "pro");
 		CachingPlanResolver resolver = resolver(100, 0);
 		for (int i = 0; i < 5; i++) {
-			assertThat(resolver.resolvePlan("key-1").block()).isEqualTo("pro");
+			assertThat(plan(resolver, "key-1")).isEqualTo("pro");
 		}
 		assertThat(this.store.lookups).hasValue(1);
 		assertThat(this.store.seen).containsExactly(PlanStore.keyHash("key-1")).noneMatch((h) -> h.contains("key-1"));
@@ -44,14 +44,14 @@ class CachingPlanResolverTest {
 	@Test
 	void unknownKeysAreCachedForTheNegativeTtl() {
 		CachingPlanResolver resolver = resolver(100, 0);
-		assertThat(resolver.resolvePlan("fake").block()).isNull();
+		assertThat(plan(resolver, "fake")).isNull();
 		this.ticker.advance(NEGATIVE_TTL.minusSeconds(1));
-		assertThat(resolver.resolvePlan("fake").block()).isNull();
+		assertThat(plan(resolver, "fake")).isNull();
 		assertThat(this.store.lookups).hasValue(1);
 		// provisioned meanwhile: seen once the negative entry expired
 		this.store.plans.put(PlanStore.keyHash("fake"), "free");
 		this.ticker.advance(Duration.ofSeconds(2));
-		assertThat(resolver.resolvePlan("fake").block()).isEqualTo("free");
+		assertThat(plan(resolver, "fake")).isEqualTo("free");
 		assertThat(this.store.lookups).hasValue(2);
 	}
 
@@ -59,78 +59,79 @@ class CachingPlanResolverTest {
 	void afterTheTtlAKeyIsLookedUpAgain() {
 		this.store.plans.put(PlanStore.keyHash("key-1"), "free");
 		CachingPlanResolver resolver = resolver(100, 0);
-		assertThat(resolver.resolvePlan("key-1").block()).isEqualTo("free");
+		assertThat(plan(resolver, "key-1")).isEqualTo("free");
 		this.store.plans.put(PlanStore.keyHash("key-1"), "pro"); // upgraded
 		this.ticker.advance(TTL.minusSeconds(1));
-		assertThat(resolver.resolvePlan("key-1").block()).isEqualTo("free");
+		assertThat(plan(resolver, "key-1")).isEqualTo("free");
 		this.ticker.advance(Duration.ofSeconds(2));
-		resolver.resolvePlan("key-1").block(); // triggers the look-up (and gets its result if it is immediate)
-		assertThat(resolver.resolvePlan("key-1").block()).isEqualTo("pro");
+		plan(resolver, "key-1"); // triggers the look-up (and gets its result if it is immediate)
+		assertThat(plan(resolver, "key-1")).isEqualTo("pro");
 		assertThat(this.store.lookups).hasValue(2);
 		// revoked: unknown after the next ttl
 		this.store.plans.remove(PlanStore.keyHash("key-1"));
 		this.ticker.advance(TTL.plusSeconds(1));
-		resolver.resolvePlan("key-1").block();
-		assertThat(resolver.resolvePlan("key-1").block()).isNull();
+		plan(resolver, "key-1");
+		assertThat(plan(resolver, "key-1")).isNull();
 	}
 
 	@Test
 	void whileTheStoreIsDownCachedPlansStayInUseUpToMaxStale() {
 		this.store.plans.put(PlanStore.keyHash("key-1"), "pro");
 		CachingPlanResolver resolver = resolver(100, 0);
-		assertThat(resolver.resolvePlan("key-1").block()).isEqualTo("pro");
+		assertThat(plan(resolver, "key-1")).isEqualTo("pro");
 		this.store.down = true;
 		this.ticker.advance(TTL.plusSeconds(1));
-		assertThat(resolver.resolvePlan("key-1").block()).isEqualTo("pro"); // refresh fails: kept
+		assertThat(plan(resolver, "key-1")).isEqualTo("pro"); // refresh fails: kept
 		this.ticker.advance(TTL);
-		assertThat(resolver.resolvePlan("key-1").block()).isEqualTo("pro");
+		assertThat(plan(resolver, "key-1")).isEqualTo("pro");
 		// an uncached key cannot be looked up: unknown, and not cached
-		assertThat(resolver.resolvePlan("key-2").block()).isNull();
+		assertThat(plan(resolver, "key-2")).isNull();
 		int lookups = this.store.lookups.get();
-		assertThat(resolver.resolvePlan("key-2").block()).isNull();
+		assertThat(plan(resolver, "key-2")).isNull();
 		assertThat(this.store.lookups).hasValue(lookups + 1);
 		// past ttl + max stale the cached plan is dropped
 		this.ticker.advance(MAX_STALE);
-		assertThat(resolver.resolvePlan("key-1").block()).isNull();
+		assertThat(plan(resolver, "key-1")).isNull();
 		// the store is back: looked up again
 		this.store.down = false;
 		this.store.plans.put(PlanStore.keyHash("key-2"), "free");
-		assertThat(resolver.resolvePlan("key-1").block()).isEqualTo("pro");
-		assertThat(resolver.resolvePlan("key-2").block()).isEqualTo("free");
+		assertThat(plan(resolver, "key-1")).isEqualTo("pro");
+		assertThat(plan(resolver, "key-2")).isEqualTo("free");
 	}
 
 	@Test
-	void aSlowStoreTimesOutAndNothingIsCached() {
+	void aSlowStoreTimesOutAndNothingIsCached() throws Exception {
 		AtomicInteger lookups = new AtomicInteger();
 		PlanStore slow = (hash) -> {
 			lookups.incrementAndGet();
-			return Mono.never();
+			return new CompletableFuture<>();
 		};
 		CachingPlanResolver resolver = new CachingPlanResolver(slow, null,
 				new CachingPlanResolver.Settings(100, TTL, NEGATIVE_TTL, MAX_STALE, Duration.ofMillis(50), 0),
 				this.ticker);
-		StepVerifier.create(resolver.resolvePlan("key-1")).expectComplete().verify(Duration.ofSeconds(2));
-		StepVerifier.create(resolver.resolvePlan("key-1")).expectComplete().verify(Duration.ofSeconds(2));
+		assertThat(resolver.resolvePlan(ApiKey.of("key-1")).toCompletableFuture().get(2, TimeUnit.SECONDS)).isEmpty();
+		assertThat(resolver.resolvePlan(ApiKey.of("key-1")).toCompletableFuture().get(2, TimeUnit.SECONDS)).isEmpty();
 		assertThat(lookups).hasValue(2);
 	}
 
 	@Test
 	void concurrentRequestsForOneUncachedKeyShareOneLookup() {
-		Sinks.One<String> answer = Sinks.one();
+		CompletableFuture<Optional<String>> answer = new CompletableFuture<>();
 		AtomicInteger lookups = new AtomicInteger();
 		PlanStore pending = (hash) -> {
 			lookups.incrementAndGet();
-			return answer.asMono();
+			return answer;
 		};
 		CachingPlanResolver resolver = new CachingPlanResolver(pending, null,
 				new CachingPlanResolver.Settings(100, TTL, NEGATIVE_TTL, MAX_STALE, Duration.ofSeconds(5), 0),
 				this.ticker);
-		List<Mono<String>> waiting = List.of(resolver.resolvePlan("key-1"), resolver.resolvePlan("key-1"),
-				resolver.resolvePlan("key-1"));
+		List<CompletionStage<Optional<String>>> waiting = List.of(resolver.resolvePlan(ApiKey.of("key-1")),
+				resolver.resolvePlan(ApiKey.of("key-1")), resolver.resolvePlan(ApiKey.of("key-1")));
 		// one waiter giving up (a cancelled request) does not cancel the shared look-up
-		resolver.resolvePlan("key-1").subscribe().dispose();
-		answer.tryEmitValue("pro");
-		assertThat(Flux.concat(waiting).collectList().block()).containsExactly("pro", "pro", "pro");
+		resolver.resolvePlan(ApiKey.of("key-1")).toCompletableFuture().cancel(false);
+		answer.complete(Optional.of("pro"));
+		assertThat(waiting).map((plan) -> plan.toCompletableFuture().join().orElse(null))
+			.containsExactly("pro", "pro", "pro");
 		assertThat(lookups).hasValue(1);
 	}
 
@@ -138,17 +139,17 @@ class CachingPlanResolverTest {
 	void rotatingRandomKeysCostABoundedNumberOfLookups() {
 		this.store.plans.put(PlanStore.keyHash("real"), "pro");
 		CachingPlanResolver resolver = resolver(1_000, 100);
-		assertThat(resolver.resolvePlan("real").block()).isEqualTo("pro");
+		assertThat(plan(resolver, "real")).isEqualTo("pro");
 		for (int i = 0; i < 1_000; i++) {
-			assertThat(resolver.resolvePlan("random-" + i).block()).isNull();
+			assertThat(plan(resolver, "random-" + i)).isNull();
 		}
 		assertThat(this.store.lookups).hasValue(100); // the budget: 100 per second
 		// keys already cached are unaffected
-		assertThat(resolver.resolvePlan("real").block()).isEqualTo("pro");
+		assertThat(plan(resolver, "real")).isEqualTo("pro");
 		// the budget refills with time
 		this.ticker.advance(Duration.ofMillis(500));
 		for (int i = 0; i < 1_000; i++) {
-			resolver.resolvePlan("other-" + i).block();
+			plan(resolver, "other-" + i);
 		}
 		assertThat(this.store.lookups).hasValue(150);
 	}
@@ -161,12 +162,12 @@ class CachingPlanResolverTest {
 		CachingPlanResolver resolver = new CachingPlanResolver(this.store, null, new CachingPlanResolver.Settings(100,
 				TTL, NEGATIVE_TTL, MAX_STALE, Duration.ofSeconds(1), 0), this.ticker, Runnable::run);
 		for (int i = 0; i < 10; i++) {
-			resolver.resolvePlan("real").block();
+			plan(resolver, "real");
 		}
 		for (int i = 0; i < 5_000; i++) {
-			resolver.resolvePlan("one-off-" + i).block();
+			plan(resolver, "one-off-" + i);
 			if (i % 10 == 0) {
-				resolver.resolvePlan("real").block(); // the real client keeps sending
+				plan(resolver, "real"); // the real client keeps sending
 			}
 		}
 		resolver.cleanUp();
@@ -182,8 +183,8 @@ class CachingPlanResolverTest {
 		CachingPlanResolver resolver = new CachingPlanResolver(this.store, Set.of("free", "pro"),
 				new CachingPlanResolver.Settings(100, TTL, NEGATIVE_TTL, MAX_STALE, Duration.ofSeconds(1), 0),
 				this.ticker);
-		assertThat(resolver.resolvePlan("key-1").block()).isNull();
-		assertThat(resolver.resolvePlan("key-2").block()).isEqualTo("pro");
+		assertThat(plan(resolver, "key-1")).isNull();
+		assertThat(plan(resolver, "key-2")).isEqualTo("pro");
 	}
 
 	@Test
@@ -191,6 +192,11 @@ class CachingPlanResolverTest {
 		// printf %s 'demo-pro-key' | openssl dgst -sha256 -binary | basenc --base64url | tr -d =
 		assertThat(PlanStore.keyHash("demo-pro-key")).hasSize(43).matches("[A-Za-z0-9_-]+");
 		assertThat(PlanStore.keyHash("abc")).isEqualTo("ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0");
+	}
+
+	/** The plan the resolver answers for a key, waiting for it; {@code null} when unknown. */
+	private static String plan(CachingPlanResolver resolver, String apiKey) {
+		return resolver.resolvePlan(ApiKey.of(apiKey)).toCompletableFuture().join().orElse(null);
 	}
 
 	private CachingPlanResolver resolver(long maxSize, int maxLookupsPerSecond) {
@@ -224,13 +230,13 @@ class CachingPlanResolverTest {
 		volatile boolean down;
 
 		@Override
-		public Mono<String> findPlan(String keyHash) {
+		public CompletionStage<Optional<String>> findPlan(String keyHash) {
 			this.lookups.incrementAndGet();
 			this.seen.add(keyHash);
 			if (this.down) {
-				return Mono.error(new IllegalStateException("store down"));
+				return CompletableFuture.failedFuture(new IllegalStateException("store down"));
 			}
-			return Mono.justOrEmpty(this.plans.get(keyHash));
+			return CompletableFuture.completedFuture(Optional.ofNullable(this.plans.get(keyHash)));
 		}
 
 	}

@@ -1,7 +1,9 @@
 package io.github.ratelimit.gateway.webflux;
 
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
 import io.github.ratelimit.gateway.plan.PlanResolver;
-import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -17,8 +19,9 @@ public class GatewayTestApplication {
 
 	@Bean
 	PlanResolver testPlanResolver() {
-		return (apiKey) -> (apiKey.startsWith("load-") || apiKey.equals("key-one") || apiKey.equals("key-two"))
-				? Mono.just("free") : Mono.empty();
+		return (apiKey) -> CompletableFuture.completedFuture(
+				(apiKey.value().startsWith("load-") || apiKey.value().equals("key-one") || apiKey.value().equals("key-two"))
+						? Optional.of("free") : Optional.empty());
 	}
 
 }

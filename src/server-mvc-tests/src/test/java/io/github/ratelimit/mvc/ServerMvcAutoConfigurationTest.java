@@ -5,10 +5,12 @@ import io.github.ratelimit.gateway.autoconfigure.RateLimitServerMvcAutoConfigura
 import io.github.ratelimit.gateway.autoconfigure.RateLimitWebFluxAutoConfiguration;
 import io.github.ratelimit.gateway.mvc.CanonicalPathServletFilter;
 import io.github.ratelimit.gateway.mvc.RateLimitServletResponseWriter;
-import io.github.ratelimit.gateway.mvc.ServerMvcRateLimiter;
+import io.github.ratelimit.gateway.mvc.RateLimitFilterFunctionsCheck;
+import io.github.ratelimit.gateway.mvc.ServerMvcFrontEnd;
 import io.github.ratelimit.gateway.mvc.ServerMvcRouteValidator;
 import io.github.ratelimit.gateway.mvc.SlotReleaseServletFilter;
-import io.github.ratelimit.gateway.route.RouteRateLimiter;
+import io.github.ratelimit.gateway.route.RateLimitHandler;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -38,8 +40,10 @@ class ServerMvcAutoConfigurationTest {
 	void aServletApplicationGetsTheServerMvcFrontEndOnly() {
 		new WebApplicationContextRunner().withConfiguration(CONFIGURATIONS).withPropertyValues(PLANS).run((context) -> {
 			assertThat(context).hasNotFailed()
-				.hasSingleBean(RouteRateLimiter.class)
-				.hasSingleBean(ServerMvcRateLimiter.class)
+				.hasSingleBean(RateLimitHandler.class)
+				.hasSingleBean(RateLimitRoutes.class)
+				.hasSingleBean(ServerMvcFrontEnd.class)
+				.hasSingleBean(RateLimitFilterFunctionsCheck.class)
 				.hasSingleBean(ServerMvcRouteValidator.class)
 				.hasSingleBean(RateLimitServletResponseWriter.class)
 				.hasSingleBean(CanonicalPathServletFilter.class)
@@ -49,7 +53,7 @@ class ServerMvcAutoConfigurationTest {
 				.doesNotHaveBean("rateLimitCanonicalPathWebFilter")
 				.doesNotHaveBean("rateLimitSlotReleaseWebFilter")
 				.doesNotHaveBean("rateLimitRouteValidator");
-			assertThat(context.getBean(ServerMvcRateLimiter.class).toString()).doesNotContain("disabled");
+			assertThat(context.getBean(RateLimitFilterFunctionsCheck.class).toString()).doesNotContain("disabled");
 		});
 	}
 
@@ -58,8 +62,9 @@ class ServerMvcAutoConfigurationTest {
 		new ReactiveWebApplicationContextRunner().withConfiguration(CONFIGURATIONS)
 			.withPropertyValues(PLANS)
 			.run((context) -> assertThat(context).hasNotFailed()
-				.hasSingleBean(RouteRateLimiter.class)
-				.doesNotHaveBean(ServerMvcRateLimiter.class)
+				.hasSingleBean(RateLimitHandler.class)
+				.doesNotHaveBean(ServerMvcFrontEnd.class)
+				.doesNotHaveBean(RateLimitFilterFunctionsCheck.class)
 				.doesNotHaveBean(ServerMvcRouteValidator.class)
 				.doesNotHaveBean(RateLimitServletResponseWriter.class)
 				.doesNotHaveBean(CanonicalPathServletFilter.class)
@@ -72,10 +77,11 @@ class ServerMvcAutoConfigurationTest {
 			.withPropertyValues("ratelimit.enabled=false")
 			.run((context) -> {
 				assertThat(context).hasNotFailed()
-					.hasSingleBean(ServerMvcRateLimiter.class)
-					.doesNotHaveBean(RouteRateLimiter.class)
+					.hasSingleBean(RateLimitFilterFunctionsCheck.class)
+					.doesNotHaveBean(ServerMvcFrontEnd.class)
+					.doesNotHaveBean(RateLimitHandler.class)
 					.doesNotHaveBean(CanonicalPathServletFilter.class);
-				assertThat(context.getBean(ServerMvcRateLimiter.class).toString()).contains("disabled");
+				assertThat(context.getBean(RateLimitFilterFunctionsCheck.class).toString()).contains("disabled");
 			});
 	}
 

@@ -7,8 +7,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
+import io.github.ratelimit.gateway.plan.ApiKey;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import reactor.core.publisher.Mono;
@@ -238,17 +242,17 @@ public final class BenchGateway {
 	/** Maps any API key to one plan: every key is a known client with a bucket of its own. */
 	static final class EveryKeyPlanResolver implements PlanResolver {
 
-		private final Mono<String> plan;
+		private final CompletionStage<Optional<String>> plan;
 
 		private final String planName;
 
 		EveryKeyPlanResolver(String plan) {
 			this.planName = plan;
-			this.plan = Mono.just(plan);
+			this.plan = CompletableFuture.completedStage(Optional.of(plan));
 		}
 
 		@Override
-		public Mono<String> resolvePlan(String apiKey) {
+		public CompletionStage<Optional<String>> resolvePlan(ApiKey apiKey) {
 			return this.plan;
 		}
 

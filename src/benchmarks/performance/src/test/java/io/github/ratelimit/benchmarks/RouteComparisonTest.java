@@ -1,16 +1,18 @@
 package io.github.ratelimit.benchmarks;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.security.Principal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.ratelimit.gateway.webflux.ExchangeClientRequest;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.client.ClientRequest;
 import io.github.ratelimit.gateway.client.DefaultClientKeyResolver;
 import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.plan.StaticPlanResolver;
@@ -175,18 +177,44 @@ class RouteComparisonTest {
 		ClientAddressResolver addresses = new ClientAddressResolver(0);
 		ClientKey known = new DefaultClientKeyResolver(BenchGateway.API_KEY_HEADER, "anonymous",
 				new BenchGateway.EveryKeyPlanResolver(BenchGateway.PLAN), addresses)
-			.resolve(new ExchangeClientRequest(exchange), KeyBy.API_KEY)
-			.block();
+			.resolve(request(exchange), KeyBy.API_KEY)
+			.toCompletableFuture()
+			.join()
+			.client();
 		assertThat(known.kind()).isEqualTo(ClientKey.Kind.API_KEY);
 		assertThat(known.plan()).isEqualTo(BenchGateway.PLAN);
 		assertThat(known.id()).isEqualTo(ApiKeyHasher.hash("bench-key-000042"));
 		// the starter's default resolver, with no ratelimit.api-keys: the key is unknown, the client is its address
 		ClientKey unknown = new DefaultClientKeyResolver(BenchGateway.API_KEY_HEADER, "anonymous",
 				new StaticPlanResolver(Map.of()), addresses)
-			.resolve(new ExchangeClientRequest(exchange), KeyBy.API_KEY)
-			.block();
+			.resolve(request(exchange), KeyBy.API_KEY)
+			.toCompletableFuture()
+			.join()
+			.client();
 		assertThat(unknown.kind()).isEqualTo(ClientKey.Kind.IP);
 		assertThat(unknown.plan()).isEqualTo("anonymous");
+	}
+
+	/** The request as the WebFlux front end hands it to the client key resolver (no principal). */
+	private static ClientRequest request(MockServerWebExchange exchange) {
+		return new ClientRequest() {
+
+			@Override
+			public List<String> headerValues(String name) {
+				return exchange.getRequest().getHeaders().getOrEmpty(name);
+			}
+
+			@Override
+			public InetAddress remoteAddress() {
+				return exchange.getRequest().getRemoteAddress().getAddress();
+			}
+
+			@Override
+			public Principal principal() {
+				return null;
+			}
+
+		};
 	}
 
 	@Test

@@ -25,6 +25,7 @@ import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.plan.ApiKey;
 import io.github.ratelimit.gateway.plan.CachingPlanResolver;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.ClusterTopologyRefreshCustomizer;
@@ -177,9 +178,11 @@ public final class ClusterScaleRun {
 				new CachingPlanResolver.Settings(n + 1_000L, Duration.ofMinutes(5), Duration.ofSeconds(30),
 						Duration.ofHours(1), Duration.ofSeconds(2), 0));
 		long heapBefore = usedHeapAfterGc();
-		Latencies cold = run(n, this.options.concurrency(), (i) -> resolver.resolvePlan(apiKeys[i]));
+		Latencies cold = run(n, this.options.concurrency(), (i) -> Mono.fromCompletionStage(resolver.resolvePlan(ApiKey.of(apiKeys[i])))
+			.flatMap(Mono::justOrEmpty));
 		long heapAfter = usedHeapAfterGc();
-		Latencies warm = run(n, this.options.concurrency(), (i) -> resolver.resolvePlan(apiKeys[i]));
+		Latencies warm = run(n, this.options.concurrency(), (i) -> Mono.fromCompletionStage(resolver.resolvePlan(ApiKey.of(apiKeys[i])))
+			.flatMap(Mono::justOrEmpty));
 		if (cold.empty() > 0 || warm.empty() > 0) {
 			throw new IllegalStateException("plan look-ups without a plan: " + cold.empty() + " cold, " + warm.empty()
 					+ " warm");

@@ -1,0 +1,207 @@
+package io.github.ratelimit.gateway.route;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
+
+import io.github.ratelimit.gateway.chain.HeldSlots;
+import io.github.ratelimit.gateway.chain.LimiterChain;
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.RateLimitRequest;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.client.ClientKeyResolver;
+import io.github.ratelimit.gateway.client.ClientRequest;
+import io.github.ratelimit.gateway.client.ClientResolution;
+import io.github.ratelimit.gateway.http.RateLimitHeaders;
+import io.github.ratelimit.gateway.http.RateLimitRefusal;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.metrics.DenialLog;
+import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
+
+import org.springframework.http.HttpHeaders;
+
+/**
+ * The request path of a rate limited route, the same for every front end: client key (plan decided by the
+ * {@link ClientKeyResolver}) -> limits -> the limiter chain -> decision -> metrics and denial log -> the
+ * {@link RateLimitOutcome} the front end writes as HTTP. One call per request ({@link #handle}).
+ */
+public final class RateLimitHandler {
+
+	private final LimitResolver limitResolver;
+
+	private final ClientKeyResolver clientKeyResolver;
+
+	private final LimiterChain checker;
+
+	private final RateLimitMetrics metrics;
+
+	private final RateLimitHeaders headers;
+
+	private final boolean shadowHeaders;
+
+	private final long failClosedRetryAfterSeconds;
+
+	private final DenialLog denialLog;
+
+	/**
+	 * Create the request path.
+	 * @param properties the validated {@code ratelimit.*} properties
+	 * @param limitResolver finds the limits of a plan in a group
+	 * @param clientKeyResolver identifies the client of a request
+	 * @param checker the limiter chain (its outermost layer): checks and consumes tokens, applying the failure policy
+	 * @param metrics observes decisions
+	 */
+	public RateLimitHandler(RateLimitProperties properties, LimitResolver limitResolver,
+			ClientKeyResolver clientKeyResolver, LimiterChain checker, RateLimitMetrics metrics) {
+		this.limitResolver = limitResolver;
+		this.clientKeyResolver = clientKeyResolver;
+		this.checker = checker;
+		this.metrics = metrics;
+		this.headers = new RateLimitHeaders(properties.getHeaderStyle());
+		this.shadowHeaders = properties.isShadowHeaders();
+		this.failClosedRetryAfterSeconds = RateLimitHeaders
+			.retryAfterSeconds(properties.getCircuitBreaker().getWaitDurationInOpenState().toMillis());
+		this.denialLog = new DenialLog(properties.getDenialLogLevel(), properties.getDenialLogInterval());
+	}
+
+	/**
+	 * Decide one request of a route: identify its client, check it through the chain, observe the decision (metrics,
+	 * denial log) and say what to answer. Shadow routes always forward.
+	 * @param request the request, with the principal when the route limits by principal
+	 * @param route the route's settings
+	 * @param requestThread where the outcome is made when the decision arrives later (on another thread): the
+	 * request's own thread or event loop; a decision already made is turned into the outcome on the calling thread
+	 * @return the outcome: forward (with the header fields and the slots held, counted in
+	 * {@code ratelimit.requests.in.flight} until they are ended), or a refusal (400 client not identified or
+	 * ambiguous, 429 denied, 503 limiter unavailable on a route that fails closed); never completed exceptionally
+	 * but by a failing {@link ClientKeyResolver}. Cancelling it abandons the check: tokens and slots an answer still to
+	 * come takes are given back.
+	 */
+	public CompletableFuture<RateLimitOutcome> handle(ClientRequest request, RouteLimitSettings route,
+			Executor requestThread) {
+		CompletableFuture<RateLimitOutcome> outcome = new CompletableFuture<>();
+		CompletableFuture<ClientResolution> client = this.clientKeyResolver
+			.resolve(request, route.keyBy(), route.header())
+			.toCompletableFuture();
+		then(client, requestThread, outcome, (resolution, error) -> {
+			if (error != null) {
+				outcome.completeExceptionally(unwrap(error));
+			}
+			else if (!outcome.isDone()) {
+				check(resolution, route, requestThread, outcome);
+			}
+		});
+		return outcome;
+	}
+
+	private void check(ClientResolution resolution, RouteLimitSettings route, Executor requestThread,
+			CompletableFuture<RateLimitOutcome> outcome) {
+		if (!resolution.isIdentified()) {
+			outcome.complete(RateLimitOutcome.refused(resolution.isAmbiguous()
+					? RateLimitRefusal.ambiguousClient(resolution.ambiguity()) : RateLimitRefusal.clientUnidentified()));
+			return;
+		}
+		ClientKey client = resolution.client();
+		PlanLimits limits = this.limitResolver.limitsFor(client.plan(), route.group());
+		CompletableFuture<RateLimitDecision> checked = this.checker
+			.check(new RateLimitRequest(client, limits, route.cost(), route.failsClosed()));
+		outcome.whenComplete((ignored, error) -> {
+			if (outcome.isCancelled()) {
+				checked.cancel(false);
+			}
+		});
+		then(checked, requestThread, outcome, (decision, error) -> {
+			if (outcome.isDone()) { // cancelled: nobody forwards the request
+				if (decision != null) {
+					decision.slots().abandon();
+				}
+				return;
+			}
+			if (error != null) {
+				outcome.completeExceptionally(unwrap(error));
+				return;
+			}
+			RateLimitOutcome made = enforce(client, route, decision);
+			if (!outcome.complete(made)) {
+				made.slots().abandon();
+			}
+		});
+	}
+
+	/**
+	 * Run a step when a future completes: at once when it is done, else on the request's thread; a step that throws
+	 * completes the outcome with its exception.
+	 */
+	private static <T> void then(CompletableFuture<T> future, Executor requestThread,
+			CompletableFuture<RateLimitOutcome> outcome, BiConsumer<? super T, ? super Throwable> step) {
+		BiConsumer<T, Throwable> guarded = (value, error) -> {
+			try {
+				step.accept(value, error);
+			}
+			catch (RuntimeException | Error ex) {
+				outcome.completeExceptionally(ex);
+			}
+		};
+		if (future.isDone()) {
+			future.whenComplete(guarded);
+		}
+		else {
+			future.whenCompleteAsync(guarded, requestThread);
+		}
+	}
+
+	private static Throwable unwrap(Throwable error) {
+		return (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
+	}
+
+	/** Observe a decision (metrics; denial log) and say what the front end does with the request. */
+	private RateLimitOutcome enforce(ClientKey client, RouteLimitSettings route, RateLimitDecision decision) {
+		this.metrics.recordDecision(route.routeId(), route.group(), decision, route.shadow());
+		if (!decision.allowed()) {
+			this.denialLog.denied(client, route.routeId(), route.group(), decision, route.shadow());
+		}
+		boolean writesHeaders = !route.shadow() || this.shadowHeaders;
+		HttpHeaders fields = new HttpHeaders();
+		if (writesHeaders) {
+			this.headers.write(decision, fields);
+		}
+		HttpHeaders readOnly = HttpHeaders.readOnlyHttpHeaders(fields);
+		if (route.shadow() || decision.allowed()) {
+			return new RateLimitOutcome(readOnly, hold(route, decision), null);
+		}
+		RateLimitRefusal refusal = decision.isFailedClosed()
+				? RateLimitRefusal.limiterUnavailable(decision, this.failClosedRetryAfterSeconds)
+				: RateLimitRefusal.quotaExceeded(decision, RateLimitHeaders.retryAfterSeconds(decision.retryAfterMillis()));
+		return new RateLimitOutcome(readOnly, HeldSlots.NONE, refusal);
+	}
+
+	/** The slots an admitted request holds, counted in {@code ratelimit.requests.in.flight} until they are ended. */
+	private HeldSlots hold(RouteLimitSettings route, RateLimitDecision decision) {
+		HeldSlots slots = decision.slots();
+		if (slots == HeldSlots.NONE) {
+			return HeldSlots.NONE;
+		}
+		return HeldSlots.andThen(slots, this.metrics.recordInFlight(route.group()));
+	}
+
+	/**
+	 * The refusal of a request the limiter cannot decide (no decision in time, or a route whose arguments do not fit
+	 * the limits): 503 with the circuit breaker's wait in the open state as {@code Retry-After}.
+	 * @return the outcome
+	 */
+	public RateLimitOutcome limiterUnavailable() {
+		return RateLimitOutcome.refused(new RateLimitRefusal(RateLimitRefusal.Reason.LIMITER_UNAVAILABLE,
+				this.failClosedRetryAfterSeconds, List.of(), null,
+				"The rate limiter is unavailable and this route fails closed; retry later."));
+	}
+
+	@Override
+	public String toString() {
+		return "RateLimitHandler[" + this.checker + "]";
+	}
+
+}

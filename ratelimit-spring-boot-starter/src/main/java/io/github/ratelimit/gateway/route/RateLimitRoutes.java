@@ -1,0 +1,102 @@
+package io.github.ratelimit.gateway.route;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.properties.ConfigurationViolation;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The rate limited routes: resolves and checks each route's {@code RateLimit} arguments against the limits in force,
+ * and remembers the settings of every route built (for the actuator endpoint). Shared by the front ends.
+ */
+public final class RateLimitRoutes {
+
+	private final LimitResolver limitResolver;
+
+	private final Map<String, RouteLimitSettings> routes = new ConcurrentHashMap<>();
+
+	private final PrincipalRoutesNotice principalRoutesNotice = new PrincipalRoutesNotice(
+			RateLimitRoutes.class.getClassLoader());
+
+	/**
+	 * Create the registry.
+	 * @param limitResolver the limits in force
+	 */
+	public RateLimitRoutes(LimitResolver limitResolver) {
+		this.limitResolver = limitResolver;
+	}
+
+	/**
+	 * Resolve and check one route's arguments against the limits in force, and remember the route.
+	 * @param routeId the route id, or {@code null} when the route has none (then the group names it)
+	 * @param arguments the route's {@code RateLimit} arguments
+	 * @return the route's settings
+	 * @throws RateLimitConfigurationException if the route has neither group nor id, the group is unknown, the cost
+	 * exceeds a capacity, or the {@code header} argument is missing with {@code key-by: header}, given with another
+	 * {@code key-by} or no header name
+	 */
+	public RouteLimitSettings settings(@Nullable String routeId, RateLimitArguments arguments) {
+		List<ConfigurationViolation> violations = violations(routeId, arguments);
+		if (!violations.isEmpty()) {
+			throw new RateLimitConfigurationException(violations);
+		}
+		KeyBy keyBy = (arguments.getKeyBy() != null) ? arguments.getKeyBy() : KeyBy.API_KEY;
+		long cost = (arguments.getCost() != null) ? arguments.getCost() : 1L;
+		String group = (arguments.getGroup() != null && !arguments.getGroup().isBlank()) ? arguments.getGroup()
+				: routeId;
+		boolean critical = (arguments.getCritical() != null) ? arguments.getCritical()
+				: this.limitResolver.isCriticalGroup(group);
+		boolean shadow = (arguments.getShadow() != null) ? arguments.getShadow()
+				: this.limitResolver.isShadowGroup(group);
+		String id = (routeId != null) ? routeId : group;
+		String header = (keyBy == KeyBy.HEADER) ? arguments.getHeader().strip() : null;
+		RouteLimitSettings settings = new RouteLimitSettings(id, group, keyBy, header, cost, critical, shadow);
+		this.routes.put(id, settings);
+		if (keyBy == KeyBy.PRINCIPAL) {
+			this.principalRoutesNotice.keyedByPrincipal(id);
+		}
+		return settings;
+	}
+
+	/**
+	 * Check one route's arguments against the limits in force (validated), not the live properties, which a
+	 * refresh may have made invalid; see {@link RouteArgumentRules#validateFilter}.
+	 * @param routeId the route id, or {@code null} when the route has none (or it is not known yet)
+	 * @param arguments the route's {@code RateLimit} arguments
+	 * @return the problems found, each naming the route and the argument; empty when valid
+	 */
+	public List<ConfigurationViolation> violations(@Nullable String routeId, RateLimitArguments arguments) {
+		KeyBy keyBy = (arguments.getKeyBy() != null) ? arguments.getKeyBy() : KeyBy.API_KEY;
+		long cost = (arguments.getCost() != null) ? arguments.getCost() : 1L;
+		return RouteArgumentRules.validateFilter(this.limitResolver.effectiveProperties(), routeId,
+				arguments.getGroup(), keyBy, arguments.getHeader(), cost);
+	}
+
+	/**
+	 * The limits in force, as one object that a reload replaces: a front end that keeps a route's settings resolves
+	 * them again when this changes (a group's {@code critical} or {@code shadow} may have changed).
+	 * @return the validated properties in force; compared by identity
+	 */
+	public Object limitsInForce() {
+		return this.limitResolver.effectiveProperties();
+	}
+
+	/**
+	 * The resolved settings of every route built so far, by route id.
+	 * @return an unmodifiable snapshot
+	 */
+	public Map<String, RouteLimitSettings> routeSettings() {
+		return Map.copyOf(this.routes);
+	}
+
+	@Override
+	public String toString() {
+		return "RateLimitRoutes[" + this.routes.size() + " routes]";
+	}
+
+}
