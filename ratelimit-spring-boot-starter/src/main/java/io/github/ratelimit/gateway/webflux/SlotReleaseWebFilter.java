@@ -2,7 +2,6 @@ package io.github.ratelimit.gateway.webflux;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
 
 import org.springframework.core.Ordered;
 import org.springframework.web.server.ServerWebExchange;
@@ -13,7 +12,7 @@ import org.springframework.web.server.WebFilterChain;
  * Ends the concurrency slots of a request once its exchange is over (the outermost web filter, {@link #ORDER}; the
  * {@code RateLimit} filter hands it the slots through an exchange attribute), by the rule of {@link HeldSlots}:
  * <ul>
- * <li>{@linkplain HeldSlots#release() given back} when the exchange completes with the upstream's response received
+ * <li>{@linkplain HeldSlots#release() given back} when the exchange ends with the upstream's response received
  * (Gateway's {@code NettyWriteResponseFilter} streams the body after the route's filters have completed, so a route
  * filter alone would give a slot back as soon as the response headers arrived), and whenever the request never
  * reached the upstream (refused, cancelled or failed before routing, a route that is not proxied over HTTP, a
@@ -25,8 +24,9 @@ import org.springframework.web.server.WebFilterChain;
  * the request and the gateway cannot see when it stops, so each slot frees itself at its limit's
  * {@code max-request-duration}; the client's requests over the limit meanwhile get 429 with a Retry-After.</li>
  * </ul>
- * Once the upstream's response headers have arrived, a client that goes away while the body is copied may give the
- * slot back (the exchange can complete as the upstream connection is closed) or keep it (it is cancelled first).
+ * Once the upstream's response headers have arrived the slot is given back however the exchange ends: completed,
+ * failed while the body is copied, or cancelled (a client that closes its connection as soon as it has read the
+ * response may be seen to go away before the exchange completes).
  * Whether the request was sent upstream is marked by the {@link UpstreamRequestGlobalFilter}; without it (a bean
  * replaced) every exchange gives its slots back when it ends. Requests without slots cost one attribute and one
  * {@code doFinally}.
@@ -42,12 +42,12 @@ public class SlotReleaseWebFilter implements WebFilter, Ordered {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		exchange.getAttributes().put(SLOTS_ATTRIBUTE, HeldSlots.NONE);
-		return chain.filter(exchange).doFinally((signal) -> {
+		return chain.filter(exchange).doFinally((ignored) -> {
 			HeldSlots held = exchange.getAttribute(SLOTS_ATTRIBUTE);
 			if (held == null || held == HeldSlots.NONE) {
 				return;
 			}
-			if (upstreamAnswered(exchange, signal)) {
+			if (upstreamAnswered(exchange)) {
 				held.release();
 			}
 			else {
@@ -57,12 +57,11 @@ public class SlotReleaseWebFilter implements WebFilter, Ordered {
 	}
 
 	/**
-	 * Whether the upstream is known to be done with the exchange's request: it never got it, or the exchange
-	 * completed with the upstream's response received.
+	 * Whether the upstream is known to be done with the exchange's request: it never got it, or its response to the
+	 * latest attempt has arrived.
 	 */
-	private static boolean upstreamAnswered(ServerWebExchange exchange, SignalType signal) {
-		return !UpstreamRequestGlobalFilter.sentUpstream(exchange)
-				|| (signal == SignalType.ON_COMPLETE && !UpstreamRequestGlobalFilter.sentAndUnanswered(exchange));
+	private static boolean upstreamAnswered(ServerWebExchange exchange) {
+		return !UpstreamRequestGlobalFilter.sentAndUnanswered(exchange);
 	}
 
 	/**
