@@ -12,7 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Runs the shipped rate limit script (a check or a refund) against a real Redis with Redis-side time replaced: the
- * script's single {@code redis.call('TIME')} becomes a fixed time, so hours can pass in a test. Keys would still
+ * script's single {@code redis.call('TIME')} reads the hash {@value #TIME_HASH} instead, which the test sets before
+ * each call, so hours can pass in a test (and the script text stays one, which Redis compiles once). Keys would still
  * expire in real time, which could change state behind the simulated clock's back, so the TTL the script sets is
  * recorded in the hash {@value #TTL_HASH} (field = key) instead of applied. Everything else is the script as shipped,
  * with the same KEYS and ARGV as {@link RedisRateLimitStore} builds.
@@ -32,8 +33,14 @@ final class ScriptAtTime implements BeforeEachCallback {
 	/** Hash holding the TTL (ms) the script set on each key, by key. */
 	static final String TTL_HASH = "test-ttl";
 
+	/** Hash holding the Redis time the script reads instead of {@code TIME}: fields {@code s} and {@code us}. */
+	static final String TIME_HASH = "test-time";
+
 	/** The script as shipped. */
 	static final String SCRIPT = LuaScript.rateLimit().text();
+
+	/** The shipped script with Redis TIME read from {@value #TIME_HASH} and TTLs recorded instead of applied. */
+	private static final String SCRIPT_AT_TEST_TIME = atTestTime();
 
 	private final TestRedis redis;
 
@@ -147,18 +154,23 @@ final class ScriptAtTime implements BeforeEachCallback {
 		return admitted;
 	}
 
-	/** Drops the scripts Redis cached (every simulated time is a script of its own), to keep its memory small. */
-	void forgetScripts() {
-		this.redis.command("SCRIPT", "FLUSH");
-	}
-
 	/** No previous lease. */
 	static final long[] NO_LEASE = { 0, 0, 0 };
 
-	/** The shipped script with Redis TIME fixed at a time and TTLs recorded instead of applied. */
-	private static String at(long timeMicros) {
-		String script = SCRIPT.replace("redis.call('TIME')",
-				"{'" + (timeMicros / SECOND) + "', '" + (timeMicros % SECOND) + "'}")
+	/**
+	 * Sets the Redis time the next call of the script reads.
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @return the script that reads it (TTLs recorded instead of applied)
+	 */
+	private String at(long timeMicros) {
+		this.redis.command("HSET", TIME_HASH, "s", Long.toString(timeMicros / SECOND), "us",
+				Long.toString(timeMicros % SECOND));
+		return SCRIPT_AT_TEST_TIME;
+	}
+
+	/** The shipped script with Redis TIME read from {@value #TIME_HASH} and TTLs recorded instead of applied. */
+	private static String atTestTime() {
+		String script = SCRIPT.replace("redis.call('TIME')", "redis.call('HMGET', '" + TIME_HASH + "', 's', 'us')")
 			.replace("redis.call('PEXPIRE', KEYS[i],", "redis.call('HSET', '" + TTL_HASH + "', KEYS[i],")
 			.replace("redis.call('SET', KEYS[i], value, 'PX',",
 					"redis.call('SET', KEYS[i], value); redis.call('HSET', '" + TTL_HASH + "', KEYS[i],");

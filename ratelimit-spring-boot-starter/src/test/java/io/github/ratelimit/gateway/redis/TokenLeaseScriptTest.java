@@ -217,7 +217,6 @@ class TokenLeaseScriptTest {
 	private void interleavings(int seeds, int budget, Limit... limits) {
 		int lateReturns = 0;
 		for (long seed = 1; seed <= Long.getLong("leases.seeds", seeds); seed++) {
-			this.script.forgetScripts();
 			LeaseInterleavings run = new LeaseInterleavings(this.script, "b" + seed, seed, 3, limits);
 			run.run(600, T0, budget);
 			run.checkIntervals();
