@@ -46,17 +46,17 @@ class AlgorithmRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	void mixedAlgorithmsOnOneRouteAreAllOrNothing() {
 		String first = get("/mixed/1").expectStatus().isOk()
 			.expectHeader().valueEquals("RateLimit-Policy",
-					"\"free-mixed-2s\";q=2;w=2, \"free-mixed-1h\";q=100;w=3600, \"free-mixed-1m\";q=50;w=60")
+					"\"free-mixed-30s\";q=2;w=30, \"free-mixed-1h\";q=100;w=3600, \"free-mixed-1m\";q=50;w=60")
 			.returnResult(String.class).getResponseHeaders().getFirst("RateLimit");
 		assertThat(remaining(first, "free-mixed-1h")).isEqualTo(99);
 		get("/mixed/2").expectStatus().isOk();
 		for (int i = 3; i <= 5; i++) {
 			String denied = get("/mixed/" + i).expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
 				.expectBody().jsonPath("$.violated-policies.length()").isEqualTo(1)
-				.jsonPath("$.violated-policies[0]").isEqualTo("free-mixed-2s")
+				.jsonPath("$.violated-policies[0]").isEqualTo("free-mixed-30s")
 				.returnResult().getResponseHeaders().getFirst("RateLimit");
 			// the denials took nothing from the fixed window nor the sliding counter
-			assertThat(remaining(denied, "free-mixed-2s")).isZero();
+			assertThat(remaining(denied, "free-mixed-30s")).isZero();
 			assertThat(remaining(denied, "free-mixed-1h")).isEqualTo(98);
 			assertThat(remaining(denied, "free-mixed-1m")).isEqualTo(48);
 		}
