@@ -51,8 +51,10 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -182,7 +184,8 @@ public final class RateLimitAutoConfiguration {
 			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RateLimitProperties properties) {
 		RateLimitProperties.Fallback fallback = properties.getFallback();
 		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
-		return new InstanceCounter(new ReactiveStringRedisTemplate(redis), properties.getKeyPrefix(),
+		// heartbeats block on their own thread: the factory's synchronous side (Lettuce's is both)
+		return new InstanceCounter(new StringRedisTemplate((RedisConnectionFactory) redis), properties.getKeyPrefix(),
 				fallback.getInstances(), fallback.isLearnInstances(), fallback.getHeartbeatInterval());
 	}
 
