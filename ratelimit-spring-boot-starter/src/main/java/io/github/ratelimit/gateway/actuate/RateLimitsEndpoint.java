@@ -374,7 +374,7 @@ public class RateLimitsEndpoint {
 				: (ex instanceof NotFound) ? WebEndpointResponse.STATUS_NOT_FOUND
 						: WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE;
 		String message = (ex instanceof TimeoutException && ex.getMessage() == null)
-				? "no answer within " + TIMEOUT_SECONDS + " s per call"
+				? "timed out (" + TIMEOUT_SECONDS + " s per Redis call)"
 				: Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName());
 		result.put("error", (status == WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE)
 				? "Redis did not answer: " + message : message);
