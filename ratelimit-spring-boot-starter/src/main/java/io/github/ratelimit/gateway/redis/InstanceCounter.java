@@ -6,7 +6,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,10 +26,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * number alive (heard from within 3 intervals). The last count learned is kept while Redis is down; before any
  * count is learned, or with learning off, the configured {@code ratelimit.fallback.instances} applies.
  *
- * <p>Heartbeats run on threads of their own ({@code ratelimit-instance-heartbeat}, daemons) while started: the
- * template's calls block, and the first may open the Redis connection. A heartbeat still waiting for Redis when the
- * next is due is interrupted (a connect included) and the next one sent; {@link #stop()} interrupts the one in
- * progress and withdraws the instance, waiting at most 1 s for Redis.
+ * <p>Heartbeats run on a thread of their own ({@code ratelimit-instance-heartbeat}, a daemon) while started: the
+ * template's calls block, and the first may open the Redis connection. {@link #stop()} interrupts a heartbeat in
+ * progress (a connect included) and withdraws the instance, waiting at most 1 s for Redis.
  */
 public class InstanceCounter implements SmartLifecycle {
 
@@ -56,9 +54,6 @@ public class InstanceCounter implements SmartLifecycle {
 	private final AtomicInteger learned = new AtomicInteger();
 
 	private volatile @Nullable ScheduledExecutorService heartbeat;
-
-	/** The heartbeat the timer sent last. */
-	private volatile @Nullable Future<?> lastBeat;
 
 	/**
 	 * Create a counter.
@@ -95,7 +90,7 @@ public class InstanceCounter implements SmartLifecycle {
 	}
 
 	/**
-	 * Send one heartbeat now, on a heartbeat thread while started, else on a thread of its own.
+	 * Send one heartbeat now, on the heartbeat thread while started, else on a thread of its own.
 	 * @return the number of instances alive, as counted by Redis; completed exceptionally when Redis did not answer
 	 */
 	public CompletableFuture<Long> beat() {
@@ -118,16 +113,6 @@ public class InstanceCounter implements SmartLifecycle {
 		return count;
 	}
 
-	/** A tick of the timer: the heartbeat before, if still waiting for Redis, is cut short, and the next is sent. */
-	private void tick(ScheduledExecutorService timer) {
-		Future<?> previous = this.lastBeat;
-		if (previous != null && !previous.isDone()) {
-			previous.cancel(true);
-			logger.debug("Instance heartbeat failed: no answer within {}", this.interval);
-		}
-		this.lastBeat = timer.submit(this::heartbeat);
-	}
-
 	private void heartbeat() {
 		try {
 			send();
@@ -148,13 +133,13 @@ public class InstanceCounter implements SmartLifecycle {
 		if (!this.learn || this.heartbeat != null) {
 			return;
 		}
-		// two threads: the ticks, and the heartbeat they send (which blocks)
-		ScheduledExecutorService timer = Executors.newScheduledThreadPool(2, (task) -> {
+		ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, THREAD_NAME);
 			thread.setDaemon(true);
 			return thread;
 		});
-		timer.scheduleAtFixedRate(() -> tick(timer), 0, this.interval.toMillis(), TimeUnit.MILLISECONDS);
+		// at a fixed rate: a heartbeat that takes longer than the interval delays the next, never runs beside it
+		timer.scheduleAtFixedRate(this::heartbeat, 0, this.interval.toMillis(), TimeUnit.MILLISECONDS);
 		this.heartbeat = timer;
 	}
 
@@ -163,7 +148,7 @@ public class InstanceCounter implements SmartLifecycle {
 		ScheduledExecutorService running = this.heartbeat;
 		this.heartbeat = null;
 		if (running != null) {
-			running.shutdownNow(); // interrupts the heartbeat in progress, e.g. one waiting for a connect
+			running.shutdownNow(); // interrupts a heartbeat in progress, e.g. one waiting for a connect
 		}
 		if (running != null && isLearned()) { // never reached Redis: nothing to withdraw
 			try {
