@@ -51,10 +51,8 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
-import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -184,8 +182,7 @@ public final class RateLimitAutoConfiguration {
 			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RateLimitProperties properties) {
 		RateLimitProperties.Fallback fallback = properties.getFallback();
 		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
-		// heartbeats block on their own thread: the factory's synchronous side (Lettuce's is both)
-		return new InstanceCounter(new StringRedisTemplate((RedisConnectionFactory) redis), properties.getKeyPrefix(),
+		return new InstanceCounter(new ReactiveStringRedisTemplate(redis), properties.getKeyPrefix(),
 				fallback.getInstances(), fallback.isLearnInstances(), fallback.getHeartbeatInterval());
 	}
 

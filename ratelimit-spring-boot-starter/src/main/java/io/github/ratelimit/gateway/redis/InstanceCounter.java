@@ -3,20 +3,18 @@ package io.github.ratelimit.gateway.redis;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.io.ClassPathResource;
-import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -25,18 +23,12 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code <prefix>:instances} scored by Redis time, script {@code META-INF/ratelimit/instances.lua}) and reads the
  * number alive (heard from within 3 intervals). The last count learned is kept while Redis is down; before any
  * count is learned, or with learning off, the configured {@code ratelimit.fallback.instances} applies.
- *
- * <p>Heartbeats run on a thread of their own ({@code ratelimit-instance-heartbeat}, a daemon) while started: the
- * template's calls block, and the first may open the Redis connection. {@link #stop()} interrupts a heartbeat in
- * progress (a connect included) and withdraws the instance, waiting at most 1 s for Redis.
  */
 public class InstanceCounter implements SmartLifecycle {
 
 	private static final Logger logger = LoggerFactory.getLogger(InstanceCounter.class);
 
-	private static final String THREAD_NAME = "ratelimit-instance-heartbeat";
-
-	private final StringRedisTemplate redis;
+	private final ReactiveStringRedisTemplate redis;
 
 	private final RedisScript<Long> script = RedisScript.of(new ClassPathResource("META-INF/ratelimit/instances.lua"),
 			Long.class);
@@ -53,7 +45,7 @@ public class InstanceCounter implements SmartLifecycle {
 
 	private final AtomicInteger learned = new AtomicInteger();
 
-	private volatile @Nullable ScheduledExecutorService heartbeat;
+	private volatile Disposable heartbeat;
 
 	/**
 	 * Create a counter.
@@ -63,7 +55,7 @@ public class InstanceCounter implements SmartLifecycle {
 	 * @param learn whether to learn the count from heartbeats
 	 * @param interval heartbeat interval
 	 */
-	public InstanceCounter(StringRedisTemplate redis, String keyPrefix, int configured, boolean learn,
+	public InstanceCounter(ReactiveStringRedisTemplate redis, String keyPrefix, int configured, boolean learn,
 			Duration interval) {
 		this.redis = redis;
 		this.key = keyPrefix + ":instances";
@@ -90,42 +82,19 @@ public class InstanceCounter implements SmartLifecycle {
 	}
 
 	/**
-	 * Send one heartbeat now, on the heartbeat thread while started, else on a thread of its own.
-	 * @return the number of instances alive, as counted by Redis; completed exceptionally when Redis did not answer
+	 * Send one heartbeat now.
+	 * @return the number of instances alive, as counted by Redis
 	 */
-	public CompletableFuture<Long> beat() {
-		ScheduledExecutorService running = this.heartbeat;
-		Executor thread = (running != null) ? running : InstanceCounter::startThread;
-		return CompletableFuture.supplyAsync(this::send, thread);
-	}
-
-	/** One heartbeat, blocking. */
-	private Long send() {
+	public Mono<Long> beat() {
 		String alive = Long.toString(this.interval.toMillis() * 3);
-		Long count = this.redis.execute(this.script, List.of(this.key), this.instanceId, alive);
-		if (count == null) {
-			throw new IllegalStateException("No reply from the instances script");
-		}
-		int previous = this.learned.getAndSet(count.intValue());
-		if (previous != count.intValue()) {
-			logger.info("Rate limiter: {} gateway instance(s) share the limits", count);
-		}
-		return count;
-	}
-
-	private void heartbeat() {
-		try {
-			send();
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Instance heartbeat failed: {}", ex.toString());
-		}
-	}
-
-	private static void startThread(Runnable task) {
-		Thread thread = new Thread(task, THREAD_NAME);
-		thread.setDaemon(true);
-		thread.start();
+		return this.redis.execute(this.script, List.of(this.key), List.of(this.instanceId, alive))
+			.next()
+			.doOnNext((count) -> {
+				int previous = this.learned.getAndSet(count.intValue());
+				if (previous != count.intValue()) {
+					logger.info("Rate limiter: {} gateway instance(s) share the limits", count);
+				}
+			});
 	}
 
 	@Override
@@ -133,35 +102,36 @@ public class InstanceCounter implements SmartLifecycle {
 		if (!this.learn || this.heartbeat != null) {
 			return;
 		}
-		ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, THREAD_NAME);
-			thread.setDaemon(true);
-			return thread;
-		});
-		// at a fixed rate: a heartbeat that takes longer than the interval delays the next, never runs beside it
-		timer.scheduleAtFixedRate(this::heartbeat, 0, this.interval.toMillis(), TimeUnit.MILLISECONDS);
-		this.heartbeat = timer;
+		// boundedElastic: the first heartbeat may open the Redis connection, which blocks. A heartbeat cut short (its
+		// timeout, or stop()) interrupts that connect, which then fails after the heartbeat's subscriber has gone: its
+		// failure is handled before the cut (inside subscribeOn), else Reactor would log it as a dropped error with
+		// its stack trace
+		this.heartbeat = Flux.interval(Duration.ZERO, this.interval, Schedulers.boundedElastic())
+			.onBackpressureDrop()
+			.concatMap((tick) -> beat().onErrorResume(InstanceCounter::failed)
+				.subscribeOn(Schedulers.boundedElastic())
+				.timeout(this.interval)
+				.onErrorResume(InstanceCounter::failed), 1)
+			.subscribe();
+	}
+
+	private static Mono<Long> failed(Throwable ex) {
+		logger.debug("Instance heartbeat failed: {}", ex.toString());
+		return Mono.empty();
 	}
 
 	@Override
 	public void stop() {
-		ScheduledExecutorService running = this.heartbeat;
+		Disposable running = this.heartbeat;
 		this.heartbeat = null;
 		if (running != null) {
-			running.shutdownNow(); // interrupts a heartbeat in progress, e.g. one waiting for a connect
+			running.dispose();
 		}
 		if (running != null && isLearned()) { // never reached Redis: nothing to withdraw
-			try {
-				CompletableFuture.runAsync(() -> this.redis.opsForZSet().remove(this.key, this.instanceId),
-						InstanceCounter::startThread)
-					.get(1, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			catch (Exception ex) {
-				logger.debug("Instance withdrawal failed: {}", ex.toString());
-			}
+			this.redis.opsForZSet().remove(this.key, this.instanceId)
+				.timeout(Duration.ofSeconds(1))
+				.onErrorResume((ex) -> Mono.empty())
+				.block();
 		}
 	}
 

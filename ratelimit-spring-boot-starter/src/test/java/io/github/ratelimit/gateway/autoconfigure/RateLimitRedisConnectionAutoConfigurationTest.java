@@ -30,7 +30,6 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
-import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.test.util.ReflectionTestUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -255,7 +254,7 @@ class RateLimitRedisConnectionAutoConfigurationTest {
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				LettuceConnectionFactory own = own(context);
-				assertThat(((StringRedisTemplate) ReflectionTestUtils.getField(context.getBean(InstanceCounter.class), "redis")).getConnectionFactory()).isSameAs(own);
+				assertThat(template(context.getBean(InstanceCounter.class)).getConnectionFactory()).isSameAs(own);
 				assertThat(template(context.getBean(RedisPlanStore.class)).getConnectionFactory()).isSameAs(own);
 				// the store's script connection: opened from its factory's native client (LettuceScriptExecutor)
 				Object executor = ReflectionTestUtils.getField(context.getBean("rateLimitStore"),

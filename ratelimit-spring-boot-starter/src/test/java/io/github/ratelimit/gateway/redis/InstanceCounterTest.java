@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,14 +20,14 @@ class InstanceCounterTest {
 	void instancesCountEachOtherAndKeepTheLastCount(TestRedis redis) {
 		LettuceConnectionFactory factory = StartedConnectionFactory.to(redis.host(), redis.port());
 		try {
-			StringRedisTemplate template = new StringRedisTemplate(factory);
+			ReactiveStringRedisTemplate template = new ReactiveStringRedisTemplate(factory);
 			InstanceCounter a = new InstanceCounter(template, "ic", 7, true, Duration.ofSeconds(5));
 			InstanceCounter b = new InstanceCounter(template, "ic", 7, true, Duration.ofSeconds(5));
 			assertThat(a.instances()).isEqualTo(7); // configured, nothing learned yet
 			assertThat(a.isLearned()).isFalse();
-			assertThat(a.beat().join()).isEqualTo(1);
-			assertThat(b.beat().join()).isEqualTo(2);
-			assertThat(a.beat().join()).isEqualTo(2);
+			assertThat(a.beat().block()).isEqualTo(1);
+			assertThat(b.beat().block()).isEqualTo(2);
+			assertThat(a.beat().block()).isEqualTo(2);
 			assertThat(a.instances()).isEqualTo(2);
 			assertThat(a.isLearned()).isTrue();
 			long ttl = Long.parseLong(redis.command("PTTL", "ic:instances"));
