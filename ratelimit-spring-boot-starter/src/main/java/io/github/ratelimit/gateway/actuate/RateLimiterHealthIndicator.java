@@ -9,9 +9,8 @@ import io.github.ratelimit.gateway.chain.FallbackMode;
 import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import reactor.core.publisher.Mono;
 
-import org.springframework.boot.health.contributor.AbstractReactiveHealthIndicator;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
@@ -29,7 +28,7 @@ import org.springframework.boot.health.contributor.Health;
  * <li>{@code instances}, {@code instancesLearned}: the number of instances sharing the limits.</li>
  * </ul>
  */
-public class RateLimiterHealthIndicator extends AbstractReactiveHealthIndicator {
+public class RateLimiterHealthIndicator extends AbstractHealthIndicator {
 
 	private final FallbackMode mode;
 
@@ -51,7 +50,7 @@ public class RateLimiterHealthIndicator extends AbstractReactiveHealthIndicator 
 	}
 
 	@Override
-	protected Mono<Health> doHealthCheck(Health.Builder builder) {
+	protected void doHealthCheck(Health.Builder builder) {
 		Map<String, String> shards = new LinkedHashMap<>();
 		List<String> degraded = new ArrayList<>();
 		CircuitBreaker.State worst = CircuitBreaker.State.CLOSED;
@@ -74,15 +73,14 @@ public class RateLimiterHealthIndicator extends AbstractReactiveHealthIndicator 
 		}
 		String local = (this.mode == FallbackMode.LOCAL) ? "local-fallback" : "unchecked";
 		String decisions = (open == 0) ? "redis" : (open == shards.size()) ? local : "redis-and-" + local;
-		return Mono.just(builder.up()
+		builder.up()
 			.withDetail("decisions", decisions)
 			.withDetail("circuitBreaker", worst.name())
 			.withDetail("failureRate", failureRate)
 			.withDetail("shards", shards)
 			.withDetail("degradedShards", degraded)
 			.withDetail("instances", this.instances.instances())
-			.withDetail("instancesLearned", this.instances.isLearned())
-			.build());
+			.withDetail("instancesLearned", this.instances.isLearned());
 	}
 
 	/** Whether calls go to Redis in this state (half-open lets trial calls through). */

@@ -6,6 +6,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
@@ -22,7 +27,6 @@ import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -185,9 +189,9 @@ public class RateLimitsEndpoint {
 		if (!isOperator(caller)) {
 			return notShown();
 		}
-		return answer(known(group).then(client(apiKey, ip)).flatMap((client) -> {
+		return answer(known(group).thenCompose((ignored) -> client(apiKey, ip)).thenCompose((client) -> {
 			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
-			return Mono.fromFuture(() -> this.limiter.tryConsume(client, planLimits, 0)).timeout(TIMEOUT).map((decision) -> {
+			return within(this.limiter.tryConsume(client, planLimits, 0), TIMEOUT).thenApply((decision) -> {
 				List<Map<String, Object>> buckets = decision.statuses().stream().map(RateLimitsEndpoint::bucket).toList();
 				Map<String, Object> result = header(client, group);
 				result.put("buckets", buckets);
@@ -212,19 +216,15 @@ public class RateLimitsEndpoint {
 		if (!isOperator(caller)) {
 			return notShown();
 		}
-		return answer(known(group).then(client(apiKey, ip)).flatMap((client) -> Mono
-			.fromFuture(() -> this.limiter.reset(client, this.limits.limitsFor(client.plan(), group)))
-			.timeout(TIMEOUT)
-			.doOnSuccess((removed) -> {
+		return answer(known(group).thenCompose((ignored) -> client(apiKey, ip)).thenCompose((client) -> {
+			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
+			return within(this.limiter.reset(client, planLimits), TIMEOUT).thenApply((removed) -> {
 				if (this.overLimitCache != null) {
-					this.overLimitCache.forget(client, this.limits.limitsFor(client.plan(), group));
+					this.overLimitCache.forget(client, planLimits);
 				}
-			})
-			.map((removed) -> {
 				Map<String, Object> result = header(client, group);
 				result.put("bucketsReset", removed);
-				List<String> global = this.limits.limitsFor(client.plan(), group)
-					.limits()
+				List<String> global = planLimits.limits()
 					.stream()
 					.filter(LimitDefinition::isGlobal)
 					.map(LimitDefinition::policyName)
@@ -233,21 +233,36 @@ public class RateLimitsEndpoint {
 					result.put("globalPoliciesNotReset", global);
 				}
 				return new WebEndpointResponse<>(result);
-			})));
+			});
+		}));
 	}
 
 	/**
 	 * The answer of an operation, waited for here: a plain result is what both of Spring Boot's web endpoint adapters
-	 * unwrap into status and body (the servlet one does not unwrap a {@code Mono} of a {@code WebEndpointResponse});
-	 * the reactive one runs such a blocking operation on Reactor's bounded elastic scheduler, never on an event
-	 * loop. The wait is bounded: every Redis call in the lookup has its own {@value #TIMEOUT_SECONDS} s timeout, the
-	 * whole lookup three times that (then 503, as for a Redis call without answer).
+	 * unwrap into status and body; the reactive one runs such a blocking operation on a bounded pool, never on an
+	 * event loop. The wait is bounded: every Redis call in the lookup has its own {@value #TIMEOUT_SECONDS} s
+	 * timeout, the whole lookup three times that (then 503, as for a Redis call without answer).
 	 */
-	private static WebEndpointResponse<Map<String, Object>> answer(Mono<WebEndpointResponse<Map<String, Object>>> lookup) {
-		return lookup.timeout(TIMEOUT.multipliedBy(3))
-			.onErrorResume((ex) -> Mono.just(error(ex)))
-			.blockOptional()
-			.orElseGet(() -> error(new NotFound("nothing found")));
+	private static WebEndpointResponse<Map<String, Object>> answer(
+			CompletionStage<WebEndpointResponse<Map<String, Object>>> lookup) {
+		try {
+			return lookup.toCompletableFuture().get(TIMEOUT.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (ExecutionException ex) {
+			return error((ex.getCause() != null) ? ex.getCause() : ex);
+		}
+		catch (TimeoutException ex) {
+			return error(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return error(ex);
+		}
+	}
+
+	/** A Redis call's answer, or a {@link TimeoutException} after {@code timeout}. */
+	private static <T> CompletableFuture<T> within(CompletionStage<T> call, Duration timeout) {
+		return call.toCompletableFuture().copy().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
 	}
 
 	/** Whether the caller may see single clients: decided from the caller alone, before anything is looked up. */
@@ -260,35 +275,35 @@ public class RateLimitsEndpoint {
 		return new WebEndpointResponse<>(Map.of("error", NOT_SHOWN), STATUS_FORBIDDEN);
 	}
 
-	private Mono<ClientKey> client(@Nullable String apiKey, @Nullable String ip) {
+	private CompletionStage<ClientKey> client(@Nullable String apiKey, @Nullable String ip) {
 		boolean byKey = apiKey != null && !apiKey.isBlank();
 		boolean byIp = ip != null && !ip.isBlank();
 		if (byKey == byIp) {
-			return Mono.error(new BadRequest("give exactly one of apiKey or ip"));
+			return CompletableFuture.failedFuture(new BadRequest("give exactly one of apiKey or ip"));
 		}
 		if (ip != null && byIp) {
 			Optional<String> id = this.addresses.clientIdOf(ip);
 			if (id.isEmpty()) {
-				return Mono.error(new BadRequest("ip must be an IPv4 or IPv6 address"));
+				return CompletableFuture.failedFuture(new BadRequest("ip must be an IPv4 or IPv6 address"));
 			}
-			return Mono.just(new ClientKey(ClientKey.Kind.IP, id.get(),
+			return CompletableFuture.completedFuture(new ClientKey(ClientKey.Kind.IP, id.get(),
 					this.limits.effectiveProperties().getAnonymousPlan()));
 		}
 		String key = Objects.requireNonNull(apiKey).strip();
-		return Mono.fromCompletionStage(() -> this.plans.resolvePlan(ApiKey.of(key)))
-			.flatMap(Mono::justOrEmpty)
-			.map((plan) -> new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(key), plan))
-			.switchIfEmpty(Mono.error(() -> new NotFound(
-					"unknown API key (sha256:" + ApiKeyHasher.hash(key) + "); such clients are limited by IP")));
+		return this.plans.resolvePlan(ApiKey.of(key))
+			.thenApply((plan) -> new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash(key),
+					plan.orElseThrow(() -> new NotFound("unknown API key (sha256:" + ApiKeyHasher.hash(key)
+							+ "); such clients are limited by IP"))));
 	}
 
-	/** Completes empty for an endpoint group that a route or the configuration names, else a 404 error. */
-	private Mono<Void> known(String group) {
+	/** Completes for an endpoint group that a route or the configuration names, else fails with a 404 error. */
+	private CompletionStage<@Nullable Void> known(String group) {
 		RateLimitProperties effective = this.limits.effectiveProperties();
 		boolean known = effective.getGroups().containsKey(group)
 				|| effective.getPlans().values().stream().anyMatch((plan) -> plan.getGroups().containsKey(group))
 				|| this.routes.routeSettings().values().stream().anyMatch((route) -> route.group().equals(group));
-		return known ? Mono.empty() : Mono.error(new NotFound("unknown endpoint group '" + group + "'"));
+		return known ? CompletableFuture.completedFuture(null)
+				: CompletableFuture.failedFuture(new NotFound("unknown endpoint group '" + group + "'"));
 	}
 
 	private static Map<String, Object> header(ClientKey client, String group) {
@@ -358,7 +373,9 @@ public class RateLimitsEndpoint {
 		int status = (ex instanceof BadRequest) ? WebEndpointResponse.STATUS_BAD_REQUEST
 				: (ex instanceof NotFound) ? WebEndpointResponse.STATUS_NOT_FOUND
 						: WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE;
-		String message = Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName());
+		String message = (ex instanceof TimeoutException && ex.getMessage() == null)
+				? "timed out (" + TIMEOUT_SECONDS + " s per Redis call)"
+				: Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName());
 		result.put("error", (status == WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE)
 				? "Redis did not answer: " + message : message);
 		return new WebEndpointResponse<>(result, status);

@@ -10,7 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -18,7 +18,7 @@ import org.springframework.context.annotation.Bean;
  * support is present and the limiter is configured.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
-@ConditionalOnClass(ReactiveHealthIndicator.class)
+@ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnBooleanProperty(name = RateLimitProperties.ENABLED, matchIfMissing = true)
 @ConditionalOnBean({ DefaultLimiterChain.class, InstanceCounter.class })
 public final class RateLimitHealthAutoConfiguration {

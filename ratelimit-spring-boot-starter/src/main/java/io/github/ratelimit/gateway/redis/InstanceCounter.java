@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.redis;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.slf4j.Logger;
@@ -83,9 +84,13 @@ public class InstanceCounter implements SmartLifecycle {
 
 	/**
 	 * Send one heartbeat now.
-	 * @return the number of instances alive, as counted by Redis
+	 * @return the number of instances alive, as counted by Redis; completed exceptionally when Redis did not answer
 	 */
-	public Mono<Long> beat() {
+	public CompletableFuture<Long> beat() {
+		return send().toFuture();
+	}
+
+	private Mono<Long> send() {
 		String alive = Long.toString(this.interval.toMillis() * 3);
 		return this.redis.execute(this.script, List.of(this.key), List.of(this.instanceId, alive))
 			.next()
@@ -108,7 +113,7 @@ public class InstanceCounter implements SmartLifecycle {
 		// its stack trace
 		this.heartbeat = Flux.interval(Duration.ZERO, this.interval, Schedulers.boundedElastic())
 			.onBackpressureDrop()
-			.concatMap((tick) -> beat().onErrorResume(InstanceCounter::failed)
+			.concatMap((tick) -> send().onErrorResume(InstanceCounter::failed)
 				.subscribeOn(Schedulers.boundedElastic())
 				.timeout(this.interval)
 				.onErrorResume(InstanceCounter::failed), 1)

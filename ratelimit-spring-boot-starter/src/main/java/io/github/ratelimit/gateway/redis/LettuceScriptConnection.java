@@ -11,6 +11,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -33,8 +37,6 @@ import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import org.jspecify.annotations.Nullable;
-import reactor.core.Disposable;
-import reactor.core.scheduler.Schedulers;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -46,10 +48,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * touching the application's client. Every check shares it; Lettuce pipelines the commands of concurrent checks on
  * it.
  *
- * <p>Opening it blocks (Lettuce connects synchronously), so it is opened on Reactor's bounded elastic scheduler at
- * start-up and, if that failed, on first use, never on the caller's thread; calls made meanwhile wait for that attempt (their caller's timeout bounds
- * the wait) and fail with its error if it fails; the next call then starts a new attempt. Once open, Lettuce
- * reconnects by itself.
+ * <p>Opening it blocks (Lettuce connects synchronously), so it is opened on a connect thread (daemon threads named
+ * {@code ratelimit-redis-connect}, ended after 60 s idle) at start-up and, if that failed, on first use, never on
+ * the caller's thread; calls made meanwhile wait for that attempt (their caller's timeout bounds the wait) and fail
+ * with its error if it fails; the next call then starts a new attempt. Once open, Lettuce reconnects by itself.
  *
  * <p>Whoever asked ({@link #onConnected}) is told each time Lettuce has established a connection of the factory's
  * client (Lettuce's {@link RedisConnectionStateListener}, registered on each client the connection is opened from),
@@ -59,6 +61,14 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	/** Longest a connect attempt is waited for before the next check starts another one. */
 	static final Duration CONNECT_ATTEMPT_LIMIT = Duration.ofSeconds(30);
+
+	/** Runs the blocking connects: daemon threads, one per connect in progress, ended after 60 s idle. */
+	private static final ExecutorService CONNECTS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
+			new SynchronousQueue<>(), (task) -> {
+				Thread thread = new Thread(task, "ratelimit-redis-connect");
+				thread.setDaemon(true);
+				return thread;
+			});
 
 	private final LettuceConnectionFactory connectionFactory;
 
@@ -78,8 +88,8 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	/** The connect in progress on the bounded elastic scheduler, cancelled (interrupted) by {@link #suspend()}. */
-	private volatile @Nullable Disposable connecting;
+	/** The connect in progress on a connect thread, cancelled (interrupted) by {@link #suspend()}. */
+	private volatile @Nullable Future<?> connecting;
 
 	/** Told of every connection established by the client (see {@link #onConnected}). */
 	private final List<Consumer<String>> connectedListeners = new CopyOnWriteArrayList<>();
@@ -277,7 +287,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 			next.orTimeout(CONNECT_ATTEMPT_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
 			if (this.attempt.compareAndSet(current, next)) {
 				try {
-					this.connecting = Schedulers.boundedElastic().schedule(() -> {
+					this.connecting = CONNECTS.submit(() -> {
 						try {
 							next.complete(open());
 						}
@@ -289,7 +299,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 						cancelConnect();
 					}
 				}
-				catch (RuntimeException ex) { // the scheduler is shutting down
+				catch (RuntimeException ex) { // the connect threads refused it
 					next.completeExceptionally(ex);
 				}
 				return next;
@@ -298,7 +308,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	/**
-	 * Open the connection (blocking; runs on the bounded elastic scheduler). No lock is held while Lettuce connects,
+	 * Open the connection (blocking; runs on a connect thread). No lock is held while Lettuce connects,
 	 * so {@link #close()} never waits for a connect in progress; a connection that opens after {@link #close()} is
 	 * closed at once.
 	 */
@@ -379,10 +389,10 @@ final class LettuceScriptConnection implements AutoCloseable {
 	 * then fails it; a connection it still opens is closed by {@link #open()}, or with the client).
 	 */
 	private void cancelConnect() {
-		Disposable inProgress = this.connecting;
+		Future<?> inProgress = this.connecting;
 		if (inProgress != null) {
 			this.connecting = null;
-			inProgress.dispose();
+			inProgress.cancel(true);
 		}
 	}
 

@@ -134,7 +134,7 @@ public final class RedisAccessProbe implements ApplicationListener<ApplicationRe
 		calls.put("rate limit checks", call(() -> this.store.tryConsume(PROBE_CLIENT, PROBE_LIMITS, 1)));
 		InstanceCounter counter = this.instanceCounter;
 		if (counter != null && counter.isRunning()) {
-			calls.put("instance heartbeats", call(() -> counter.beat().toFuture()));
+			calls.put("instance heartbeats", call(() -> counter.beat()));
 		}
 		RedisPlanStore plans = this.planStore;
 		if (plans != null) {

@@ -25,9 +25,9 @@ class InstanceCounterTest {
 			InstanceCounter b = new InstanceCounter(template, "ic", 7, true, Duration.ofSeconds(5));
 			assertThat(a.instances()).isEqualTo(7); // configured, nothing learned yet
 			assertThat(a.isLearned()).isFalse();
-			assertThat(a.beat().block()).isEqualTo(1);
-			assertThat(b.beat().block()).isEqualTo(2);
-			assertThat(a.beat().block()).isEqualTo(2);
+			assertThat(a.beat().join()).isEqualTo(1);
+			assertThat(b.beat().join()).isEqualTo(2);
+			assertThat(a.beat().join()).isEqualTo(2);
 			assertThat(a.instances()).isEqualTo(2);
 			assertThat(a.isLearned()).isTrue();
 			long ttl = Long.parseLong(redis.command("PTTL", "ic:instances"));

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
@@ -80,7 +81,7 @@ class ManagedRedisRoutesIntegrationTest extends ManagedRedisRouteIntegrationTest
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(get("/b/1", apiKey).expectBody()
 			.returnResult().getResponseHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"free-b\";q=20;w=1200"));
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-			this.instanceCounter.beat().block(Duration.ofSeconds(5));
+			this.instanceCounter.beat().get(5, TimeUnit.SECONDS);
 			assertThat(redis.command("ZCARD", "rl:instances")).isEqualTo("1");
 		});
 		assertThat(this.instanceCounter.isLearned()).isTrue();
