@@ -20,16 +20,13 @@ import org.slf4j.LoggerFactory;
  * {@code ;}, a well-formed percent-encoding that decodes to valid UTF-8, and no percent-encoded {@code /},
  * {@code \}, {@code .}, {@code %}, {@code ;}, control character or DEL. These are the path rules of Spring Security's
  * {@code StrictServerWebExchangeFirewall} (encoded and decoded block lists, "not normalized"), plus malformed
- * encodings and invalid UTF-8 (overlong forms such as {@code %C0%AE} are read as {@code .} by lax decoders). Other
- * percent-encoded characters (e.g. {@code %20}, {@code %61}) are allowed: route predicates match the decoded path
- * and upstreams decode them the same way.
+ * encodings and invalid UTF-8. Other percent-encoded characters (e.g. {@code %20}, {@code %61}) are allowed.
  *
  * <p>With {@link Policy#NORMALIZE} the two ambiguities that have one safe canonical form are repaired instead of
  * refused, as RFC 3986 section 6.2.2 describes: {@code %2E}/{@code %2e} is decoded to {@code .} (section 6.2.2.2),
  * dot segments are removed (section 5.2.4, {@code remove_dot_segments}: a {@code ..} above the root is dropped),
- * and empty segments are merged. Everything else that is not canonical is refused in both modes: an encoded
- * {@code /} or {@code \}, {@code ;} and an encoded {@code %} have no canonical form (upstreams differ in what they
- * make of them). No allocation is made for a path that is already canonical.
+ * and empty segments are merged. Everything else that is not canonical is refused in both modes. No allocation is
+ * made for a path that is already canonical.
  */
 public final class RequestPathCheck {
 
@@ -157,9 +154,7 @@ public final class RequestPathCheck {
 
 	/**
 	 * The query with every character RFC 3986 section 3.4 does not allow in a query percent-encoded (as UTF-8),
-	 * e.g. {@code [}, {@code ]}, {@code |}, {@code "} or a {@code %} not followed by two hex digits. Gateway forwards a
-	 * URI that is not fully encoded after encoding it again, the path included ({@code /a/%61?x=[1]} would reach the
-	 * upstream as {@code /a/%2561?x=%5B1%5D}); with the query encoded, the path goes upstream as it was matched.
+	 * e.g. {@code [}, {@code ]}, {@code |}, {@code "} or a {@code %} not followed by two hex digits.
 	 * @param rawQuery the query as sent, without {@code ?}
 	 * @return {@code rawQuery} itself when it is fully encoded, else its encoded form
 	 */
