@@ -28,19 +28,12 @@ import org.springframework.core.env.Environment;
  */
 public class ClusterTopologyRefreshCustomizer implements LettuceClientOptionsBuilderCustomizer, Ordered {
 
-	/**
-	 * Periodic refresh used when the application sets no period: a safety net behind adaptive refresh (a failed
-	 * master answers nothing, so no MOVED points to its promoted replica; only reconnect attempts trigger an adaptive
-	 * refresh, and those back off). Each refresh asks
-	 * every node for {@code CLUSTER NODES} over short-lived connections: for 20 gateways and 6 nodes, 12 small
-	 * requests per second cluster-wide.
-	 */
+	/** Periodic refresh used when the application sets no period. */
 	public static final Duration DEFAULT_PERIOD = Duration.ofSeconds(10);
 
 	/**
 	 * Least time between two refreshes triggered by events (MOVED, ASK, persistent reconnects, uncovered slot,
-	 * unknown node); Lettuce's own default is 30 s, which would leave a failed master's clients on the local
-	 * fallback for up to that long after the cluster has promoted a replica.
+	 * unknown node).
 	 */
 	public static final Duration DEFAULT_ADAPTIVE_TIMEOUT = Duration.ofSeconds(2);
 

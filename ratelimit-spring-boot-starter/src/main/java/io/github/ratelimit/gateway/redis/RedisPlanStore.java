@@ -54,11 +54,7 @@ public class RedisPlanStore implements PlanStore {
 		if (this.connected) {
 			return get.map(Optional::of).defaultIfEmpty(Optional.empty()).toFuture();
 		}
-		// As in SpringDataScriptExecutor: until a first call succeeds, opening the shared connection happens
-		// synchronously on the subscribing thread; keep it off the event loop so the caller's timeout bounds it. The
-		// caller's timeout does not cancel (interrupt) that connect: an interrupted connect fails after its
-		// subscriber is gone, and Reactor would log that dropped error with a stack trace on every such look-up
-		// (a wrong password under load did); the future just keeps it.
+		// until a first call succeeds, the connect may block: off the caller's thread (see request-path.md)
 		CompletableFuture<Optional<String>> found = get.subscribeOn(Schedulers.boundedElastic())
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())

@@ -17,11 +17,9 @@ import org.springframework.data.redis.serializer.RedisSerializationContext;
  * run with EVALSHA and EVAL on NOSCRIPT (Spring Data's script executor); keys and arguments go out as the caller's
  * bytes. Each call is one reactive pipeline, turned into a future once, here.
  *
- * <p>Until a first call succeeds, the factory's shared connection may still have to be opened, which Spring Data
- * Redis does synchronously on the subscribing thread: such calls run on Reactor's bounded elastic scheduler, so the
- * caller's thread (a request's event loop) never blocks and its timeout bounds the wait. Once connected, Lettuce
- * reconnects in the background and calls are sent from the caller's thread. The connection belongs to the factory:
- * {@link #close()} leaves it open.
+ * <p>Calls made until a first one succeeds run on Reactor's bounded elastic scheduler (opening the shared connection
+ * blocks); later ones are sent from the caller's thread. The connection belongs to the factory: {@link #close()}
+ * leaves it open.
  */
 public final class SpringDataScriptExecutor implements RedisScriptExecutor {
 
