@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The decision a lease answers reports the buckets as the store held them when the lease was taken, with the
  * lease's unspent tokens as remaining and the time until full shortened by the time since. Why leases never
- * over-admit, and how they compare with Kong, Envoy and Doorman: {@code src/docs/design/limiter-chain.md}.
+ * over-admit: {@code src/docs/design/limiter-chain.md}.
  */
 public class LeasingRateLimiter implements StoreLayer {
 

@@ -33,13 +33,10 @@ import io.github.ratelimit.gateway.limits.ScopedLimits;
  * <p>A concurrency limit's share is whole slots: {@code max(1, floor(max-in-flight / instances))} requests of the
  * client in flight on this instance, taken by an allowed decision and given back when the front end releases its
  * {@link RateLimitDecision#slots()}, or free again once as old as the limit's {@code max-request-duration} (as in
- * Redis); its Retry-After is 1 s (no hold time is measured here). The slots this instance holds in the shared store
- * count against the same share ({@link #countStoreSlots}): while the store is unavailable, this instance admits a
- * client only up to its share counting the requests it already has in flight under slots taken in the store (a slot
- * kept after its request ended without a response until its {@code max-request-duration}). With k instances the
- * client then has at most {@code N + (k - 1) * max(1, floor(N / k))} requests in flight (one instance holding all N
- * slots of the store, each other one its share), and with one instance at most N. Buckets replaced (the instance
- * count changed) or evicted start with every slot free.
+ * Redis); its Retry-After is 1 s. The slots this instance holds in the shared store count against the same share
+ * ({@link #countStoreSlots}). With k instances a client has at most {@code N + (k - 1) * max(1, floor(N / k))}
+ * requests in flight while the store is unavailable, and with one instance at most N. Buckets replaced (the
+ * instance count changed) or evicted start with every slot free.
  *
  * <p>Limits with {@code scope: global} are kept once per endpoint group (not per client): this instance's share of
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
