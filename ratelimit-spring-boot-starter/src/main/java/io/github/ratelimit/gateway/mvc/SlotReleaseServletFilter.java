@@ -15,8 +15,7 @@ import org.springframework.core.Ordered;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Ends the concurrency slots an admitted request holds once the request is over (Server MVC writes a proxied body
- * after the route's filters have returned, so only a servlet filter around the whole request sees its end), by the
+ * Ends the concurrency slots an admitted request holds once the request is over (the proxied body written), by the
  * rule of {@link HeldSlots}: given back once the response was written, or when the request failed before the
  * upstream got it (a connection that could not be opened); kept, to free themselves at their limit's
  * {@code max-request-duration}, when the request failed after it was sent upstream (the upstream client's read
