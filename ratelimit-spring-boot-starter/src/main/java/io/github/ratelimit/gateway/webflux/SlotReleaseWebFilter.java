@@ -12,9 +12,8 @@ import org.springframework.web.server.WebFilterChain;
  * Ends the concurrency slots of a request once its exchange is over (the outermost web filter, {@link #ORDER}; the
  * {@code RateLimit} filter hands it the slots through an exchange attribute), by the rule of {@link HeldSlots}:
  * <ul>
- * <li>{@linkplain HeldSlots#release() given back} when the exchange ends with the upstream's response received
- * (Gateway's {@code NettyWriteResponseFilter} streams the body after the route's filters have completed, so a route
- * filter alone would give a slot back as soon as the response headers arrived), and whenever the request never
+ * <li>{@linkplain HeldSlots#release() given back} when the exchange ends with the upstream's response received,
+ * and whenever the request never
  * reached the upstream (refused, cancelled or failed before routing, a route that is not proxied over HTTP, a
  * connection to the upstream that could not be opened);</li>
  * <li>{@linkplain HeldSlots#keep() kept} when the exchange ends after the request was sent upstream and before the

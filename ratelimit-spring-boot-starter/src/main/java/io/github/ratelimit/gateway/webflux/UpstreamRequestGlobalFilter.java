@@ -16,8 +16,8 @@ import org.springframework.web.server.ServerWebExchange;
  * Marks an exchange whose request is about to be sent to an HTTP upstream, for the {@link SlotReleaseWebFilter}: an
  * exchange so marked that ends before the upstream's response was written keeps its concurrency slots. Runs right
  * before Gateway's routing filters ({@link #ORDER}); the mark is removed again when the connection to the upstream
- * cannot be opened (the request never reached it). Unlike Gateway's "already routed" attribute, the mark survives
- * the reset done by the {@code Retry} and {@code CircuitBreaker} filters. Each attempt also records whether the
+ * cannot be opened (the request never reached it). The mark survives the reset done by the {@code Retry} and
+ * {@code CircuitBreaker} filters. Each attempt also records whether the
  * upstream answered it (its response headers arrived), so that a {@code Retry} filter's next attempt can tell whether
  * the upstream may still be working on the one before.
  */
