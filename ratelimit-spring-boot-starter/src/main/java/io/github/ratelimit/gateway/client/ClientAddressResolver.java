@@ -2,7 +2,6 @@ package io.github.ratelimit.gateway.client;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,21 +20,17 @@ import org.springframework.util.StringUtils;
  * left were written by the client or untrusted hops and are ignored), or the leftmost when there are fewer than n,
  * as Gateway's own {@code XForwardedRemoteAddressResolver.maxTrustedIndex(n)} picks it; with 0 the TCP peer address
  * is used. Several X-Forwarded-For field lines are combined in order into one list, as HTTP defines repeated field
- * lines (RFC 9110 section 5.3), and empty list elements are ignored (section 5.6.1): a proxy that adds a line of its
- * own instead of appending to the client's still has the rightmost entry.
+ * lines (RFC 9110 section 5.3), and empty list elements are ignored (section 5.6.1).
  *
  * <p>An entry counts only when it is an IP address literal, parsed strictly by Netty's {@code NetUtil}: IPv4
  * dotted-quad, IPv6 (also in brackets, with or without a zone id), optionally with a port ({@code 192.0.2.1:4711},
  * {@code [2001:db8::1]:4711}). No client-supplied value ever causes a host name lookup: an entry that is not a
  * literal (e.g. {@code unknown}, a host name, {@code .5:6}) falls back to the TCP peer address. A request with no
- * usable address yields {@link Optional#empty()} so that it is never put into a shared bucket. (Gateway's resolver
- * is not used: it turns the entry into an {@link InetSocketAddress}, which looks names up, and it discards requests
- * with several X-Forwarded-For lines, putting them all into the proxy's own bucket.)
+ * usable address yields {@link Optional#empty()}.
  *
  * <p>IPv4 clients are keyed by their address. IPv6 clients are keyed by the network prefix of their address (by
- * default the /64 a single site or host usually gets), written {@code 2001:db8:1:2:0:0:0:0/64}: a host that rotates
- * through the addresses of its prefix (privacy extensions, or an attacker with a routed /64) stays one client instead
- * of minting fresh quota with every address. A prefix length of 128 keys every IPv6 address on its own. IPv4-mapped
+ * default /64), written {@code 2001:db8:1:2:0:0:0:0/64}. A prefix length of 128 keys every IPv6 address on its
+ * own. IPv4-mapped
  * IPv6 addresses ({@code ::ffff:192.0.2.1}) count as the IPv4 address.
  */
 public class ClientAddressResolver {
