@@ -28,9 +28,8 @@ import org.slf4j.spi.LoggingEventBuilder;
  * <p><b>Full line.</b> The first denial of a client in an endpoint group per interval
  * ({@code ratelimit.denial-log-interval}) is written in full, with key-value pairs that Spring Boot's structured
  * logging renders as fields: {@code client} (hashed: the hash of an API key, a principal's name or a header's value,
- * as in Redis key names, or the SHA-256 prefix of the IP address, never the raw value; only an API key's hash
- * hides it: the hash of an IP address, a principal's name (often an e-mail address) or a header's value (a tenant
- * id) is a pseudonym, not anonymous, since the likely values can be hashed and compared), {@code route},
+ * as in Redis key names, or the SHA-256 prefix of the IP address, never the raw value; but for an API key's, a
+ * pseudonym), {@code route},
  * {@code group}, {@code plan}, {@code policies} (the violated ones), {@code outcome} ({@code denied},
  * {@code fallback-denied}, {@code failed-closed} or {@code shadow-denied}), {@code retryAfterMs}. The first denial
  * of each outcome is written in full: a client denied by Redis and then refused because the limiter failed closed
@@ -48,10 +47,8 @@ import org.slf4j.spi.LoggingEventBuilder;
  *
  * <p><b>Bounds.</b> At most {@value #MAX_CLIENTS} clients are tracked (a Caffeine cache, entries expiring one
  * interval after they were made). A client dropped for size gets its summary right away and, if denied again, a new
- * full line. Because the cache admits a new client only when it is seen more often than the one it would
- * displace, an attacker rotating through more clients than that could otherwise get one full line per request;
- * so the denial log writes at most {@value #MAX_LINES} client lines (full and summary) per interval in all, the
- * line budget. Once it is spent, the denials that would have been written are counted, and when the budget's
+ * full line. In all, the denial log writes at most {@value #MAX_LINES} client lines (full and summary) per
+ * interval, the line budget. Once it is spent, the denials that would have been written are counted, and when the budget's
  * interval ends (it starts with its first line) one line says how many:
  * {@code Rate limit denials: 812,345 more for other clients in the last 60 s (at most 1,000 lines per interval)},
  * key-value pairs {@code suppressed}, {@code intervalSeconds}, {@code maxLines}. A tracked client's further denials
