@@ -5,7 +5,8 @@ import java.util.Locale;
 /**
  * How one limit is enforced: four rate algorithms, and the {@link #CONCURRENCY concurrency} limit. Every algorithm
  * runs in the same Lua script over Redis time and answers the same way (satisfied, remaining, retry-after, reset), so
- * headers, 429s and the all-or-nothing rule across several limits do not depend on it. Trade-offs, memory per client and measured precision: {@code src/docs/reference/algorithms.md}.
+ * headers, 429s and the all-or-nothing rule across several limits do not depend on it. Trade-offs, memory per
+ * client and measured precision: {@code src/docs/reference/algorithms.md}.
  *
  * <p>For the window algorithms a limit's {@code capacity} is the number of tokens (requests, at cost 1) admitted per
  * window, and the window is its {@code refill-period}; its {@code refill-tokens} equals the capacity.
