@@ -30,8 +30,7 @@ import org.springframework.util.StringUtils;
  *
  * <p>IPv4 clients are keyed by their address. IPv6 clients are keyed by the network prefix of their address (by
  * default /64), written {@code 2001:db8:1:2:0:0:0:0/64}. A prefix length of 128 keys every IPv6 address on its
- * own. IPv4-mapped
- * IPv6 addresses ({@code ::ffff:192.0.2.1}) count as the IPv4 address.
+ * own. IPv4-mapped IPv6 addresses ({@code ::ffff:192.0.2.1}) count as the IPv4 address.
  */
 public class ClientAddressResolver {
 
