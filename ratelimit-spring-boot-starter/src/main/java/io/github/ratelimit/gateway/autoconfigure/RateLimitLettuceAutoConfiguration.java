@@ -42,9 +42,7 @@ public final class RateLimitLettuceAutoConfiguration {
 	static final Duration MAX_RECONNECT_DELAY = LimiterConnectionFactory.MAX_RECONNECT_DELAY;
 
 	/**
-	 * Lettuce rejects commands while disconnected instead of queueing them: a queued rate limit check would run
-	 * after reconnecting and consume tokens for a request already decided by the fallback. Replace by declaring a
-	 * bean of this name.
+	 * Lettuce rejects commands while disconnected instead of queueing them. Replace by declaring a bean of this name.
 	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimitRejectCommandsWhenDisconnected")
