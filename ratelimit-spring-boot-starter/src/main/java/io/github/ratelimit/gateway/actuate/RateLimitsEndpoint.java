@@ -356,7 +356,7 @@ public class RateLimitsEndpoint {
 			entry.put("refillTokens", limit.refillTokens());
 			entry.put("refillPeriod", limit.refillPeriod().toString());
 			if (limit.leaseBudgetPercent() > 0) {
-				// only for limits that take leases, so the listing of others is as before
+				// only for limits that take leases: other limits have no lease member
 				entry.put("lease", java.math.BigDecimal.valueOf(limit.leaseBudgetPercent()).stripTrailingZeros()
 					.toPlainString() + "%");
 			}
