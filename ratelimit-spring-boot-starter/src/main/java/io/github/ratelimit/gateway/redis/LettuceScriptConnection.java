@@ -43,10 +43,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 /**
  * The rate limiter's own Lettuce connection (bytes in, bytes out), opened from a {@link LettuceConnectionFactory}'s
  * native client: standalone, Sentinel-managed or Cluster, with the client's URI, credentials, TLS and client
- * options. The auto-configuration's factory is the limiter's own ({@link LimiterConnectionFactory}), so
- * {@code REJECT_COMMANDS} while disconnected, the 1 s reconnect cap and Cluster topology refresh apply here without
- * touching the application's client. Every check shares it; Lettuce pipelines the commands of concurrent checks on
- * it.
+ * options (the auto-configuration's factory is the limiter's own, {@link LimiterConnectionFactory}). Every check
+ * shares it; Lettuce pipelines the commands of concurrent checks on it.
  *
  * <p>Opening it blocks (Lettuce connects synchronously), so it is opened on a connect thread (daemon threads named
  * {@code ratelimit-redis-connect}, ended after 60 s idle) at start-up and, if that failed, on first use, never on
