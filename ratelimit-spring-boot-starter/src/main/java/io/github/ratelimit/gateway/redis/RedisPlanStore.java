@@ -54,7 +54,7 @@ public class RedisPlanStore implements PlanStore {
 		if (this.connected) {
 			return get.map(Optional::of).defaultIfEmpty(Optional.empty()).toFuture();
 		}
-		// until a first call succeeds, the connect may block: off the caller's thread (src/docs/design/request-path.md)
+		// the first connect may block: off the caller's thread (src/docs/design/request-path.md)
 		CompletableFuture<Optional<String>> found = get.subscribeOn(Schedulers.boundedElastic())
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
