@@ -303,7 +303,7 @@ public class LeasingRateLimiter implements StoreLayer {
 		}
 
 		/** Spends cost tokens of the lease, if it has them and has not ended; else {@code null}. */
-		RateLimitDecision spend(long cost, long now) {
+		@Nullable RateLimitDecision spend(long cost, long now) {
 			if (this.left < cost || now - this.localEndNanos >= 0) {
 				return null;
 			}

@@ -9,6 +9,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The layer of the limiter chain in front of the {@linkplain FailurePolicyLimiter failure policy} that remembers
@@ -88,7 +89,7 @@ public class OverLimitCache implements LimiterChain {
 	 * @param nowNanos {@link System#nanoTime()} now
 	 * @return the denial (source {@link RateLimitDecision.Source#CACHED}), or {@code null} if none applies
 	 */
-	public RateLimitDecision lookup(ClientKey client, PlanLimits limits, long cost, long nowNanos) {
+	public @Nullable RateLimitDecision lookup(ClientKey client, PlanLimits limits, long cost, long nowNanos) {
 		Denial denial = this.denials.getIfPresent(key(client, limits));
 		if (denial == null || denial.cost != cost || !denial.decision.limits().equals(limits)
 				|| nowNanos - denial.untilNanos >= 0) {

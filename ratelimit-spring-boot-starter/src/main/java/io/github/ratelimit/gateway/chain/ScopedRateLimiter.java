@@ -55,29 +55,30 @@ public class ScopedRateLimiter implements StoreLayer {
 		}
 		ScopedLimits scoped = limits.scoped();
 		ClientKey everyone = ClientKey.everyone(client.plan());
-		if (scoped.client() == null) {
+		PlanLimits own = scoped.client();
+		if (own == null) {
 			return this.store.tryConsume(deadline, everyone, scoped.global(), cost)
 				.thenApply((shared) -> decision(scoped, shared.allowed(), null, shared.statuses())
 					.withSlots(shared.slots()));
 		}
-		return this.store.tryConsume(deadline, client, scoped.client(), cost).thenCompose((own) -> {
-			if (!own.allowed()) {
+		return this.store.tryConsume(deadline, client, own, cost).thenCompose((taken) -> {
+			if (!taken.allowed()) {
 				// denied by its own limits: the group-wide quota is only read (cost 0), for the header fields
 				return this.store.tryConsume(deadline, everyone, scoped.global(), 0)
-					.handle((shared, ex) -> decision(scoped, false, own.statuses(),
+					.handle((shared, ex) -> decision(scoped, false, taken.statuses(),
 							(ex != null) ? null : shared.statuses()));
 			}
 			return Futures.call(() -> this.store.tryConsume(deadline, everyone, scoped.global(), cost)).handle((shared, ex) -> {
 				if (ex != null) {
-					return giveBack(client, scoped.client(), cost, own)
+					return giveBack(client, own, cost, taken)
 						.thenCompose((ignored) -> CompletableFuture.<RateLimitDecision>failedFuture(Futures.unwrap(ex)));
 				}
 				if (shared.allowed()) {
-					return CompletableFuture.completedFuture(decision(scoped, true, own.statuses(), shared.statuses())
-						.withSlots(HeldSlots.both(own.slots(), shared.slots())));
+					return CompletableFuture.completedFuture(decision(scoped, true, taken.statuses(), shared.statuses())
+						.withSlots(HeldSlots.both(taken.slots(), shared.slots())));
 				}
-				return giveBack(client, scoped.client(), cost, own)
-					.thenApply((ignored) -> decision(scoped, false, givenBack(own.statuses(), cost), shared.statuses()));
+				return giveBack(client, own, cost, taken)
+					.thenApply((ignored) -> decision(scoped, false, givenBack(taken.statuses(), cost), shared.statuses()));
 			}).thenCompose(Function.identity());
 		});
 	}
@@ -127,8 +128,8 @@ public class ScopedRateLimiter implements StoreLayer {
 		});
 	}
 
-	private static RateLimitDecision decision(ScopedLimits scoped, boolean allowed, List<LimitStatus> own,
-			List<LimitStatus> shared) {
+	private static RateLimitDecision decision(ScopedLimits scoped, boolean allowed, @Nullable List<LimitStatus> own,
+			@Nullable List<LimitStatus> shared) {
 		return RateLimitDecision.shared(scoped.all(), allowed, scoped.merge(own, shared));
 	}
 

@@ -171,7 +171,7 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 			};
 		}
 		catch (Ambiguous ex) {
-			return ClientResolution.ambiguous(ex.getMessage()).completed();
+			return ClientResolution.ambiguous(ex.reason).completed();
 		}
 	}
 
@@ -369,8 +369,11 @@ public class DefaultClientKeyResolver implements ClientKeyResolver {
 	/** A request naming more than one client; ends resolution with {@link ClientResolution#ambiguous}. */
 	private static final class Ambiguous extends RuntimeException {
 
-		Ambiguous(String message) {
-			super(message, null, false, false);
+		private final String reason;
+
+		Ambiguous(String reason) {
+			super(reason, null, false, false);
+			this.reason = reason;
 		}
 
 	}

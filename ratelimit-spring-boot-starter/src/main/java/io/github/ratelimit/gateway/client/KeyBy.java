@@ -2,6 +2,8 @@ package io.github.ratelimit.gateway.client;
 
 import java.util.Locale;
 
+import org.jspecify.annotations.Nullable;
+
 /** What identifies the client a route limits. */
 public enum KeyBy {
 
@@ -35,7 +37,7 @@ public enum KeyBy {
 	 * @param value the value, not {@code null}
 	 * @return the parsed value, or {@code null} if it names none
 	 */
-	public static KeyBy parse(String value) {
+	public static @Nullable KeyBy parse(String value) {
 		String normalized = value.strip().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
 		return switch (normalized) {
 			case "apikey" -> API_KEY;

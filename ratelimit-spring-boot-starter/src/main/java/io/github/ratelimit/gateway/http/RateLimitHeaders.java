@@ -9,6 +9,7 @@ import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.http.HeaderStyle;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
 
@@ -52,7 +53,7 @@ public final class RateLimitHeaders {
 	private final Map<PlanLimits, String> policies = new ConcurrentHashMap<>();
 
 	/** The policy value written last (most gateways serve one or two sets of limits over and over). */
-	private volatile Policy lastPolicy;
+	private volatile @Nullable Policy lastPolicy;
 
 	/**
 	 * Create a writer.
@@ -154,11 +155,12 @@ public final class RateLimitHeaders {
 	/**
 	 * A violated limit, else the one with fewest tokens left. A concurrency limit (free slots, not tokens) is chosen
 	 * only when it is violated and no rate limit is, or when there is no rate limit.
+	 * @param statuses the states of a decision's limits, at least one
 	 */
 	private static LimitStatus mostConstraining(List<LimitStatus> statuses) {
-		LimitStatus tightest = null;
+		LimitStatus tightest = statuses.get(0);
 		for (LimitStatus status : statuses) {
-			if (tightest == null || rank(status) > rank(tightest) || (rank(status) == rank(tightest)
+			if (rank(status) > rank(tightest) || (rank(status) == rank(tightest)
 					&& status.remaining() < tightest.remaining())) {
 				tightest = status;
 			}

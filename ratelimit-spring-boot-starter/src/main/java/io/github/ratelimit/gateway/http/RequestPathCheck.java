@@ -6,6 +6,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -99,12 +100,14 @@ public final class RequestPathCheck {
 			return new Admission(RateLimitRefusal.methodNotImplemented(method), false, rawPath, rawQuery);
 		}
 		Verdict verdict = check(rawPath, policy);
-		if (verdict.refused()) {
-			logger.debug("Refused a request whose path is not canonical: {}", verdict.problem());
-			return new Admission(RateLimitRefusal.nonCanonicalPath(verdict.problem()), false, rawPath, rawQuery);
+		String path = verdict.path();
+		if (path == null) { // refused
+			String problem = Objects.requireNonNull(verdict.problem(), "a refused verdict names its problem");
+			logger.debug("Refused a request whose path is not canonical: {}", problem);
+			return new Admission(RateLimitRefusal.nonCanonicalPath(problem), false, rawPath, rawQuery);
 		}
 		String query = (rawQuery != null) ? encodedQuery(rawQuery) : null;
-		return new Admission(null, verdict.repaired() || query != rawQuery, verdict.path(), query);
+		return new Admission(null, verdict.repaired() || query != rawQuery, path, query);
 	}
 
 	/**

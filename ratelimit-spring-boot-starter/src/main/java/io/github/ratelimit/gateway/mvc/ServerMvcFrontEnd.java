@@ -1,12 +1,14 @@
 package io.github.ratelimit.gateway.mvc;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
+import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.route.AttemptSlots;
 import io.github.ratelimit.gateway.route.RateLimitHandler;
@@ -182,10 +184,11 @@ public final class ServerMvcFrontEnd {
 	}
 
 	private ServerResponse refuse(RateLimitOutcome outcome) {
-		return ServerResponse.status(outcome.refusal().status())
+		RateLimitRefusal refusal = Objects.requireNonNull(outcome.refusal(), "a refused outcome carries its refusal");
+		return ServerResponse.status(refusal.status())
 			.headers(outcome::writeHeaders)
 			.build((servletRequest, servletResponse) -> {
-				this.responseWriter.write(servletRequest, servletResponse, outcome.refusal());
+				this.responseWriter.write(servletRequest, servletResponse, refusal);
 				return null;
 			});
 	}

@@ -17,6 +17,7 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 import com.github.benmanes.caffeine.cache.stats.CacheStats;
 import io.github.ratelimit.gateway.support.ThrottledLog;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,7 +52,7 @@ public class CachingPlanResolver implements PlanResolver {
 
 	private final PlanStore store;
 
-	private final Set<String> knownPlans;
+	private final @Nullable Set<String> knownPlans;
 
 	private final Settings settings;
 
@@ -59,7 +60,7 @@ public class CachingPlanResolver implements PlanResolver {
 
 	private final AsyncLoadingCache<String, Lookup> cache;
 
-	private final LookupBudget budget;
+	private final @Nullable LookupBudget budget;
 
 	private final ThrottledLog failureWarning = new ThrottledLog(LOG_INTERVAL);
 
@@ -74,11 +75,11 @@ public class CachingPlanResolver implements PlanResolver {
 	 * as unknown, or {@code null} to accept every name
 	 * @param settings cache and look-up settings
 	 */
-	public CachingPlanResolver(PlanStore store, Set<String> knownPlans, Settings settings) {
+	public CachingPlanResolver(PlanStore store, @Nullable Set<String> knownPlans, Settings settings) {
 		this(store, knownPlans, settings, Ticker.systemTicker());
 	}
 
-	CachingPlanResolver(PlanStore store, Set<String> knownPlans, Settings settings, Ticker ticker) {
+	CachingPlanResolver(PlanStore store, @Nullable Set<String> knownPlans, Settings settings, Ticker ticker) {
 		this(store, knownPlans, settings, ticker, ForkJoinPool.commonPool());
 	}
 
@@ -86,7 +87,8 @@ public class CachingPlanResolver implements PlanResolver {
 	 * A resolver whose cache runs its maintenance (eviction, admission statistics) and loads on the given executor;
 	 * Caffeine's default is the common pool.
 	 */
-	CachingPlanResolver(PlanStore store, Set<String> knownPlans, Settings settings, Ticker ticker, Executor executor) {
+	CachingPlanResolver(PlanStore store, @Nullable Set<String> knownPlans, Settings settings, Ticker ticker,
+			Executor executor) {
 		this.store = store;
 		this.knownPlans = (knownPlans != null) ? Set.copyOf(knownPlans) : null;
 		this.settings = settings;
@@ -223,7 +225,7 @@ public class CachingPlanResolver implements PlanResolver {
 	}
 
 	/** The outcome of one look-up. */
-	private record Lookup(Kind kind, String planName, long loadedAt) {
+	private record Lookup(Kind kind, @Nullable String planName, long loadedAt) {
 
 		static final Lookup FAILED = new Lookup(Kind.NOT_LOOKED_UP, null, 0);
 

@@ -4,6 +4,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
+import org.jspecify.annotations.Nullable;
+
 /** Answers of plan look-ups that are known at once. */
 final class Plans {
 
@@ -18,7 +20,7 @@ final class Plans {
 	 * @param plan the plan name, or {@code null} for none
 	 * @return the completed answer
 	 */
-	static CompletionStage<Optional<String>> of(String plan) {
+	static CompletionStage<Optional<String>> of(@Nullable String plan) {
 		return (plan != null) ? CompletableFuture.completedStage(Optional.of(plan)) : UNKNOWN;
 	}
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.bind.BindResult;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -39,7 +40,7 @@ public class ClusterTopologyRefreshCustomizer implements LettuceClientOptionsBui
 
 	private static final String REFRESH = "spring.data.redis.lettuce.cluster.refresh";
 
-	private final Duration period;
+	private final @Nullable Duration period;
 
 	private final boolean adaptive;
 
@@ -51,7 +52,7 @@ public class ClusterTopologyRefreshCustomizer implements LettuceClientOptionsBui
 	 * @param adaptive whether event-triggered (adaptive) refresh is on
 	 * @param dynamicRefreshSources whether every known node is asked for the topology (not only the seed nodes)
 	 */
-	public ClusterTopologyRefreshCustomizer(Duration period, boolean adaptive, boolean dynamicRefreshSources) {
+	public ClusterTopologyRefreshCustomizer(@Nullable Duration period, boolean adaptive, boolean dynamicRefreshSources) {
 		this.period = period;
 		this.adaptive = adaptive;
 		this.dynamicRefreshSources = dynamicRefreshSources;
@@ -69,9 +70,11 @@ public class ClusterTopologyRefreshCustomizer implements LettuceClientOptionsBui
 		Binder binder = Binder.get(environment);
 		BindResult<Duration> period = binder.bind(REFRESH + ".period", Duration.class);
 		BindResult<Boolean> adaptive = binder.bind(REFRESH + ".adaptive", Boolean.class);
-		boolean dynamicSources = binder.bind(REFRESH + ".dynamic-refresh-sources", Boolean.class).orElse(true);
-		return new ClusterTopologyRefreshCustomizer(period.orElse(DEFAULT_PERIOD), adaptive.orElse(true),
-				dynamicSources);
+		// orElseGet, not orElse: BindResult declares orElse's answer @Nullable (it is its argument when unbound)
+		boolean dynamicSources = binder.bind(REFRESH + ".dynamic-refresh-sources", Boolean.class)
+			.orElseGet(() -> true);
+		return new ClusterTopologyRefreshCustomizer(period.orElseGet(() -> DEFAULT_PERIOD),
+				adaptive.orElseGet(() -> true), dynamicSources);
 	}
 
 	@Override

@@ -74,12 +74,12 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	private final AtomicReference<CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>>> attempt = new AtomicReference<>();
 
-	private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
+	private volatile @Nullable RedisClusterAsyncCommands<byte[], byte[]> commands;
 
-	private volatile StatefulConnection<byte[], byte[]> connection;
+	private volatile @Nullable StatefulConnection<byte[], byte[]> connection;
 
 	/** The Cluster's slot map as Lettuce keeps it (updated in place by topology refresh); null unless a Cluster. */
-	private volatile Partitions partitions;
+	private volatile @Nullable Partitions partitions;
 
 	/** {@code host:port} of the Cluster nodes seen, so naming a check's shard allocates nothing. */
 	private final Map<RedisURI, String> nodeNames = new ConcurrentHashMap<>();
@@ -103,7 +103,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 	};
 
 	/** The client {@link #connectionEvents} was last added to. */
-	private AbstractRedisClient listenedTo;
+	private @Nullable AbstractRedisClient listenedTo;
 
 	/** Counts {@link #suspend()} calls: a connection opened from a client that was shut down meanwhile is dropped. */
 	private int generation;
@@ -346,15 +346,16 @@ final class LettuceScriptConnection implements AutoCloseable {
 				opened.closeAsync();
 				throw new IllegalStateException("The rate limiter's Redis connection was suspended while opening");
 			}
-			if (!this.closed && this.commands == null) {
+			if (!this.closed) {
+				RedisClusterAsyncCommands<byte[], byte[]> current = this.commands;
+				if (current != null) { // an attempt given up on (see connect()) came back after a newer one succeeded
+					opened.closeAsync();
+					return current;
+				}
 				this.connection = opened;
 				this.partitions = slots;
 				this.commands = async;
 				return async;
-			}
-			if (!this.closed) { // an attempt given up on (see connect()) came back after a newer one succeeded
-				opened.closeAsync();
-				return this.commands;
 			}
 		}
 		opened.closeAsync();

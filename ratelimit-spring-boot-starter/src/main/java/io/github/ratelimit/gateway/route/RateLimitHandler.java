@@ -100,12 +100,13 @@ public final class RateLimitHandler {
 
 	private void check(ClientResolution resolution, RouteLimitSettings route, Executor requestThread,
 			CompletableFuture<RateLimitOutcome> outcome) {
-		if (!resolution.isIdentified()) {
-			outcome.complete(RateLimitOutcome.refused(resolution.isAmbiguous()
-					? RateLimitRefusal.ambiguousClient(resolution.ambiguity()) : RateLimitRefusal.clientUnidentified()));
+		ClientKey client = resolution.client();
+		if (client == null) { // not identified
+			String ambiguity = resolution.ambiguity();
+			outcome.complete(RateLimitOutcome.refused((ambiguity != null)
+					? RateLimitRefusal.ambiguousClient(ambiguity) : RateLimitRefusal.clientUnidentified()));
 			return;
 		}
-		ClientKey client = resolution.client();
 		PlanLimits limits = this.limitResolver.limitsFor(client.plan(), route.group());
 		CompletableFuture<RateLimitDecision> checked = this.checker
 			.check(new RateLimitRequest(client, limits, route.cost(), route.failsClosed()));

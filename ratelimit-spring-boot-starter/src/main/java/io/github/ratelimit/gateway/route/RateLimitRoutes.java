@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.route;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.client.KeyBy;
@@ -47,14 +48,16 @@ public final class RateLimitRoutes {
 		}
 		KeyBy keyBy = (arguments.getKeyBy() != null) ? arguments.getKeyBy() : KeyBy.API_KEY;
 		long cost = (arguments.getCost() != null) ? arguments.getCost() : 1L;
-		String group = (arguments.getGroup() != null && !arguments.getGroup().isBlank()) ? arguments.getGroup()
-				: routeId;
+		String explicitGroup = arguments.getGroup();
+		String group = Objects.requireNonNull((explicitGroup != null && !explicitGroup.isBlank()) ? explicitGroup
+				: routeId, "a valid route has a group or a route id");
 		boolean critical = (arguments.getCritical() != null) ? arguments.getCritical()
 				: this.limitResolver.isCriticalGroup(group);
 		boolean shadow = (arguments.getShadow() != null) ? arguments.getShadow()
 				: this.limitResolver.isShadowGroup(group);
 		String id = (routeId != null) ? routeId : group;
-		String header = (keyBy == KeyBy.HEADER) ? arguments.getHeader().strip() : null;
+		String header = (keyBy == KeyBy.HEADER)
+				? Objects.requireNonNull(arguments.getHeader(), "a valid route keyed by header names one").strip() : null;
 		RouteLimitSettings settings = new RouteLimitSettings(id, group, keyBy, header, cost, critical, shadow);
 		this.routes.put(id, settings);
 		if (keyBy == KeyBy.PRINCIPAL) {

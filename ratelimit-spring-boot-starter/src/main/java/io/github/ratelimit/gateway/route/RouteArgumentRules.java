@@ -11,6 +11,7 @@ import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.properties.RateLimitPropertiesValidator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The rules of the {@code RateLimit} filter's arguments, the same for both front ends, checked against the
@@ -37,11 +38,11 @@ public final class RouteArgumentRules {
 	 * Check the raw arguments of one configured {@code RateLimit} filter.
 	 * @param p the rate limit properties, already found valid by {@link RateLimitPropertiesValidator}
 	 * @param property the filter's property, e.g. {@code spring.cloud.gateway.server.webflux.routes[0].filters[1]}
-	 * @param routeId the route's id
+	 * @param routeId the route's id, or {@code null} when it has none
 	 * @param args the arguments as written (names in any relaxed form, values as text)
 	 * @param v where the problems found are added, each named after {@code <property>.args.<name>}
 	 */
-	public static void validateFilterArgs(RateLimitProperties p, String property, String routeId,
+	public static void validateFilterArgs(RateLimitProperties p, String property, @Nullable String routeId,
 			Map<String, ?> args, List<ConfigurationViolation> v) {
 		String group = null;
 		String keyBy = null;
@@ -119,8 +120,8 @@ public final class RouteArgumentRules {
 	 * @param header the argument's value, {@code null} when not given
 	 * @return the problems found, at most one
 	 */
-	private static List<ConfigurationViolation> validateHeader(String property, String routeId, KeyBy keyBy,
-			String header) {
+	private static List<ConfigurationViolation> validateHeader(String property, @Nullable String routeId, KeyBy keyBy,
+			@Nullable String header) {
 		String route = "route '" + routeId + "'";
 		if (keyBy == KeyBy.HEADER) {
 			if (header == null || header.isBlank()) {
@@ -171,8 +172,8 @@ public final class RouteArgumentRules {
 	 * @param cost tokens per request
 	 * @return the problems found, named after {@code route '<id>' RateLimit}; empty when valid
 	 */
-	public static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, String routeId, String explicitGroup,
-			KeyBy keyBy, long cost) {
+	public static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, @Nullable String routeId,
+			@Nullable String explicitGroup, KeyBy keyBy, long cost) {
 		return validateFilter(limits, routeId, explicitGroup, keyBy, null, cost);
 	}
 
@@ -188,8 +189,8 @@ public final class RouteArgumentRules {
 	 * @param cost tokens per request
 	 * @return the problems found, named after {@code route '<id>' RateLimit}; empty when valid
 	 */
-	public static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, String routeId,
-			String explicitGroup, KeyBy keyBy, String header, long cost) {
+	public static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, @Nullable String routeId,
+			@Nullable String explicitGroup, KeyBy keyBy, @Nullable String header, long cost) {
 		if ((explicitGroup == null || explicitGroup.isBlank()) && routeId == null) {
 			return List.of(new ConfigurationViolation("RateLimit.group", "the route has neither a group nor a route id.",
 					"give the filter a group."));
@@ -219,7 +220,7 @@ public final class RouteArgumentRules {
 	 * @return the problems found
 	 */
 	private static List<ConfigurationViolation> validateRoute(RateLimitProperties p, String property,
-			String explicitGroup, String routeId, KeyBy keyBy, Long cost) {
+			@Nullable String explicitGroup, @Nullable String routeId, KeyBy keyBy, @Nullable Long cost) {
 		List<ConfigurationViolation> v = new ArrayList<>();
 		Set<String> known = RateLimitPropertiesValidator.knownGroups(p);
 		if (explicitGroup != null && !known.contains(explicitGroup)) {
@@ -258,7 +259,7 @@ public final class RouteArgumentRules {
 		return v;
 	}
 
-	private static Long parseLong(String value) {
+	private static @Nullable Long parseLong(String value) {
 		try {
 			return Long.valueOf(value.strip());
 		}

@@ -7,6 +7,7 @@ import java.util.Optional;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.route.AttemptSlots;
 import io.github.ratelimit.gateway.route.RateLimitArguments;
@@ -106,8 +107,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 					.flatMap((principal) -> decide(exchange, route, principal.orElse(null)));
 		return outcome.flatMap((decided) -> {
 			decided.writeHeaders(exchange.getResponse().getHeaders());
-			return decided.admitted() ? proceed(exchange, chain, decided.slots(), route)
-					: this.responseWriter.write(exchange, decided.refusal());
+			RateLimitRefusal refusal = decided.refusal();
+			return (refusal == null) ? proceed(exchange, chain, decided.slots(), route)
+					: this.responseWriter.write(exchange, refusal);
 		});
 	}
 
@@ -184,15 +186,15 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	/** Arguments of the {@code RateLimit} filter on one route, with the route's id. */
 	public static class Config extends RateLimitArguments implements HasRouteId {
 
-		private String routeId;
+		private @Nullable String routeId;
 
 		@Override
-		public String getRouteId() {
+		public @Nullable String getRouteId() {
 			return this.routeId;
 		}
 
 		@Override
-		public void setRouteId(String routeId) {
+		public void setRouteId(@Nullable String routeId) {
 			this.routeId = routeId;
 		}
 

@@ -12,6 +12,7 @@ import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.properties.RateLimitPropertiesValidator;
 import io.github.ratelimit.gateway.properties.RouteArgumentsValidator;
 import io.github.ratelimit.gateway.route.RouteArgumentRules;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.FilterDefinition;
@@ -29,14 +30,14 @@ public final class RateLimitRouteValidator implements RouteArgumentsValidator {
 
 	private static final String DEFAULT_FILTERS = "spring.cloud.gateway.server.webflux.default-filters";
 
-	private final GatewayProperties gateway;
+	private final @Nullable GatewayProperties gateway;
 
 	/**
 	 * Create a validator of the configured routes.
 	 * @param gateway the gateway's route definitions ({@code spring.cloud.gateway.server.webflux.*}), or
 	 * {@code null} when there are none (then {@link #validateRoutes} finds nothing)
 	 */
-	public RateLimitRouteValidator(GatewayProperties gateway) {
+	public RateLimitRouteValidator(@Nullable GatewayProperties gateway) {
 		this.gateway = gateway;
 	}
 
