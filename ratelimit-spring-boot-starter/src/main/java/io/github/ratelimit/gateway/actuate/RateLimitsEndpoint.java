@@ -355,10 +355,9 @@ public class RateLimitsEndpoint {
 			entry.put("capacity", limit.capacity());
 			entry.put("refillTokens", limit.refillTokens());
 			entry.put("refillPeriod", limit.refillPeriod().toString());
-			if (limit.leaseBudgetPercent() > 0) {
+			if (!limit.leaseBudget().isOff()) {
 				// only for limits that take leases: other limits have no lease member
-				entry.put("lease", java.math.BigDecimal.valueOf(limit.leaseBudgetPercent()).stripTrailingZeros()
-					.toPlainString() + "%");
+				entry.put("lease", limit.leaseBudget().toString());
 			}
 			return (Map<String, Object>) entry;
 		}).toList();

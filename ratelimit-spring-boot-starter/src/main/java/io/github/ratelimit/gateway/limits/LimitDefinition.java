@@ -21,12 +21,12 @@ import java.util.Objects;
  * @param algorithm how the limit is enforced
  * @param scope who shares the limit's state: each client ({@link LimitScope#CLIENT}) or every client of the endpoint
  * group ({@link LimitScope#GLOBAL})
- * @param leaseBudgetPercent token leases ({@code 0}: none, the default): the most tokens one gateway instance may
- * take ahead from the shared bucket in one lease, in percent of {@code capacity} (greater than 0, at most
+ * @param leaseBudget token leases ({@link LeaseBudget#OFF}: none, the default): the most tokens one gateway instance
+ * may take ahead from the shared bucket in one lease, in percent of {@code capacity} (at most
  * {@value #MAX_LEASE_BUDGET_PERCENT}); token buckets only
  */
 public record LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
-		Algorithm algorithm, LimitScope scope, double leaseBudgetPercent) {
+		Algorithm algorithm, LimitScope scope, LeaseBudget leaseBudget) {
 
 	/** Largest capacity or refill count: 2^53, the largest integer a Lua number (a double) holds exactly. */
 	public static final long MAX_TOKENS = 1L << 53;
@@ -54,15 +54,16 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	public LimitDefinition {
 		Objects.requireNonNull(algorithm, "algorithm");
 		Objects.requireNonNull(scope, "scope");
+		Objects.requireNonNull(leaseBudget, "leaseBudget");
 		if (algorithm != Algorithm.TOKEN_BUCKET && refillTokens != capacity) {
 			throw new IllegalArgumentException(algorithm.configName() + " limit '" + policyName + "' takes "
 					+ (algorithm.isConcurrency() ? "one slot per request" : "capacity tokens per window")
 					+ ": refillTokens must equal capacity " + capacity + ", was " + refillTokens);
 		}
-		if (!(leaseBudgetPercent >= 0 && leaseBudgetPercent <= MAX_LEASE_BUDGET_PERCENT)
-				|| (leaseBudgetPercent > 0 && algorithm != Algorithm.TOKEN_BUCKET)) {
+		if (leaseBudget.percent() > MAX_LEASE_BUDGET_PERCENT
+				|| (!leaseBudget.isOff() && algorithm != Algorithm.TOKEN_BUCKET)) {
 			throw new IllegalArgumentException("limit '" + policyName + "': a lease budget is a percentage above 0 and at "
-					+ "most " + MAX_LEASE_BUDGET_PERCENT + " of a token bucket's capacity, was " + leaseBudgetPercent
+					+ "most " + MAX_LEASE_BUDGET_PERCENT + " of a token bucket's capacity, was " + leaseBudget
 					+ " for " + algorithm.configName());
 		}
 	}
@@ -79,7 +80,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
 			Algorithm algorithm, LimitScope scope) {
-		this(policyName, capacity, refillTokens, refillPeriod, algorithm, scope, 0);
+		this(policyName, capacity, refillTokens, refillPeriod, algorithm, scope, LeaseBudget.OFF);
 	}
 
 	/**
@@ -146,7 +147,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withPolicyName(String name) {
 		return new LimitDefinition(name, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm, this.scope,
-				this.leaseBudgetPercent);
+				this.leaseBudget);
 	}
 
 	/**
@@ -156,26 +157,27 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withScope(LimitScope newScope) {
 		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
-				newScope, this.leaseBudgetPercent);
+				newScope, this.leaseBudget);
 	}
 
 	/**
 	 * The same limit with token leases.
-	 * @param budgetPercent the lease budget in percent of the capacity (0: no leases)
+	 * @param budget the lease budget ({@link LeaseBudget#OFF}: no leases)
 	 * @return the limit with that lease budget
-	 * @throws IllegalArgumentException if the budget is out of range or this is a window algorithm
+	 * @throws IllegalArgumentException if the budget is above {@value #MAX_LEASE_BUDGET_PERCENT} percent, or this is
+	 * not a token bucket
 	 */
-	public LimitDefinition withLeaseBudget(double budgetPercent) {
+	public LimitDefinition withLeaseBudget(LeaseBudget budget) {
 		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
-				this.scope, budgetPercent);
+				this.scope, budget);
 	}
 
 	/**
-	 * The most tokens one lease of this limit may hold: {@code floor(capacity * leaseBudgetPercent / 100)}.
+	 * The most tokens one lease of this limit may hold: {@code floor(capacity * leaseBudget.percent() / 100)}.
 	 * @return tokens, 0 when the limit takes no leases
 	 */
 	public long leaseTokens() {
-		return (long) Math.floor(this.capacity * this.leaseBudgetPercent / 100);
+		return (long) Math.floor(this.capacity * this.leaseBudget.percent() / 100);
 	}
 
 	/**

@@ -12,11 +12,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.plan.KnownPlans;
-import org.jspecify.annotations.Nullable;
 
 
 /**
@@ -253,7 +253,7 @@ public class LimitResolver implements KnownPlans {
 		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
 		return new LimitDefinition(name, limit.getCapacity(), refillTokens, refillPeriod(limit), algorithm, scope,
-				leaseBudgetPercent(limit.getLease()));
+				Objects.requireNonNullElse(limit.getLease(), LeaseBudget.OFF));
 	}
 
 	/** Default of a concurrency limit's {@code max-request-duration}, in seconds. */
@@ -267,30 +267,6 @@ public class LimitResolver implements KnownPlans {
 	static Duration maxRequestDuration(RateLimitProperties.Limit limit) {
 		return (limit.getMaxRequestDuration() != null) ? limit.getMaxRequestDuration()
 				: Duration.ofSeconds(DEFAULT_MAX_REQUEST_DURATION_SECONDS);
-	}
-
-	/**
-	 * The lease budget a limit's {@code lease} property gives: {@code off} (or unset) is 0, {@code N%} with N above 0
-	 * is N.
-	 * @param lease the property's value, {@code null} when unset
-	 * @return the budget in percent of the capacity, 0 for none; {@link Double#NaN} for any other value, {@code 0%}
-	 * included (the validator reports it before any limit is built)
-	 */
-	static double leaseBudgetPercent(@Nullable String lease) {
-		if (lease == null || lease.isBlank() || lease.strip().equalsIgnoreCase("off")) {
-			return 0;
-		}
-		String value = lease.strip();
-		if (!value.endsWith("%")) {
-			return Double.NaN;
-		}
-		try {
-			double percent = Double.parseDouble(value.substring(0, value.length() - 1).strip());
-			return (percent > 0) ? percent : Double.NaN;
-		}
-		catch (NumberFormatException ex) {
-			return Double.NaN;
-		}
 	}
 
 	/** A rate limit's period, which the validator requires before any limit is built. */

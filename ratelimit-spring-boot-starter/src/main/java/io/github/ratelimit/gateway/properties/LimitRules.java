@@ -2,8 +2,10 @@ package io.github.ratelimit.gateway.properties;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 
 /**
@@ -97,16 +99,15 @@ final class LimitRules {
 						"set how many tokens the bucket regains per refill-period, at least 1 "
 								+ "(for slower rates lengthen refill-period, e.g. 1 per 1m)."));
 			}
-			double leaseBudget = LimitResolver.leaseBudgetPercent(limit.getLease());
-			if (!(leaseBudget >= 0 && leaseBudget <= LimitDefinition.MAX_LEASE_BUDGET_PERCENT)) {
+			LeaseBudget lease = Objects.requireNonNullElse(limit.getLease(), LeaseBudget.OFF);
+			if (lease.percent() > LimitDefinition.MAX_LEASE_BUDGET_PERCENT) {
 				v.add(new ConfigurationViolation(at + ".lease",
-						"must be off or a percentage above 0% and at most 50% of the capacity, was '" + limit.getLease()
-								+ "'.",
+						"must be off or a percentage above 0% and at most 50% of the capacity, was '" + lease + "'.",
 						"set e.g. lease: 2% (a lease holds at most 2% of the capacity), or leave it out."));
 			}
-			else if (leaseBudget > 0 && algorithm != Algorithm.TOKEN_BUCKET) {
+			else if (!lease.isOff() && algorithm != Algorithm.TOKEN_BUCKET) {
 				v.add(new ConfigurationViolation(at + ".lease",
-						"applies to token buckets only, was '" + limit.getLease() + "' with " + algorithm.configName()
+						"applies to token buckets only, was '" + lease + "' with " + algorithm.configName()
 								+ ".",
 						"remove lease, or use algorithm: token-bucket."));
 			}

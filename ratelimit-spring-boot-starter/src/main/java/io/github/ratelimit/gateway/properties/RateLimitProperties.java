@@ -10,6 +10,7 @@ import io.github.ratelimit.gateway.chain.FallbackMode;
 import io.github.ratelimit.gateway.http.HeaderStyle;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitScope;
 
 import io.github.ratelimit.gateway.properties.PropertyRules.Between;
@@ -436,7 +437,7 @@ public class RateLimitProperties {
 		 * Never admits more than the limit; costs at most about the budget in under-admission per instance while a
 		 * lease is out.
 		 */
-		private @Nullable String lease;
+		private @Nullable LeaseBudget lease;
 
 		public Type getType() {
 			return this.type;
@@ -518,11 +519,11 @@ public class RateLimitProperties {
 			this.scope = scope;
 		}
 
-		public @Nullable String getLease() {
+		public @Nullable LeaseBudget getLease() {
 			return this.lease;
 		}
 
-		public void setLease(@Nullable String lease) {
+		public void setLease(@Nullable LeaseBudget lease) {
 			this.lease = lease;
 		}
 

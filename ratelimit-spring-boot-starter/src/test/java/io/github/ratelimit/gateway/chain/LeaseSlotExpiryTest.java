@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import com.github.benmanes.caffeine.cache.Scheduler;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
@@ -31,7 +32,7 @@ class LeaseSlotExpiryTest {
 
 	/** 2,000 tokens, leases of up to 5% (100 tokens). */
 	private final PlanLimits limits = new PlanLimits("pro", "search", List.of(new LimitDefinition("pro-search", 2_000,
-			1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 5)));
+			1, Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, new LeaseBudget(5))));
 
 	private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
 
@@ -98,7 +99,7 @@ class LeaseSlotExpiryTest {
 	@Test
 	void aLeaseTakenBeforeARefreshGoesBackUnderTheNewLimits() {
 		PlanLimits raised = new PlanLimits("pro", "search", List.of(new LimitDefinition("pro-search", 20_000, 1,
-				Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 5)));
+				Duration.ofHours(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, new LeaseBudget(5))));
 		consume(); // exact, makes the slot
 		consume(); // takes a lease
 		assertThat(this.limiter.tryConsume(this.alice, raised, 1).orTimeout(10, TimeUnit.SECONDS).join().allowed())

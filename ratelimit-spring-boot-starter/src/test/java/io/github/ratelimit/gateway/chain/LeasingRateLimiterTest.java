@@ -10,6 +10,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
@@ -43,7 +44,7 @@ class LeasingRateLimiterTest {
 	/** 1,000 per second, capacity 2,000, leases of up to 5% (100 tokens). */
 	private final PlanLimits leased = new PlanLimits("pro", "search", List.of(
 			new LimitDefinition("pro-search", 2_000, 1_000, Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET,
-					LimitScope.CLIENT, 5)));
+					LimitScope.CLIENT, new LeaseBudget(5))));
 
 	@BeforeAll
 	static void connect() {
@@ -62,7 +63,7 @@ class LeasingRateLimiterTest {
 	@Test
 	void severalInstancesAskRedisFarLessOftenThanTheyDecideForAClientUnderItsLimit() throws Exception {
 		PlanLimits large = new PlanLimits("pro", "bulk", List.of(new LimitDefinition("pro-bulk", 1_000_000, 1_000_000,
-				Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 2)));
+				Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, new LeaseBudget(2))));
 		Result result = runInstances(large, 3, 2_500);
 		assertThat(result.allowed()).isEqualTo(7_500);
 		assertThat(result.calls()).as("Redis calls for %d decisions", result.decisions())
@@ -123,7 +124,7 @@ class LeasingRateLimiterTest {
 	@Test
 	void aDenialIsTheStoresWithItsExactRetryAfter() {
 		PlanLimits small = new PlanLimits("pro", "login", List.of(new LimitDefinition("pro-login", 40, 1,
-				Duration.ofMinutes(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 50)));
+				Duration.ofMinutes(1), Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, new LeaseBudget(50))));
 		LeasingRateLimiter limiter = leasing();
 		RateLimitDecision last = null;
 		int allowed = 0;
@@ -173,7 +174,7 @@ class LeasingRateLimiterTest {
 	void aLeaseDroppedUnspentWhileAnotherInstanceDrainsAddsNothingToTheBucket() {
 		// issue 27's attack: 50 at 10 per second, leases of up to 50%; B drains 1.75 s after A's lease
 		attack(1_750, new PlanLimits("pro", "attack", List.of(new LimitDefinition("pro-attack", 50, 10, Duration.ofSeconds(1),
-				Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 50))));
+				Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, new LeaseBudget(50)))));
 	}
 
 	@Test
@@ -182,9 +183,9 @@ class LeasingRateLimiterTest {
 		// 20 per second the bucket is nearly full again by 1.75 s)
 		attack(1_500, new PlanLimits("pro", "attack2", List.of(
 				new LimitDefinition("pro-attack2-s", 40, 20, Duration.ofSeconds(1), Algorithm.TOKEN_BUCKET,
-						LimitScope.CLIENT, 50),
+						LimitScope.CLIENT, new LeaseBudget(50)),
 				new LimitDefinition("pro-attack2-m", 100, 100, Duration.ofMinutes(1), Algorithm.TOKEN_BUCKET,
-						LimitScope.CLIENT, 50))));
+						LimitScope.CLIENT, new LeaseBudget(50)))));
 	}
 
 	/**
@@ -273,7 +274,7 @@ class LeasingRateLimiterTest {
 	/** 2,000 tokens refilled 1 per hour (no refill during a test), leases of up to 5%. */
 	private static PlanLimits hourly() {
 		return new PlanLimits("pro", "hourly", List.of(new LimitDefinition("pro-hourly", 2_000, 1, Duration.ofHours(1),
-				Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, 5)));
+				Algorithm.TOKEN_BUCKET, LimitScope.CLIENT, new LeaseBudget(5))));
 	}
 
 	private LeasingRateLimiter leasing() {

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.properties;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.junit.jupiter.api.Test;
@@ -88,22 +89,17 @@ class LimitResolverTest {
 		RateLimitProperties properties = new RateLimitProperties();
 		RateLimitProperties.Plan pro = new RateLimitProperties.Plan();
 		RateLimitProperties.Limit leased = limit(2_000, 1_000, Duration.ofSeconds(1));
-		leased.setLease("2%");
+		leased.setLease(LeaseBudget.of("2%"));
 		pro.setDefault(List.of(leased));
 		pro.getGroups().put("exact", List.of(limit(2_000, 1_000, Duration.ofSeconds(1))));
 		properties.getPlans().put("pro", pro);
 		properties.getPlans().put("anonymous", pro);
 		LimitResolver resolver = new LimitResolver(properties);
 		PlanLimits limits = resolver.limitsFor("pro", "search");
-		assertThat(limits.limits().get(0).leaseBudgetPercent()).isEqualTo(2.0);
+		assertThat(limits.limits().get(0).leaseBudget()).isEqualTo(new LeaseBudget(2));
 		assertThat(limits.leaseTokens()).isEqualTo(40);
+		assertThat(resolver.limitsFor("pro", "exact").limits().get(0).leaseBudget()).isEqualTo(LeaseBudget.OFF);
 		assertThat(resolver.limitsFor("pro", "exact").leaseTokens()).isZero();
-		assertThat(LimitResolver.leaseBudgetPercent(" off ")).isZero();
-		assertThat(LimitResolver.leaseBudgetPercent(null)).isZero();
-		assertThat(LimitResolver.leaseBudgetPercent("0.5 %")).isEqualTo(0.5);
-		assertThat(LimitResolver.leaseBudgetPercent("2")).isNaN();
-		assertThat(LimitResolver.leaseBudgetPercent("x%")).isNaN();
-		assertThat(LimitResolver.leaseBudgetPercent("0%")).isNaN();
 	}
 
 	@Test

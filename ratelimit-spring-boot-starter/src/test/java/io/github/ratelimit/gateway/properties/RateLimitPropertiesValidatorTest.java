@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.properties;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import org.junit.jupiter.api.Test;
 
@@ -203,8 +204,13 @@ class RateLimitPropertiesValidatorTest {
 	void aLeaseBudgetIsAPercentageOfATokenBucketOnly() {
 		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
 				LIMIT + "lease=2")
-			.run((context) -> assertThat(failure(context)).contains(LIMIT + "lease: must be off or a percentage above 0% "
-					+ "and at most 50% of the capacity, was '2'."));
+			.run((context) -> {
+				// not a lease budget at all: refused when bound, by Boot's binder naming the property
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains("'" + LIMIT + "lease'")
+					.contains("must be off or a percentage above 0% and at most 50% of the capacity, was '2'. "
+							+ "Fix: set e.g. lease: 2%");
+			});
 		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
 				LIMIT + "lease=60%")
 			.run((context) -> assertThat(failure(context)).contains(LIMIT + "lease: must be off or a percentage"));
@@ -217,8 +223,19 @@ class RateLimitPropertiesValidatorTest {
 			.run((context) -> assertThat(failure(context))
 				.contains("ratelimit.leases.duration: must be above 0 and at most 10s, was PT0S."));
 		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
-				LIMIT + "lease=2%")
-			.run((context) -> assertThat(context).hasNotFailed());
+				LIMIT + "lease=2.5 %")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(RateLimitProperties.class).getPlans().get("free").getGroups().get("search")
+					.get(0).getLease()).isEqualTo(new LeaseBudget(2.5)).hasToString("2.5%");
+			});
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "lease=off")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(RateLimitProperties.class).getPlans().get("free").getGroups().get("search")
+					.get(0).getLease()).isEqualTo(LeaseBudget.OFF);
+			});
 	}
 
 	@Test

@@ -8,7 +8,7 @@ import io.github.ratelimit.gateway.limits.LimitDefinition;
 
 /**
  * Token leases for a run ({@code --lease 2%}, {@code --lease-duration 1s}): the limit's {@code lease} budget in percent
- * of the capacity ({@link LimitDefinition#leaseBudgetPercent()}, 0 = off) and {@code ratelimit.leases.duration}.
+ * of the capacity ({@link LimitDefinition#leaseBudget()}, 0 = off) and {@code ratelimit.leases.duration}.
  * Leases apply to token buckets only: a run of another algorithm ignores them.
  *
  * @param budgetPercent lease budget in percent of the capacity (0: off; above 0 and at most

@@ -6,6 +6,7 @@ import java.util.Locale;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 
@@ -40,7 +41,7 @@ public record Plan(Algorithm algorithm, long capacity, Duration window) {
 				? new LimitDefinition("plan", this.capacity, this.capacity, this.window)
 				: LimitDefinition.window("plan", this.algorithm, this.capacity, this.window);
 		if (leaseBudgetPercent > 0) {
-			limit = limit.withLeaseBudget(leaseBudgetPercent);
+			limit = limit.withLeaseBudget(new LeaseBudget(leaseBudgetPercent));
 		}
 		return new PlanLimits("plan", "accuracy", List.of(limit));
 	}
