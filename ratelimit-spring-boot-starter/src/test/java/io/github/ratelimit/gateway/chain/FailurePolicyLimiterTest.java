@@ -159,7 +159,7 @@ class FailurePolicyLimiterTest {
 	}
 
 	private static RateLimitDecision decide(FailurePolicyLimiter limiter, long cost, boolean failClosed) {
-		return limiter.check(new RateLimitRequest(CLIENT, LIMITS, cost, failClosed)).orTimeout(5, TimeUnit.SECONDS)
+		return limiter.check(new RateLimitRequest(CLIENT, LIMITS, cost, failClosed)).orTimeout(30, TimeUnit.SECONDS)
 			.join();
 	}
 

@@ -103,7 +103,7 @@ class ScopedRateLimiterTest {
 		String log = "rl:{search|k:alice}:1:swl";
 		assertThat(StoredTokens.of(testRedis::command, bucket, 5, 1, HOUR_MICROS)).isGreaterThanOrEqualTo(5.0 - 1e-9);
 		assertThat(testRedis.command("ZCARD", log)).isEqualTo("0");
-		RateLimitDecision read = limiter.tryConsume(this.alice, mixed, 0).orTimeout(5, TimeUnit.SECONDS).join();
+		RateLimitDecision read = limiter.tryConsume(this.alice, mixed, 0).orTimeout(30, TimeUnit.SECONDS).join();
 		assertThat(read.statuses()).extracting(LimitStatus::remaining).containsExactly(5L, 5L, 0L);
 	}
 
@@ -116,7 +116,7 @@ class ScopedRateLimiterTest {
 		assertThat(consume(this.alice, global, 1).allowed()).isFalse();
 		assertThat(testRedis.command("EXISTS", "rl:{search|k:alice}:0")).isEqualTo("0");
 		// a reset of one client leaves the shared bucket alone
-		assertThat(limiter.reset(this.alice, global).orTimeout(5, TimeUnit.SECONDS).join()).isZero();
+		assertThat(limiter.reset(this.alice, global).orTimeout(30, TimeUnit.SECONDS).join()).isZero();
 		assertThat(consume(this.bob, global, 1).allowed()).isFalse();
 	}
 
@@ -124,7 +124,7 @@ class ScopedRateLimiterTest {
 	void resetTouchesOnlyTheClientsOwnBuckets() {
 		consume(this.alice, this.limits, 1);
 		consume(this.alice, this.limits, 1);
-		assertThat(limiter.reset(this.alice, this.limits).orTimeout(5, TimeUnit.SECONDS).join()).isEqualTo(1);
+		assertThat(limiter.reset(this.alice, this.limits).orTimeout(30, TimeUnit.SECONDS).join()).isEqualTo(1);
 		assertThat(testRedis.command("EXISTS", GLOBAL_KEY)).isEqualTo("1");
 		RateLimitDecision after = consume(this.alice, this.limits, 1);
 		assertThat(after.allowed()).isTrue();
@@ -134,7 +134,7 @@ class ScopedRateLimiterTest {
 	@Test
 	void refundOfAnAbandonedCheckGivesBackBothScopes() {
 		consume(this.alice, this.limits, 1);
-		limiter.refund(this.alice, this.limits, 1).orTimeout(5, TimeUnit.SECONDS).join();
+		limiter.refund(this.alice, this.limits, 1).orTimeout(30, TimeUnit.SECONDS).join();
 		assertThat(StoredTokens.of(testRedis::command, GLOBAL_KEY, 3, 1, HOUR_MICROS)).isGreaterThanOrEqualTo(3.0 - 1e-9);
 		assertThat(StoredTokens.of(testRedis::command, "rl:{search|k:alice}:0", 2, 1, HOUR_MICROS))
 			.isGreaterThanOrEqualTo(2.0 - 1e-9);
@@ -152,7 +152,7 @@ class ScopedRateLimiterTest {
 	}
 
 	private static RateLimitDecision consume(ClientKey client, PlanLimits limits, long cost) {
-		return limiter.tryConsume(client, limits, cost).orTimeout(5, TimeUnit.SECONDS).join();
+		return limiter.tryConsume(client, limits, cost).orTimeout(30, TimeUnit.SECONDS).join();
 	}
 
 }

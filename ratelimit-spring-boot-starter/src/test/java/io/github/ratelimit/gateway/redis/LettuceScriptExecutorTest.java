@@ -73,7 +73,7 @@ class LettuceScriptExecutorTest {
 			assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
 			this.redis.restart();
 			await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
-				RateLimitDecision decision = late.tryConsume(this.client, this.limits, 1).get(5, TimeUnit.SECONDS);
+				RateLimitDecision decision = late.tryConsume(this.client, this.limits, 1).get(30, TimeUnit.SECONDS);
 				assertThat(decision.allowed()).isTrue();
 				assertThat(decision.source()).isEqualTo(RateLimitDecision.Source.SHARED);
 			});
@@ -146,12 +146,12 @@ class LettuceScriptExecutorTest {
 		assertThat(denied.allowed()).isFalse();
 		assertThat(consume(1).allowed()).isTrue();
 		assertThat(consume(1).allowed()).isFalse();
-		assertThat(this.limiter.reset(this.client, this.limits).orTimeout(5, TimeUnit.SECONDS).join()).isEqualTo(1);
+		assertThat(this.limiter.reset(this.client, this.limits).orTimeout(30, TimeUnit.SECONDS).join()).isEqualTo(1);
 		assertThat(consume(5).allowed()).isTrue();
 	}
 
 	private RateLimitDecision consume(long cost) throws Exception {
-		return this.limiter.tryConsume(this.client, this.limits, cost).get(5, TimeUnit.SECONDS);
+		return this.limiter.tryConsume(this.client, this.limits, cost).get(30, TimeUnit.SECONDS);
 	}
 
 }

@@ -64,7 +64,7 @@ class RateLimitScriptSourcesTest {
 					List.of(new LimitDefinition("free-search-1s", 10, 10, Duration.ofSeconds(1)), LimitDefinition
 						.window("free-search-1m", Algorithm.SLIDING_WINDOW_LOG, 3, Duration.ofMinutes(1))));
 			assertThat(store.tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "hashed-client", "free"), limits, 1)
-				.get(5, TimeUnit.SECONDS)
+				.get(30, TimeUnit.SECONDS)
 				.allowed()).isTrue();
 			assertThat(redis.command("SCRIPT", "EXISTS", sha1)).isEqualTo("1");
 		}

@@ -171,10 +171,10 @@ class RedisRateLimitStoreClusterTest {
 		assertThat(cluster.slotOf(aliceKey)).isNotEqualTo(cluster.slotOf(globalKey));
 		assertThat(cluster.slotOf(bobKey)).isNotEqualTo(cluster.slotOf(globalKey));
 		// shared across clients: alice 2, bob 1, then the group's bucket is empty
-		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().allowed()).isTrue();
-		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().allowed()).isTrue();
-		assertThat(scoped.tryConsume(bob, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().allowed()).isTrue();
-		RateLimitDecision denied = scoped.tryConsume(bob, limits, 1).orTimeout(5, TimeUnit.SECONDS).join();
+		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(30, TimeUnit.SECONDS).join().allowed()).isTrue();
+		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(30, TimeUnit.SECONDS).join().allowed()).isTrue();
+		assertThat(scoped.tryConsume(bob, limits, 1).orTimeout(30, TimeUnit.SECONDS).join().allowed()).isTrue();
+		RateLimitDecision denied = scoped.tryConsume(bob, limits, 1).orTimeout(30, TimeUnit.SECONDS).join();
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("search-global");
 		// compensated on the master owning bob's slot: his own bucket holds its 1 token again
@@ -182,7 +182,7 @@ class RedisRateLimitStoreClusterTest {
 		assertThat(StoredTokens.of(cluster.masterOf(globalKey)::command, globalKey, 3, 1, HOUR_MICROS))
 			.isBetween(0.0, 0.01);
 		// a client denied by its own limit leaves the group's bucket alone
-		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(5, TimeUnit.SECONDS).join().violated())
+		assertThat(scoped.tryConsume(alice, limits, 1).orTimeout(30, TimeUnit.SECONDS).join().violated())
 			.extracting((s) -> s.limit().policyName())
 			.containsExactly("free-search");
 	}

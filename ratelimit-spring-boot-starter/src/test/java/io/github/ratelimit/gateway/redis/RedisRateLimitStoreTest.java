@@ -29,6 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RedisRateLimitStoreTest {
 
+	/** Longest wait for an answer from the local Redis: a hang bound, generous for a first call on a loaded machine. */
+	private static final long ANSWER_BOUND_SECONDS = 30;
+
 	private static final TestRedis testRedis = TestRedis.shared();
 
 	private static LettuceConnectionFactory connectionFactory;
@@ -81,15 +84,15 @@ class RedisRateLimitStoreTest {
 				List.of(new LimitDefinition("free-reports-1h", 10, 10, Duration.ofHours(1)),
 						LimitDefinition.concurrency("free-reports-concurrency", 1, Duration.ofSeconds(30))));
 		int before = store.heldSlotCount();
-		RateLimitDecision first = store.tryConsume(this.client, limits, 1).get(5, TimeUnit.SECONDS);
+		RateLimitDecision first = store.tryConsume(this.client, limits, 1).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS);
 		assertThat(first.allowed()).isTrue();
 		assertThat(store.heldSlotCount()).isEqualTo(before + 1);
 		assertThat(testRedis.command("ZCARD", "rl:{reports|k:hashed-client}:1:cc")).isEqualTo("1");
-		RateLimitDecision second = store.tryConsume(this.client, limits, 1).get(5, TimeUnit.SECONDS);
+		RateLimitDecision second = store.tryConsume(this.client, limits, 1).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS);
 		assertThat(second.allowed()).isFalse();
 		assertThat(second.slots()).isSameAs(io.github.ratelimit.gateway.chain.HeldSlots.NONE);
 		// a read (the endpoint's) takes no slot and sees the one in flight
-		assertThat(store.tryConsume(this.client, limits, 0).get(5, TimeUnit.SECONDS).statuses().get(1).remaining())
+		assertThat(store.tryConsume(this.client, limits, 0).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).statuses().get(1).remaining())
 			.isZero();
 		first.slots().release();
 		org.awaitility.Awaitility.await()
@@ -98,7 +101,7 @@ class RedisRateLimitStoreTest {
 		assertThat(store.heldSlotCount()).isEqualTo(before);
 		// the hold time was measured for the Retry-After estimate, in the limit's second key
 		assertThat(testRedis.command("HEXISTS", "rl:{reports|k:hashed-client}:1:cc:h", "h")).isEqualTo("1");
-		assertThat(store.tryConsume(this.client, limits, 1).get(5, TimeUnit.SECONDS).allowed()).isTrue();
+		assertThat(store.tryConsume(this.client, limits, 1).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).allowed()).isTrue();
 	}
 
 	@Test
@@ -119,7 +122,7 @@ class RedisRateLimitStoreTest {
 		PlanLimits slowRefill = new PlanLimits("free", "search", List.of(
 				new LimitDefinition("free-search-1s", 10, 10, Duration.ofMinutes(1)), this.mixed.limits().get(1),
 				this.mixed.limits().get(2), this.mixed.limits().get(3)));
-		limiter(path).tryConsume(this.client, slowRefill, 1).orTimeout(5, TimeUnit.SECONDS).join();
+		limiter(path).tryConsume(this.client, slowRefill, 1).orTimeout(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).join();
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:0")).isEqualTo("string");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:1:swl")).isEqualTo("zset");
 		assertThat(testRedis.command("TYPE", "rl:{search|k:hashed-client}:2:swc")).isEqualTo("hash");
@@ -149,8 +152,8 @@ class RedisRateLimitStoreTest {
 	@ValueSource(strings = { "lettuce", "template" })
 	void refundGivesBackEveryAlgorithmsTokens(String path) {
 		consume(path, 2);
-		limiter(path).refund(this.client, this.mixed, 2).orTimeout(5, TimeUnit.SECONDS).join();
-		RateLimitDecision read = limiter(path).tryConsume(this.client, this.mixed, 0).orTimeout(5, TimeUnit.SECONDS).join();
+		limiter(path).refund(this.client, this.mixed, 2).orTimeout(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).join();
+		RateLimitDecision read = limiter(path).tryConsume(this.client, this.mixed, 0).orTimeout(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).join();
 		assertThat(read.statuses()).extracting(LimitStatus::remaining).containsExactly(10L, 3L, 100L, 1000L);
 	}
 
@@ -158,12 +161,12 @@ class RedisRateLimitStoreTest {
 	@ValueSource(strings = { "lettuce", "template" })
 	void resetDeletesEveryAlgorithmsState(String path) {
 		consume(path, 3);
-		assertThat(limiter(path).reset(this.client, this.mixed).orTimeout(5, TimeUnit.SECONDS).join()).isEqualTo(4);
+		assertThat(limiter(path).reset(this.client, this.mixed).orTimeout(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).join()).isEqualTo(4);
 		assertThat(consume(path, 3).allowed()).isTrue();
 	}
 
 	private RateLimitDecision consume(String path, long cost) {
-		return limiter(path).tryConsume(this.client, this.mixed, cost).orTimeout(5, TimeUnit.SECONDS).join();
+		return limiter(path).tryConsume(this.client, this.mixed, cost).orTimeout(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).join();
 	}
 
 }

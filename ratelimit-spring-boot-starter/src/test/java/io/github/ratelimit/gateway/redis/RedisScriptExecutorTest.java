@@ -76,19 +76,19 @@ class RedisScriptExecutorTest {
 	void anArrayReplyIsAListOfLongsAndTheScriptIsLoadedOnNoscript(String kind) throws Exception {
 		LuaScript script = script("redis.call('SET', KEYS[1], ARGV[1]) return { 1, tonumber(ARGV[2]) }");
 		assertThat(testRedis.command("SCRIPT", "EXISTS", script.sha1())).isEqualTo("0");
-		List<Object> reply = executor(kind).eval(script, bytes("x:1"), bytes("v", "42")).get(5, TimeUnit.SECONDS);
+		List<Object> reply = executor(kind).eval(script, bytes("x:1"), bytes("v", "42")).get(30, TimeUnit.SECONDS);
 		assertThat(reply).containsExactly(1L, 42L);
 		assertThat(testRedis.command("SCRIPT", "EXISTS", script.sha1())).isEqualTo("1");
 		assertThat(testRedis.command("GET", "x:1")).isEqualTo("v");
 		// loaded now: EVALSHA alone
-		assertThat(executor(kind).eval(script, bytes("x:1"), bytes("w", "7")).get(5, TimeUnit.SECONDS))
+		assertThat(executor(kind).eval(script, bytes("x:1"), bytes("w", "7")).get(30, TimeUnit.SECONDS))
 			.containsExactly(1L, 7L);
 	}
 
 	@ParameterizedTest
 	@ValueSource(strings = { "lettuce", "spring-data" })
 	void anIntegerReplyIsAListOfThatOneLong(String kind) throws Exception {
-		assertThat(executor(kind).eval(script("return 3"), new byte[0][], new byte[0][]).get(5, TimeUnit.SECONDS))
+		assertThat(executor(kind).eval(script("return 3"), new byte[0][], new byte[0][]).get(30, TimeUnit.SECONDS))
 			.containsExactly(3L);
 	}
 
@@ -96,7 +96,7 @@ class RedisScriptExecutorTest {
 	@ValueSource(strings = { "lettuce", "spring-data" })
 	void anErrorReplyFailsTheFuture(String kind) {
 		LuaScript script = script("return redis.error_reply('ERR no such limit')");
-		assertThatThrownBy(() -> executor(kind).eval(script, new byte[0][], new byte[0][]).get(5, TimeUnit.SECONDS))
+		assertThatThrownBy(() -> executor(kind).eval(script, new byte[0][], new byte[0][]).get(30, TimeUnit.SECONDS))
 			.isInstanceOf(ExecutionException.class)
 			.hasStackTraceContaining("no such limit");
 	}
@@ -106,7 +106,7 @@ class RedisScriptExecutorTest {
 	void deleteCountsTheKeysThatExisted(String kind) throws Exception {
 		testRedis.command("SET", "{d}:1", "a");
 		testRedis.command("SET", "{d}:2", "b");
-		assertThat(executor(kind).delete(bytes("{d}:1", "{d}:2", "{d}:3")).get(5, TimeUnit.SECONDS)).isEqualTo(2);
+		assertThat(executor(kind).delete(bytes("{d}:1", "{d}:2", "{d}:3")).get(30, TimeUnit.SECONDS)).isEqualTo(2);
 		assertThat(testRedis.command("EXISTS", "{d}:1")).isEqualTo("0");
 	}
 

@@ -76,7 +76,7 @@ class RateLimitHandlerTest {
 		});
 		CompletableFuture<RateLimitOutcome> outcome = handler.handle(REQUEST, ROUTE, this.requestLoop);
 		new Thread(() -> answer.complete(allowed(answer)), "redis-io").start();
-		assertThat(outcome.get(5, TimeUnit.SECONDS).admitted()).isTrue();
+		assertThat(outcome.get(30, TimeUnit.SECONDS).admitted()).isTrue();
 		assertThat(outcome.get().headers().getFirst("RateLimit")).isNotNull();
 		assertThat(thread.get()).isEqualTo("request-loop");
 	}

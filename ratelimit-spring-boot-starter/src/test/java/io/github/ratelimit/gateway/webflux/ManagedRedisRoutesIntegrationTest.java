@@ -81,7 +81,7 @@ class ManagedRedisRoutesIntegrationTest extends ManagedRedisRouteIntegrationTest
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(get("/b/1", apiKey).expectBody()
 			.returnResult().getResponseHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"free-b\";q=20;w=1200"));
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-			this.instanceCounter.beat().get(5, TimeUnit.SECONDS);
+			this.instanceCounter.beat().get(30, TimeUnit.SECONDS);
 			assertThat(redis.command("ZCARD", "rl:instances")).isEqualTo("1");
 		});
 		assertThat(this.instanceCounter.isLearned()).isTrue();
