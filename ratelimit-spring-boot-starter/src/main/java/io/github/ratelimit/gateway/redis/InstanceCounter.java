@@ -28,9 +28,9 @@ import org.springframework.context.SmartLifecycle;
  * <p>While started (and learning), a heartbeat is sent at once and then every interval from one daemon thread,
  * {@code ratelimit-heartbeat}, which never waits for Redis: a heartbeat still unanswered when the next is due
  * counts as failed, and the next is sent. A failed heartbeat is logged at DEBUG, without a stack trace.
- * {@link #stop()} ends that thread and, if a heartbeat ever reached Redis, withdraws the instance ({@code ZREM}),
- * waiting at most 1 s for Redis. The executor is the counter's: started and stopped with it, closed by
- * {@link #close()}.
+ * {@link #stop()} ends that thread and, if a heartbeat was sent, withdraws the instance ({@code ZREM}), waiting at
+ * most 1 s for Redis, and only if Redis has answered a heartbeat. The executor is the counter's: started and
+ * stopped with it, closed by {@link #close()}.
  */
 public class InstanceCounter implements SmartLifecycle, AutoCloseable {
 
@@ -145,8 +145,8 @@ public class InstanceCounter implements SmartLifecycle, AutoCloseable {
 	}
 
 	/**
-	 * Ends the heartbeats, withdraws the instance if a heartbeat ever reached Redis (waiting at most 1 s), then stops
-	 * the executor.
+	 * Ends the heartbeats, withdraws the instance if a heartbeat was sent (waiting at most 1 s for Redis, and only if
+	 * Redis has answered a heartbeat), then stops the executor.
 	 */
 	@Override
 	public void stop() {
@@ -159,9 +159,12 @@ public class InstanceCounter implements SmartLifecycle, AutoCloseable {
 		try {
 			// a tick never waits for Redis: this ends at once, and no heartbeat is sent after the withdrawal
 			running.awaitTermination(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-			if (isLearned()) { // never reached Redis: nothing to withdraw
-				this.redis.removeFromSortedSet(this.key[0], this.arguments[0])
-					.get(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			if (this.lastHeartbeat != null) { // a heartbeat was sent, so it may have reached Redis
+				// after it on the same connection; waited for only if Redis has answered a heartbeat
+				CompletableFuture<Long> withdrawal = this.redis.removeFromSortedSet(this.key[0], this.arguments[0]);
+				if (isLearned()) {
+					withdrawal.get(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+				}
 			}
 		}
 		catch (InterruptedException ex) {

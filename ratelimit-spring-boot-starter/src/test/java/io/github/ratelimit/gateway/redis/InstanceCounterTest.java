@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -79,6 +80,40 @@ class InstanceCounterTest {
 			counter.stop();
 			counter.close();
 			factory.destroy();
+		}
+	}
+
+	/**
+	 * Stopped while its first heartbeat is still unanswered (Redis' replies delayed by a second): the heartbeat has
+	 * reached Redis, and so does the withdrawal after it.
+	 */
+	@Test
+	void stopWithdrawsAnInstanceWhoseHeartbeatIsStillUnanswered(TestRedis redis) {
+		try (TcpProxy network = TcpProxy.start(redis.host(), redis.port())) {
+			LettuceConnectionFactory factory = StartedConnectionFactory.to(network.host(), network.port());
+			LettuceScriptExecutor executor = new LettuceScriptExecutor(factory);
+			InstanceCounter counter = new InstanceCounter(executor, "ic-unanswered", 7, true, Duration.ofMinutes(1));
+			try {
+				// the connection open and the script loaded, so that the heartbeat is one EVALSHA on an open connection
+				executor.eval(LuaScript.fromClassPath("META-INF/ratelimit/instances.lua"),
+						new byte[][] { "ic-warm:instances".getBytes(StandardCharsets.UTF_8) },
+						new byte[][] { "warm".getBytes(StandardCharsets.UTF_8), "1000".getBytes(StandardCharsets.UTF_8) })
+					.join();
+				network.delay(Duration.ofSeconds(1));
+				counter.start();
+				await().atMost(Duration.ofSeconds(10)).until(() -> lastHeartbeat(counter) != null);
+				counter.stop();
+				assertThat(counter.isLearned()).isFalse();
+				// if the withdrawal were not sent, the heartbeat would keep the instance for 3 minutes
+				await().atMost(Duration.ofSeconds(10))
+					.during(Duration.ofMillis(1500))
+					.until(() -> redis.command("ZCARD", "ic-unanswered:instances").equals("0"));
+			}
+			finally {
+				counter.stop();
+				counter.close();
+				factory.destroy();
+			}
 		}
 	}
 
