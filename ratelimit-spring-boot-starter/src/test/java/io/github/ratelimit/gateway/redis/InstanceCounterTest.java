@@ -2,18 +2,21 @@ package io.github.ratelimit.gateway.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeoutException;
 
+import io.github.ratelimit.test.redis.RedisCluster;
 import io.github.ratelimit.test.redis.RedisExtension;
 import io.github.ratelimit.test.redis.TcpProxy;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.test.util.ReflectionTestUtils;
 
@@ -150,6 +153,56 @@ class InstanceCounterTest {
 			finally {
 				counter.stop();
 				counter.close();
+				factory.destroy();
+			}
+		}
+	}
+
+	/**
+	 * On a Redis Cluster whose master holding the instances key dies: heartbeats fail (each given up when the next is
+	 * due), the count learned is kept, a counter started meanwhile starts, and both stop within seconds.
+	 */
+	@Test
+	void theMasterOfTheInstancesKeyDownOnlyMakesHeartbeatsFail() {
+		Duration interval = Duration.ofMillis(200);
+		try (RedisCluster cluster = RedisCluster.start(3, 0, RedisCluster.DEFAULT_NODE_TIMEOUT, false)) {
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisClusterConfiguration(List.of(cluster.nodeAddresses().split(","))));
+			factory.afterPropertiesSet();
+			factory.start();
+			InstanceCounter before = new InstanceCounter(new LettuceScriptExecutor(factory), "ic-cluster", 7, true,
+					interval);
+			InstanceCounter during = new InstanceCounter(new LettuceScriptExecutor(factory), "ic-cluster", 7, true,
+					interval);
+			try {
+				before.start();
+				await().atMost(Duration.ofSeconds(20)).until(before::isLearned);
+				cluster.kill(cluster.masterOf("ic-cluster:instances"));
+				long start = System.nanoTime();
+				during.start();
+				assertThat(during.isRunning()).isTrue();
+				assertThat((System.nanoTime() - start) / 1_000_000).as("start took ms").isLessThan(5_000);
+				Set<CompletableFuture<?>> sent = ConcurrentHashMap.newKeySet();
+				await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20)).until(() -> {
+					sent.add(lastHeartbeat(before));
+					sent.add(lastHeartbeat(during));
+					return sent.stream().filter(CompletableFuture::isCompletedExceptionally).count() >= 6;
+				});
+				assertThat(before.instances()).as("the last count learned is kept").isEqualTo(1);
+				assertThat(during.isLearned()).isFalse();
+				for (InstanceCounter counter : List.of(before, during)) {
+					start = System.nanoTime();
+					counter.stop();
+					long stopMillis = (System.nanoTime() - start) / 1_000_000;
+					assertThat(stopMillis).as("stop took %d ms", stopMillis).isLessThan(5_000);
+					assertThat(counter.isRunning()).isFalse();
+				}
+			}
+			finally {
+				before.stop();
+				during.stop();
+				before.close();
+				during.close();
 				factory.destroy();
 			}
 		}
