@@ -160,7 +160,8 @@ public class InstanceCounter implements SmartLifecycle, AutoCloseable {
 			// a tick never waits for Redis: this ends at once, and no heartbeat is sent after the withdrawal
 			running.awaitTermination(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
 			if (this.lastHeartbeat != null) { // a heartbeat was sent, so it may have reached Redis
-				// after it on the same connection; waited for only if Redis has answered a heartbeat
+				// sent after the heartbeat on the same connection, so Redis runs it after; waited for only when Redis
+				// has answered a heartbeat, so that an unreachable Redis does not hold the stop
 				CompletableFuture<Long> withdrawal = this.redis.removeFromSortedSet(this.key[0], this.arguments[0]);
 				if (isLearned()) {
 					withdrawal.get(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
