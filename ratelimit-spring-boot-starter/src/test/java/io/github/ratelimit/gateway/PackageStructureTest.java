@@ -4,7 +4,6 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
-import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
 import org.junit.jupiter.api.Test;
@@ -17,10 +16,9 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 /**
  * The starter's packages by concept, checked on its compiled classes: no package cycle; the core (the limits
  * model and the limiter chain) knows neither WebFlux nor Reactor; Reactor is known only by the WebFlux front end and
- * two Redis adapters ({@link RedisPlanStore}, {@link SpringDataScriptExecutor}), and for now {@link InstanceCounter};
- * only the two front ends ({@code webflux} for
- * Gateway on WebFlux, {@code mvc} for Gateway Server MVC) and the auto-configuration know a web server, and each
- * front end only its own.
+ * two Redis adapters ({@link RedisPlanStore}, {@link SpringDataScriptExecutor}); only the two front ends
+ * ({@code webflux} for Gateway on WebFlux, {@code mvc} for Gateway Server MVC) and the auto-configuration know a web
+ * server, and each front end only its own.
  */
 class PackageStructureTest {
 
@@ -52,14 +50,13 @@ class PackageStructureTest {
 	 * Reactor is the WebFlux front end's. Elsewhere only two adapters use it, whose only way into Redis is Spring
 	 * Data Redis' reactive API, each turning a {@code Mono} into a future where it calls Redis:
 	 * {@link RedisPlanStore} (the reactive template) and {@link SpringDataScriptExecutor} (any reactive connection
-	 * factory that is not Lettuce's). {@link InstanceCounter} (heartbeats through Spring Data Redis' reactive
-	 * template) is allowed until it is converted (issue 28), after which it leaves this list.
+	 * factory that is not Lettuce's).
 	 */
 	@Test
 	void onlyTheWebFluxFrontEndAndTwoRedisAdaptersKnowReactor() {
 		noClasses().that()
 			.resideOutsideOfPackage("..gateway.webflux..")
-			.and(not(belongToAnyOf(RedisPlanStore.class, SpringDataScriptExecutor.class, InstanceCounter.class)))
+			.and(not(belongToAnyOf(RedisPlanStore.class, SpringDataScriptExecutor.class)))
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("reactor..")

@@ -168,11 +168,8 @@ public final class RateLimitAutoConfiguration {
 			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RedisScript<List<Long>> rateLimitScript,
 			RateLimitProperties properties) {
 		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
-		// on Lettuce, a connection of its own straight on Lettuce (pre-encoded arguments, one future per check);
-		// on any other reactive factory, Spring Data Redis' reactive template
-		RedisScriptExecutor executor = (redis instanceof LettuceConnectionFactory lettuce)
-				? new LettuceScriptExecutor(lettuce) : new SpringDataScriptExecutor(redis);
-		return new RedisRateLimitStore(executor, rateLimitScript, new BucketKeys(properties.getKeyPrefix()));
+		return new RedisRateLimitStore(scriptExecutor(redis), rateLimitScript,
+				new BucketKeys(properties.getKeyPrefix()));
 	}
 
 	@Bean
@@ -182,8 +179,23 @@ public final class RateLimitAutoConfiguration {
 			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RateLimitProperties properties) {
 		RateLimitProperties.Fallback fallback = properties.getFallback();
 		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
-		return new InstanceCounter(new ReactiveStringRedisTemplate(redis), properties.getKeyPrefix(),
-				fallback.getInstances(), fallback.isLearnInstances(), fallback.getHeartbeatInterval());
+		// learning off, the executor is never called: Spring Data's, which opens no connection until it is
+		RedisScriptExecutor executor = (fallback.isLearnInstances()) ? scriptExecutor(redis)
+				: new SpringDataScriptExecutor(redis);
+		return new InstanceCounter(executor, properties.getKeyPrefix(), fallback.getInstances(),
+				fallback.isLearnInstances(), fallback.getHeartbeatInterval());
+	}
+
+	/**
+	 * How the limiter's Redis users run scripts: on a Lettuce factory, a Lettuce connection of their own
+	 * (pre-encoded arguments, one future per call); on any other reactive factory, Spring Data Redis' reactive
+	 * template.
+	 * @param redis the limiter's connection factory
+	 * @return a new executor
+	 */
+	private static RedisScriptExecutor scriptExecutor(ReactiveRedisConnectionFactory redis) {
+		return (redis instanceof LettuceConnectionFactory lettuce) ? new LettuceScriptExecutor(lettuce)
+				: new SpringDataScriptExecutor(redis);
 	}
 
 	/**

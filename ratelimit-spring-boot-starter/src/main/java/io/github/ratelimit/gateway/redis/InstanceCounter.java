@@ -1,22 +1,22 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
+import org.springframework.context.Lifecycle;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.core.io.ClassPathResource;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Knows how many gateway instances share the limits, so that each instance's local fallback limiter holds the
@@ -24,19 +24,30 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code <prefix>:instances} scored by Redis time, script {@code META-INF/ratelimit/instances.lua}) and reads the
  * number alive (heard from within 3 intervals). The last count learned is kept while Redis is down; before any
  * count is learned, or with learning off, the configured {@code ratelimit.fallback.instances} applies.
+ *
+ * <p>While started (and learning), a heartbeat is sent at once and then every interval from one daemon thread,
+ * {@code ratelimit-heartbeat}, which never waits for Redis: a heartbeat still unanswered when the next is due
+ * counts as failed, and the next is sent. A failed heartbeat is logged at DEBUG, without a stack trace.
+ * {@link #stop()} ends that thread and, if a heartbeat was sent, withdraws the instance ({@code ZREM}), waiting at
+ * most 1 s for Redis, and only if Redis has answered a heartbeat. The executor is the counter's: started and
+ * stopped with it, closed by {@link #close()}.
  */
-public class InstanceCounter implements SmartLifecycle {
+public class InstanceCounter implements SmartLifecycle, AutoCloseable {
+
+	/** Longest {@link #stop()} waits for Redis to withdraw the instance. */
+	static final Duration WITHDRAW_TIMEOUT = Duration.ofSeconds(1);
 
 	private static final Logger logger = LoggerFactory.getLogger(InstanceCounter.class);
 
-	private final ReactiveStringRedisTemplate redis;
+	private static final LuaScript SCRIPT = LuaScript.fromClassPath("META-INF/ratelimit/instances.lua");
 
-	private final RedisScript<Long> script = RedisScript.of(new ClassPathResource("META-INF/ratelimit/instances.lua"),
-			Long.class);
+	private final RedisScriptExecutor redis;
 
-	private final String key;
+	private final byte[][] key;
 
 	private final String instanceId = UUID.randomUUID().toString();
+
+	private final byte[][] arguments;
 
 	private final int configured;
 
@@ -46,20 +57,24 @@ public class InstanceCounter implements SmartLifecycle {
 
 	private final AtomicInteger learned = new AtomicInteger();
 
-	private volatile Disposable heartbeat;
+	private volatile @Nullable ScheduledExecutorService heartbeat;
+
+	/** The last heartbeat the heartbeat thread sent (written on that thread only). */
+	private volatile @Nullable CompletableFuture<Long> lastHeartbeat;
 
 	/**
 	 * Create a counter.
-	 * @param redis the template used for heartbeats
+	 * @param redis reaches Redis (e.g. a {@link LettuceScriptExecutor}); owned by the counter from now on
 	 * @param keyPrefix prefix of the Redis keys
 	 * @param configured the configured instance count (at least 1)
 	 * @param learn whether to learn the count from heartbeats
-	 * @param interval heartbeat interval
+	 * @param interval heartbeat interval (positive)
 	 */
-	public InstanceCounter(ReactiveStringRedisTemplate redis, String keyPrefix, int configured, boolean learn,
+	public InstanceCounter(RedisScriptExecutor redis, String keyPrefix, int configured, boolean learn,
 			Duration interval) {
 		this.redis = redis;
-		this.key = keyPrefix + ":instances";
+		this.key = new byte[][] { utf8(keyPrefix + ":instances") };
+		this.arguments = new byte[][] { utf8(this.instanceId), utf8(Long.toString(interval.toMillis() * 3)) };
 		this.configured = configured;
 		this.learn = learn;
 		this.interval = interval;
@@ -83,23 +98,33 @@ public class InstanceCounter implements SmartLifecycle {
 	}
 
 	/**
-	 * Send one heartbeat now.
+	 * Send one heartbeat now; never blocks.
 	 * @return the number of instances alive, as counted by Redis; completed exceptionally when Redis did not answer
 	 */
 	public CompletableFuture<Long> beat() {
-		return send().toFuture();
+		return this.redis.eval(SCRIPT, this.key, this.arguments).thenApply((reply) -> {
+			long count = (Long) reply.get(0);
+			int previous = this.learned.getAndSet((int) count);
+			if (previous != count) {
+				logger.info("Rate limiter: {} gateway instance(s) share the limits", count);
+			}
+			return count;
+		});
 	}
 
-	private Mono<Long> send() {
-		String alive = Long.toString(this.interval.toMillis() * 3);
-		return this.redis.execute(this.script, List.of(this.key), List.of(this.instanceId, alive))
-			.next()
-			.doOnNext((count) -> {
-				int previous = this.learned.getAndSet(count.intValue());
-				if (previous != count.intValue()) {
-					logger.info("Rate limiter: {} gateway instance(s) share the limits", count);
-				}
-			});
+	/** One tick of the heartbeat thread: the heartbeat before, if still unanswered, fails; a new one is sent. */
+	private void tick() {
+		CompletableFuture<Long> previous = this.lastHeartbeat;
+		if (previous != null) {
+			previous.completeExceptionally(new TimeoutException("no answer within " + this.interval));
+		}
+		CompletableFuture<Long> sent = beat();
+		sent.whenComplete((count, ex) -> {
+			if (ex != null) {
+				logger.debug("Instance heartbeat failed: {}", LettuceScriptConnection.unwrap(ex).toString());
+			}
+		});
+		this.lastHeartbeat = sent;
 	}
 
 	@Override
@@ -107,42 +132,71 @@ public class InstanceCounter implements SmartLifecycle {
 		if (!this.learn || this.heartbeat != null) {
 			return;
 		}
-		// boundedElastic: the first heartbeat may open the Redis connection, which blocks. A heartbeat cut short (its
-		// timeout, or stop()) interrupts that connect, which then fails after the heartbeat's subscriber has gone: its
-		// failure is handled before the cut (inside subscribeOn), else Reactor would log it as a dropped error with
-		// its stack trace
-		this.heartbeat = Flux.interval(Duration.ZERO, this.interval, Schedulers.boundedElastic())
-			.onBackpressureDrop()
-			.concatMap((tick) -> send().onErrorResume(InstanceCounter::failed)
-				.subscribeOn(Schedulers.boundedElastic())
-				.timeout(this.interval)
-				.onErrorResume(InstanceCounter::failed), 1)
-			.subscribe();
+		if (this.redis instanceof Lifecycle lifecycle) {
+			lifecycle.start();
+		}
+		ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread daemon = new Thread(task, "ratelimit-heartbeat");
+			daemon.setDaemon(true);
+			return daemon;
+		});
+		thread.scheduleWithFixedDelay(this::tick, 0, this.interval.toMillis(), TimeUnit.MILLISECONDS);
+		this.heartbeat = thread;
 	}
 
-	private static Mono<Long> failed(Throwable ex) {
-		logger.debug("Instance heartbeat failed: {}", ex.toString());
-		return Mono.empty();
-	}
-
+	/**
+	 * Ends the heartbeats, withdraws the instance if a heartbeat was sent (waiting at most 1 s for Redis, and only if
+	 * Redis has answered a heartbeat), then stops the executor.
+	 */
 	@Override
 	public void stop() {
-		Disposable running = this.heartbeat;
+		ScheduledExecutorService running = this.heartbeat;
 		this.heartbeat = null;
-		if (running != null) {
-			running.dispose();
+		if (running == null) {
+			return;
 		}
-		if (running != null && isLearned()) { // never reached Redis: nothing to withdraw
-			this.redis.opsForZSet().remove(this.key, this.instanceId)
-				.timeout(Duration.ofSeconds(1))
-				.onErrorResume((ex) -> Mono.empty())
-				.block();
+		running.shutdownNow();
+		try {
+			// a tick never waits for Redis: this ends at once, and no heartbeat is sent after the withdrawal
+			running.awaitTermination(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			if (this.lastHeartbeat != null) { // a heartbeat was sent, so it may have reached Redis
+				// sent after the heartbeat on the same connection, so Redis runs it after; waited for only when Redis
+				// has answered a heartbeat, so that an unreachable Redis does not hold the stop
+				CompletableFuture<Long> withdrawal = this.redis.removeFromSortedSet(this.key[0], this.arguments[0]);
+				if (isLearned()) {
+					withdrawal.get(WITHDRAW_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+				}
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException ex) {
+			logger.debug("Instance withdrawal failed: {}", ex.getCause().toString());
+		}
+		catch (TimeoutException ex) {
+			logger.debug("Instance withdrawal failed: no answer within {}", WITHDRAW_TIMEOUT);
+		}
+		finally {
+			if (this.redis instanceof Lifecycle lifecycle) {
+				lifecycle.stop();
+			}
 		}
 	}
 
 	@Override
 	public boolean isRunning() {
 		return this.heartbeat != null;
+	}
+
+	/** Closes the executor (a {@link LettuceScriptExecutor} closes its connection); later heartbeats fail. */
+	@Override
+	public void close() {
+		this.redis.close();
+	}
+
+	private static byte[] utf8(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
 	}
 
 }

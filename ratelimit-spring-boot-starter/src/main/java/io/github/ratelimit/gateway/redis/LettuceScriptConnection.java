@@ -252,6 +252,20 @@ final class LettuceScriptConnection implements AutoCloseable {
 		return connect().thenCompose((connected) -> connected.del(keys).toCompletableFuture());
 	}
 
+	/**
+	 * Remove a member from a sorted set.
+	 * @param key the sorted set's key, encoded
+	 * @param member the member, encoded
+	 * @return the number of members removed
+	 */
+	CompletableFuture<Long> zrem(byte[] key, byte[] member) {
+		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
+		if (open != null) {
+			return open.zrem(key, member).toCompletableFuture();
+		}
+		return connect().thenCompose((connected) -> connected.zrem(key, member).toCompletableFuture());
+	}
+
 	private CompletableFuture<List<Object>> evalsha(RedisClusterAsyncCommands<byte[], byte[]> redis,
 			LuaScript script, byte[][] keys, byte[][] args) {
 		CompletableFuture<List<Object>> sent = redis.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI,

@@ -60,6 +60,11 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 		return this.connection.del(keys);
 	}
 
+	@Override
+	public CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member) {
+		return this.connection.zrem(key, member);
+	}
+
 	/** On a Redis Cluster: the masters, as the connection's view of the topology (Lettuce's refresh) has them. */
 	@Override
 	public boolean isSharded() {

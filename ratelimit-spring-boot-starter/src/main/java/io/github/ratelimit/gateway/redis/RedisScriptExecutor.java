@@ -9,7 +9,8 @@ import io.github.ratelimit.gateway.chain.StoreShards;
 
 /**
  * Runs Lua scripts and deletes keys on Redis, answering futures: the seam between the Redis store's logic
- * ({@link RedisRateLimitStore}: keys, arguments, replies) and the client library that talks to Redis. Two
+ * ({@link RedisRateLimitStore}: keys, arguments, replies; {@link InstanceCounter}'s heartbeats) and the client
+ * library that talks to Redis. Two
  * implementations ship, one per way of reaching Redis, as Boot splits its own Redis configuration per client:
  * {@link LettuceScriptExecutor} (a Lettuce connection of its own, what the auto-configuration uses with a
  * {@code LettuceConnectionFactory}) and {@link SpringDataScriptExecutor} (any reactive connection factory, through
@@ -39,6 +40,17 @@ public interface RedisScriptExecutor extends AutoCloseable {
 	 * @return the number of keys that existed; completed exceptionally when Redis cannot be reached
 	 */
 	CompletableFuture<Long> delete(byte[][] keys);
+
+	/**
+	 * Remove a member from a sorted set ({@code ZREM}). The default: completed exceptionally with
+	 * {@link UnsupportedOperationException}.
+	 * @param key the sorted set's key, encoded
+	 * @param member the member, encoded
+	 * @return the number of members removed (0 or 1); completed exceptionally when Redis cannot be reached
+	 */
+	default CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member) {
+		return CompletableFuture.failedFuture(new UnsupportedOperationException("ZREM is not supported by " + this));
+	}
 
 	/**
 	 * Whether calls go to shards that fail on their own (a Redis Cluster's masters). The default: no.

@@ -47,6 +47,11 @@ public final class SpringDataScriptExecutor implements RedisScriptExecutor {
 		return send(this.redis.delete(keys));
 	}
 
+	@Override
+	public CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member) {
+		return send(this.redis.opsForZSet().remove(key, member));
+	}
+
 	private <T> CompletableFuture<T> send(Mono<T> call) {
 		if (this.connected) {
 			return call.toFuture();

@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
+import io.github.ratelimit.gateway.redis.LettuceScriptExecutor;
 import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.test.redis.TestCertificates;
@@ -254,13 +255,17 @@ class RateLimitRedisConnectionAutoConfigurationTest {
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				LettuceConnectionFactory own = own(context);
-				assertThat(template(context.getBean(InstanceCounter.class)).getConnectionFactory()).isSameAs(own);
 				assertThat(template(context.getBean(RedisPlanStore.class)).getConnectionFactory()).isSameAs(own);
-				// the store's script connection: opened from its factory's native client (LettuceScriptExecutor)
+				// the store's and the heartbeats' script connections: opened from the factory's native client
+				// (LettuceScriptExecutor)
 				Object executor = ReflectionTestUtils.getField(context.getBean("rateLimitStore"),
 						"executor");
 				Object connection = ReflectionTestUtils.getField(executor, "connection");
 				assertThat(ReflectionTestUtils.getField(connection, "connectionFactory")).isSameAs(own);
+				Object heartbeats = ReflectionTestUtils.getField(context.getBean(InstanceCounter.class), "redis");
+				assertThat(heartbeats).isInstanceOf(LettuceScriptExecutor.class);
+				Object heartbeatConnection = ReflectionTestUtils.getField(heartbeats, "connection");
+				assertThat(ReflectionTestUtils.getField(heartbeatConnection, "connectionFactory")).isSameAs(own);
 			});
 	}
 
