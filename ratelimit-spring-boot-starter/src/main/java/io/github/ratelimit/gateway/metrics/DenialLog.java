@@ -147,8 +147,10 @@ public final class DenialLog {
 	 * @param group the endpoint group
 	 * @param decision the refusing decision
 	 * @param shadow whether the route only observes (the outcome is then {@code shadow-denied})
+	 * @param retryAfterMillis how long the client was told to wait ({@code Retry-After}), in milliseconds, at least 0
 	 */
-	public void denied(ClientKey client, String route, String group, RateLimitDecision decision, boolean shadow) {
+	public void denied(ClientKey client, String route, String group, RateLimitDecision decision, boolean shadow,
+			long retryAfterMillis) {
 		if (this.level == null || !logger.isEnabledForLevel(this.level)) {
 			return;
 		}
@@ -161,7 +163,7 @@ public final class DenialLog {
 			switch (denials.record(outcome)) {
 				case FIRST -> {
 					if (takeLine()) {
-						logInFull(id, route, group, decision, outcome);
+						logInFull(id, route, group, decision, outcome, retryAfterMillis);
 					}
 					else {
 						suppressForOthers(1);
@@ -184,7 +186,8 @@ public final class DenialLog {
 		return this.clients.estimatedSize();
 	}
 
-	private void logInFull(String id, String route, String group, RateLimitDecision decision, String outcome) {
+	private void logInFull(String id, String route, String group, RateLimitDecision decision, String outcome,
+			long retryAfterMillis) {
 		String policies = decision.violated().stream().map((s) -> s.limit().policyName()).collect(Collectors.joining(","));
 		LoggingEventBuilder event = logger.atLevel(this.level)
 			.addKeyValue("client", id)
@@ -193,9 +196,9 @@ public final class DenialLog {
 			.addKeyValue("plan", decision.limits().plan())
 			.addKeyValue("policies", policies)
 			.addKeyValue("outcome", outcome)
-			.addKeyValue("retryAfterMs", decision.retryAfterMillis());
+			.addKeyValue("retryAfterMs", retryAfterMillis);
 		event.log("Rate limit {}: client={} route={} group={} plan={} policies=[{}] retryAfterMs={}", outcome, id, route,
-				group, decision.limits().plan(), policies, decision.retryAfterMillis());
+				group, decision.limits().plan(), policies, retryAfterMillis);
 	}
 
 	/** A client's interval ended (expired, or dropped for size): its summary, if it had denials not written. */

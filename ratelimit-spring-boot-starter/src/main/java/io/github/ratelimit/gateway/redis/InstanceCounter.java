@@ -172,7 +172,7 @@ public class InstanceCounter implements SmartLifecycle, AutoCloseable {
 			Thread.currentThread().interrupt();
 		}
 		catch (ExecutionException ex) {
-			logger.debug("Instance withdrawal failed: {}", ex.getCause().toString());
+			logger.debug("Instance withdrawal failed: {}", String.valueOf(ex.getCause()));
 		}
 		catch (TimeoutException ex) {
 			logger.debug("Instance withdrawal failed: no answer within {}", WITHDRAW_TIMEOUT);

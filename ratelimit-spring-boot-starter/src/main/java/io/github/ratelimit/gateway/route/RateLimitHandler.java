@@ -35,7 +35,7 @@ public final class RateLimitHandler {
 
 	private final ClientKeyResolver clientKeyResolver;
 
-	private final LimiterChain checker;
+	private final LimiterChain chain;
 
 	private final RateLimitMetrics metrics;
 
@@ -52,14 +52,14 @@ public final class RateLimitHandler {
 	 * @param properties the validated {@code ratelimit.*} properties
 	 * @param limitResolver finds the limits of a plan in a group
 	 * @param clientKeyResolver identifies the client of a request
-	 * @param checker the limiter chain (its outermost layer): checks and consumes tokens, applying the failure policy
+	 * @param chain the limiter chain (its outermost layer): checks and consumes tokens, applying the failure policy
 	 * @param metrics observes decisions
 	 */
 	public RateLimitHandler(RateLimitProperties properties, LimitResolver limitResolver,
-			ClientKeyResolver clientKeyResolver, LimiterChain checker, RateLimitMetrics metrics) {
+			ClientKeyResolver clientKeyResolver, LimiterChain chain, RateLimitMetrics metrics) {
 		this.limitResolver = limitResolver;
 		this.clientKeyResolver = clientKeyResolver;
-		this.checker = checker;
+		this.chain = chain;
 		this.metrics = metrics;
 		this.headers = new RateLimitHeaders(properties.getHeaderStyle());
 		this.shadowHeaders = properties.isShadowHeaders();
@@ -77,9 +77,10 @@ public final class RateLimitHandler {
 	 * request's own thread or event loop; a decision already made is turned into the outcome on the calling thread
 	 * @return the outcome: forward (with the header fields and the slots held, counted in
 	 * {@code ratelimit.requests.in.flight} until they are ended), or a refusal (400 client not identified or
-	 * ambiguous, 429 denied, 503 limiter unavailable on a route that fails closed); never completed exceptionally
-	 * but by a failing {@link ClientKeyResolver}. Cancelling it abandons the check: tokens and slots an answer still to
-	 * come takes are given back.
+	 * ambiguous, 429 denied, 503 limiter unavailable on a route that fails closed); completed exceptionally only
+	 * when the {@link ClientKeyResolver}, the limiter chain or a step of this handler throws (the chain's failure
+	 * policy answers Redis failures with a decision). Cancelling it abandons the check: tokens and slots an answer
+	 * still to come takes are given back.
 	 */
 	public CompletableFuture<RateLimitOutcome> handle(ClientRequest request, RouteLimitSettings route,
 			Executor requestThread) {
@@ -108,7 +109,7 @@ public final class RateLimitHandler {
 			return;
 		}
 		PlanLimits limits = this.limitResolver.limitsFor(client.plan(), route.group());
-		CompletableFuture<RateLimitDecision> checked = this.checker
+		CompletableFuture<RateLimitDecision> checked = this.chain
 			.check(new RateLimitRequest(client, limits, route.cost(), route.failsClosed()));
 		outcome.whenComplete((ignored, error) -> {
 			if (outcome.isCancelled()) {
@@ -163,7 +164,8 @@ public final class RateLimitHandler {
 	private RateLimitOutcome enforce(ClientKey client, RouteLimitSettings route, RateLimitDecision decision) {
 		this.metrics.recordDecision(route.routeId(), route.group(), decision, route.shadow());
 		if (!decision.allowed()) {
-			this.denialLog.denied(client, route.routeId(), route.group(), decision, route.shadow());
+			this.denialLog.denied(client, route.routeId(), route.group(), decision, route.shadow(),
+					decision.isFailedClosed() ? this.failClosedRetryAfterSeconds * 1000 : decision.retryAfterMillis());
 		}
 		boolean writesHeaders = !route.shadow() || this.shadowHeaders;
 		HttpHeaders fields = new HttpHeaders();
@@ -202,7 +204,7 @@ public final class RateLimitHandler {
 
 	@Override
 	public String toString() {
-		return "RateLimitHandler[" + this.checker + "]";
+		return "RateLimitHandler[" + this.chain + "]";
 	}
 
 }

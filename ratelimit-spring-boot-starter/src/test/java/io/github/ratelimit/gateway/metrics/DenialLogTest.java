@@ -72,7 +72,7 @@ class DenialLogTest {
 		ClientKey client = apiKey("key-one");
 		String id = "k:" + client.id();
 		for (int i = 0; i < 4211; i++) {
-			log.denied(client, "search", "search", DENIED, false);
+			log.denied(client, "search", "search", DENIED, false, 310);
 		}
 		assertThat(messages()).containsExactly("Rate limit denied: client=" + id
 				+ " route=search group=search plan=free policies=[free-search] retryAfterMs=310");
@@ -93,14 +93,14 @@ class DenialLogTest {
 		assertThat(summary.getKeyValuePairs().get(3).value).isEqualTo(4210L);
 
 		// a new interval: a full line again
-		log.denied(client, "search", "search", DENIED, false);
+		log.denied(client, "search", "search", DENIED, false, 310);
 		assertThat(messages()).hasSize(3).last().asString().startsWith("Rate limit denied: client=" + id);
 	}
 
 	@Test
 	void aClientWithOneDenialGetsNoSummaryAndTheLevelIsTheConfiguredOne() {
 		DenialLog log = new DenialLog(DenialLogLevel.WARN, INTERVAL, 100, 1000, this.clock, this.clock, Runnable::run);
-		log.denied(apiKey("key-one"), "search", "search", DENIED, false);
+		log.denied(apiKey("key-one"), "search", "search", DENIED, false, 310);
 		this.clock.advance(INTERVAL.multipliedBy(3));
 		assertThat(this.appender.list).hasSize(1).allSatisfy((e) -> assertThat(e.getLevel()).isEqualTo(Level.WARN));
 	}
@@ -110,13 +110,16 @@ class DenialLogTest {
 		DenialLog log = denialLog(100, 1000);
 		ClientKey client = apiKey("key-one");
 		for (int i = 0; i < 3; i++) {
-			log.denied(client, "search", "search", DENIED, false);
-			log.denied(client, "search-shadow", "search", DENIED, true);
-			log.denied(client, "search", "search", RateLimitDecision.failedClosed(LIMITS), false);
+			log.denied(client, "search", "search", DENIED, false, 310);
+			log.denied(client, "search-shadow", "search", DENIED, true, 310);
+			log.denied(client, "search", "search", RateLimitDecision.failedClosed(LIMITS), false, 5000);
 		}
 		assertThat(messages()).hasSize(3);
 		assertThat(this.appender.list).extracting((e) -> keyValue(e, "outcome"))
 			.containsExactly("denied", "shadow-denied", "failed-closed");
+		// what the client was told to wait: a failed-closed decision has no wait of its own, the 503 says 5 s
+		assertThat(this.appender.list).extracting((e) -> keyValue(e, "retryAfterMs")).containsExactly("310", "310",
+				"5000");
 		this.clock.advance(INTERVAL);
 		assertThat(messages()).hasSize(4).last().asString()
 			.isEqualTo("Rate limit denials: 6 more for client=k:" + client.id() + " route=search group=search in the last 60 s");
@@ -127,8 +130,8 @@ class DenialLogTest {
 		DenialLog log = denialLog(100, 1000);
 		ClientKey ip = new ClientKey(ClientKey.Kind.IP, "203.0.113.7", "anonymous");
 		for (int i = 0; i < 3; i++) {
-			log.denied(ip, "search", "search", DENIED, false);
-			log.denied(ip, "login", "login", DENIED, false);
+			log.denied(ip, "search", "search", DENIED, false, 310);
+			log.denied(ip, "login", "login", DENIED, false, 310);
 		}
 		String id = "ip:" + ApiKeyHasher.hash("203.0.113.7");
 		assertThat(this.appender.list).extracting((e) -> keyValue(e, "group")).containsExactly("search", "login");
@@ -144,7 +147,7 @@ class DenialLogTest {
 		DenialLog log = denialLog(2, 1000);
 		for (int c = 0; c < 10; c++) {
 			for (int i = 0; i < 3; i++) {
-				log.denied(apiKey("client-" + c), "search", "search", DENIED, false);
+				log.denied(apiKey("client-" + c), "search", "search", DENIED, false, 310);
 			}
 			assertThat(log.trackedClients()).isLessThanOrEqualTo(2);
 		}
@@ -159,7 +162,7 @@ class DenialLogTest {
 	void theLineBudgetCapsLinesPerIntervalAndOneLineCountsTheRest() {
 		DenialLog log = denialLog(100, 3);
 		for (int c = 0; c < 5; c++) {
-			log.denied(apiKey("client-" + c), "search", "search", DENIED, false);
+			log.denied(apiKey("client-" + c), "search", "search", DENIED, false, 310);
 		}
 		assertThat(messages()).hasSize(3);
 		this.clock.advance(INTERVAL);
@@ -168,7 +171,7 @@ class DenialLogTest {
 		assertThat(keyValues(this.appender.list.get(3))).containsExactly("suppressed=2", "intervalSeconds=60",
 				"maxLines=3");
 		// the next interval has a budget of its own
-		log.denied(apiKey("client-5"), "search", "search", DENIED, false);
+		log.denied(apiKey("client-5"), "search", "search", DENIED, false, 310);
 		assertThat(messages()).hasSize(5).last().asString().startsWith("Rate limit denied: client=k:");
 	}
 
@@ -177,7 +180,7 @@ class DenialLogTest {
 		DenialLog log = denialLog(2, 5);
 		for (int c = 0; c < 10; c++) {
 			for (int i = 0; i < 3; i++) {
-				log.denied(apiKey("client-" + c), "search", "search", DENIED, false);
+				log.denied(apiKey("client-" + c), "search", "search", DENIED, false, 310);
 			}
 		}
 		assertThat(this.appender.list).hasSize(5);
@@ -192,7 +195,7 @@ class DenialLogTest {
 	void offWritesAndCountsNothing() {
 		DenialLog log = new DenialLog(DenialLogLevel.OFF, INTERVAL, 100, 1000, this.clock, this.clock, Runnable::run);
 		for (int i = 0; i < 3; i++) {
-			log.denied(apiKey("key-one"), "search", "search", DENIED, false);
+			log.denied(apiKey("key-one"), "search", "search", DENIED, false, 310);
 		}
 		this.clock.advance(INTERVAL);
 		assertThat(this.appender.list).isEmpty();
@@ -203,8 +206,8 @@ class DenialLogTest {
 	void aFractionalIntervalIsShownInSeconds() {
 		DenialLog log = new DenialLog(DenialLogLevel.INFO, Duration.ofMillis(2500), 100, 1000, this.clock, this.clock,
 				Runnable::run);
-		log.denied(apiKey("key-one"), "search", "search", DENIED, false);
-		log.denied(apiKey("key-one"), "search", "search", DENIED, false);
+		log.denied(apiKey("key-one"), "search", "search", DENIED, false, 310);
+		log.denied(apiKey("key-one"), "search", "search", DENIED, false, 310);
 		this.clock.advance(Duration.ofMillis(2500));
 		assertThat(messages()).last().asString().endsWith("in the last 2.5 s");
 		assertThat(keyValue(this.appender.list.get(1), "intervalSeconds")).isEqualTo("2.5");
