@@ -42,15 +42,12 @@ public interface RedisScriptExecutor extends AutoCloseable {
 	CompletableFuture<Long> delete(byte[][] keys);
 
 	/**
-	 * Remove a member from a sorted set ({@code ZREM}). The default: completed exceptionally with
-	 * {@link UnsupportedOperationException}.
+	 * Remove a member from a sorted set ({@code ZREM}).
 	 * @param key the sorted set's key, encoded
 	 * @param member the member, encoded
 	 * @return the number of members removed (0 or 1); completed exceptionally when Redis cannot be reached
 	 */
-	default CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member) {
-		return CompletableFuture.failedFuture(new UnsupportedOperationException("ZREM is not supported by " + this));
-	}
+	CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member);
 
 	/**
 	 * Whether calls go to shards that fail on their own (a Redis Cluster's masters). The default: no.

@@ -344,6 +344,11 @@ public final class GatewayInstance implements AutoCloseable {
 		}
 
 		@Override
+		public CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member) {
+			return this.delegate.removeFromSortedSet(key, member);
+		}
+
+		@Override
 		public void close() {
 			this.delegate.close();
 		}
