@@ -43,8 +43,9 @@ import org.springframework.core.env.Environment;
  * serving until the JVM is stopped.</li>
  * <li>{@code gateway --port P --redis-port R [--info FILE]}: the minimal gateway of the route comparison
  * ({@link BenchGateway}), serving until the JVM is stopped.</li>
- * <li>{@code routes --gateway-port P --gateway-pid PID --redis-port R --scripts DIR --out DIR [--quick]}: the route
- * comparison inside that one gateway (issue 14, {@link RouteComparison}): wrk runs, interleaved rounds.</li>
+ * <li>{@code routes --gateway-port P --gateway-pid PID --redis-port R [--redis-pid PID] --scripts DIR --out DIR
+ * [--quick]}: the route comparison inside that one gateway (issue 14, {@link RouteComparison}): wrk runs,
+ * interleaved rounds.</li>
  * <li>{@code zipf-table --keys N [--s S] --out FILE}: the cumulative Zipf table the wrk script samples from
  * ({@link ZipfTable}).</li>
  * <li>{@code jfr-summary --file F --title T --out MD}: summarise a JFR recording (e.g. the gateway's).</li>

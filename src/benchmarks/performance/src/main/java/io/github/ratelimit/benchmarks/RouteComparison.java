@@ -37,8 +37,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The route comparison of issue 14, inside ONE gateway process ({@link BenchGateway}, started by the run script):
  * {@code wrk -t1} against its routes, one Redis, interleaved rounds (the route order rotated each round), medians
- * in the report. Per run: requests per second, latency percentiles, the gateway's CPU time per request (from
- * {@code /proc/<pid>/stat}) and Redis calls per allowed request (from {@code INFO commandstats}). Before the rounds:
+ * in the report. Per run: requests per second, latency percentiles, per request the CPU time of the gateway, of
+ * Redis and of the whole machine and their context switches ({@link ProcessCounters}, {@link MachineCounters}: all
+ * read from {@code /proc} over the same window), and Redis calls per allowed request (from {@code INFO commandstats}).
+ * Before the rounds:
  * a check that every route answers as configured, a census of the buckets the limiters touch (MONITOR: every API
  * key must be a bucket of its own), a warm-up until the JIT compiler is (nearly) idle. After them: the Redis memory
  * per idle token-bucket key.
@@ -53,7 +55,8 @@ final class RouteComparison {
 	static final List<String> HEADER = List.of("measurement", "round", "route", "distribution", "keys",
 			"connections", "seconds", "req_per_s", "p50_us", "p90_us", "p99_us", "requests", "non2xx",
 			"socket_errors", "cpu_us_per_req", "script_calls", "all_calls", "script_calls_per_allowed",
-			"all_calls_per_allowed");
+			"all_calls_per_allowed", "redis_cpu_us_per_req", "machine_cpu_us_per_req", "gateway_cs_per_req",
+			"redis_cs_per_req", "machine_cs_per_req");
 
 	static final List<String> CENSUS_HEADER = List.of("route", "keys_sent", "requests", "script_calls",
 			"distinct_buckets", "api_key_buckets", "ip_buckets", "example_key");
@@ -91,6 +94,8 @@ final class RouteComparison {
 
 	private final long gatewayPid;
 
+	private final long redisPid;
+
 	private final Path out;
 
 	private final Path script;
@@ -118,13 +123,16 @@ final class RouteComparison {
 		this.quick = options.containsKey("quick");
 		this.clockTicks = Long.parseLong(options.getOrDefault("clk-tck", "100"));
 		this.redis = redis;
+		this.redisPid = Long.parseLong(options.containsKey("redis-pid") ? options.get("redis-pid")
+				: info(redis.info("server"), "process_id"));
 	}
 
 	/**
 	 * Run the comparison (see the class comment).
 	 * @param options {@code gateway-port}, {@code gateway-pid}, {@code redis-port}, {@code scripts} (the folder
 	 * holding {@code api-keys.lua}), {@code out}, {@code routes} (comma-separated), optional {@code quick},
-	 * {@code rounds}, {@code seconds}, {@code clk-tck}
+	 * {@code rounds}, {@code seconds}, {@code clk-tck}, {@code redis-pid} (default: {@code process_id} of
+	 * {@code INFO server}; either way Redis must run on this machine)
 	 * @throws Exception on failure
 	 */
 	static void run(Map<String, String> options) throws Exception {
@@ -174,12 +182,12 @@ final class RouteComparison {
 			// as the end-to-end step: measure only once a pass over every route costs the compiler threads under 3%
 			// of one core (on 2 busy cores C2 lags far behind the load); at most 12 passes
 			for (; passes < 12; passes++) {
-				long before = ProcStat.compilerTicks(this.gatewayPid);
+				long before = ProcessCounters.compilerTicks(this.gatewayPid);
 				long start = System.nanoTime();
 				for (String route : this.routes) {
 					wrk(measurements.get(0), route, 3, "warm-up");
 				}
-				double compilerSeconds = (ProcStat.compilerTicks(this.gatewayPid) - before) / (double) this.clockTicks;
+				double compilerSeconds = (ProcessCounters.compilerTicks(this.gatewayPid) - before) / (double) this.clockTicks;
 				double wall = (System.nanoTime() - start) / 1e9;
 				logger.info("JIT compiler CPU over the last {} s of traffic: {} s", BenchmarkMain.fmt(wall),
 						BenchmarkMain.fmt(compilerSeconds));
@@ -237,25 +245,58 @@ final class RouteComparison {
 	}
 
 	private List<Object> measure(Measurement m, String route, int round, int seconds) throws Exception {
-		long cpuBefore = ProcStat.cpuTicks(this.gatewayPid);
+		ProcessCounters gatewayBefore = ProcessCounters.read(this.gatewayPid);
+		ProcessCounters redisBefore = ProcessCounters.read(this.redisPid);
+		MachineCounters machineBefore = MachineCounters.read();
 		Map<String, Long> before = CommandStats.parse(this.redis.info("commandstats"));
 		WrkResult r = wrk(m, route, seconds, m.name() + " round " + round);
 		Map<String, Long> after = CommandStats.parse(this.redis.info("commandstats"));
-		long cpuTicks = ProcStat.cpuTicks(this.gatewayPid) - cpuBefore;
-		double cpuPerRequest = cpuTicks * 1e6 / this.clockTicks / Math.max(1, r.requests());
+		ProcessCounters gatewayAfter = ProcessCounters.read(this.gatewayPid);
+		ProcessCounters redisAfter = ProcessCounters.read(this.redisPid);
+		MachineCounters machineAfter = MachineCounters.read();
+		double cpuPerRequest = microsPerRequest(gatewayAfter.cpuTicksSince(gatewayBefore), r.requests());
+		double redisCpuPerRequest = microsPerRequest(redisAfter.cpuTicksSince(redisBefore), r.requests());
+		double machineCpuPerRequest = microsPerRequest(machineAfter.busyTicksSince(machineBefore), r.requests());
+		String switchesPerRequest = perRequest(gatewayAfter.contextSwitchesSince(gatewayBefore), r.requests());
+		String redisSwitchesPerRequest = perRequest(redisAfter.contextSwitchesSince(redisBefore), r.requests());
+		String machineSwitchesPerRequest = perRequest(machineAfter.contextSwitchesSince(machineBefore), r.requests());
 		long scriptCalls = CommandStats.scriptCalls(after) - CommandStats.scriptCalls(before);
 		// the INFO that read `after` is not counted; neither is the one that read `before` (allCalls skips info)
 		long allCalls = CommandStats.allCalls(after) - CommandStats.allCalls(before);
-		logger.info("{} round {} {}: {} req/s, p50 {} us, p99 {} us, gateway CPU {} us/request, {} script calls "
-				+ "per allowed request, non-2xx {}, socket errors {}", m.name(), round, route,
-				BenchmarkMain.fmt(r.requestsPerSecond()), BenchmarkMain.fmt(r.p50Micros()),
-				BenchmarkMain.fmt(r.p99Micros()), BenchmarkMain.fmt(cpuPerRequest),
-				perAllowed(scriptCalls, r.allowed()), r.non2xx(), r.socketErrors());
+		logger.info("{} round {} {}: {} req/s, p50 {} us, p99 {} us, CPU us/request: gateway {}, Redis {}, machine {}; "
+				+ "context switches/request: gateway {}, Redis {}, machine {}; {} script calls per allowed request, "
+				+ "non-2xx {}, socket errors {}", m.name(), round, route, BenchmarkMain.fmt(r.requestsPerSecond()),
+				BenchmarkMain.fmt(r.p50Micros()), BenchmarkMain.fmt(r.p99Micros()), BenchmarkMain.fmt(cpuPerRequest),
+				BenchmarkMain.fmt(redisCpuPerRequest), BenchmarkMain.fmt(machineCpuPerRequest), switchesPerRequest,
+				redisSwitchesPerRequest, machineSwitchesPerRequest, perAllowed(scriptCalls, r.allowed()), r.non2xx(),
+				r.socketErrors());
 		return List.of(m.name(), round, route, m.distribution(), m.keys(), m.connections(), seconds,
 				BenchmarkMain.fmt(r.requestsPerSecond()), BenchmarkMain.fmt(r.p50Micros()),
 				BenchmarkMain.fmt(r.p90Micros()), BenchmarkMain.fmt(r.p99Micros()), r.requests(), r.non2xx(),
 				r.socketErrors(), BenchmarkMain.fmt(cpuPerRequest), scriptCalls, allCalls,
-				perAllowed(scriptCalls, r.allowed()), perAllowed(allCalls, r.allowed()));
+				perAllowed(scriptCalls, r.allowed()), perAllowed(allCalls, r.allowed()),
+				BenchmarkMain.fmt(redisCpuPerRequest), BenchmarkMain.fmt(machineCpuPerRequest), switchesPerRequest,
+				redisSwitchesPerRequest, machineSwitchesPerRequest);
+	}
+
+	/**
+	 * CPU time per request.
+	 * @param ticks CPU time, clock ticks
+	 * @param requests requests answered in that time
+	 * @return microseconds per request (per 1 request when none was answered)
+	 */
+	private double microsPerRequest(long ticks, long requests) {
+		return ticks * 1e6 / this.clockTicks / Math.max(1, requests);
+	}
+
+	/**
+	 * A count per request, 4 decimals.
+	 * @param count e.g. context switches
+	 * @param requests requests answered
+	 * @return e.g. {@code 0.2500}; {@code NaN} with no request
+	 */
+	static String perRequest(long count, long requests) {
+		return (requests > 0) ? String.format(Locale.ROOT, "%.4f", (double) count / requests) : "NaN";
 	}
 
 	/**
@@ -486,49 +527,6 @@ final class RouteComparison {
 			cursor = this.redis.scan(ScanCursor.of(cursor.getCursor()), args);
 		}
 		return cursor.getKeys().isEmpty() ? null : cursor.getKeys().get(0);
-	}
-
-	/** CPU time of a process and of its JIT compiler threads, from {@code /proc}. */
-	static final class ProcStat {
-
-		private ProcStat() {
-		}
-
-		/** User + system CPU time of a process so far, clock ticks. */
-		static long cpuTicks(long pid) throws IOException {
-			return ticks(Files.readString(Path.of("/proc/" + pid + "/stat")));
-		}
-
-		/**
-		 * User + system time (fields 14 and 15) of a {@code /proc/<pid>/stat} line, clock ticks; the command name
-		 * (field 2, in parentheses) may hold spaces and parentheses.
-		 * @param stat the line
-		 * @return utime + stime
-		 */
-		static long ticks(String stat) {
-			String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-			// fields[0] is field 3 (state): utime is field 14, stime field 15
-			return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-		}
-
-		/** CPU time of the process' JIT compiler threads so far, clock ticks. */
-		static long compilerTicks(long pid) throws IOException {
-			long sum = 0;
-			try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
-				for (Path task : (Iterable<Path>) tasks::iterator) {
-					try {
-						if (Files.readString(task.resolve("comm")).contains("Compiler")) {
-							sum += ticks(Files.readString(task.resolve("stat")));
-						}
-					}
-					catch (IOException ex) {
-						// the thread ended
-					}
-				}
-			}
-			return sum;
-		}
-
 	}
 
 	/**

@@ -129,7 +129,12 @@ final class RouteComparisonReport {
 			.append(" s per route and distribution, then ").append(this.settings.getProperty("jit_passes", "?"))
 			.append(" passes of 3 s per route until a pass cost the gateway's JIT compiler threads under 3% of one ")
 			.append("core. Gateway CPU per request: utime + stime of the gateway process (`/proc/<pid>/stat`) over a ")
-			.append("run, divided by its requests. Redis calls: deltas of `INFO commandstats` over a run (EVALSHA + ")
+			.append("run, divided by its requests; over the same window Redis' likewise (`redis-server`'s ")
+			.append("`/proc/<pid>/stat`), the machine's non-idle time on all cores (`/proc/stat`: user + nice + system + ")
+			.append("irq + softirq + steal, so wrk, the driver and any other process count too), and context switches: ")
+			.append("voluntary + nonvoluntary of every thread of the gateway and of Redis (`/proc/<pid>/task/*/status`, ")
+			.append("threads that ended during a run not counted) and the machine's (`ctxt` of `/proc/stat`). ")
+			.append("Redis calls: deltas of `INFO commandstats` over a run (EVALSHA + ")
 			.append("EVAL; all commands but INFO, including those scripts run inside Redis), divided by the allowed ")
 			.append("requests. Lease route: ").append(leaseState()).append(".\n\n");
 		targets(md);
@@ -238,17 +243,23 @@ final class RouteComparisonReport {
 			default -> "Zipf over " + n(RouteComparison.ZIPF_KEYS) + " keys, 32 connections";
 		};
 		md.append("### ").append(title).append("\n\n");
-		md.append("| route | rounds | req/s (median) | range | p50 µs | p90 µs | p99 µs | gateway CPU µs per request | EVALSHA+EVAL per allowed | all commands per allowed | non-2xx | socket errors |\n");
-		md.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		md.append("| route | rounds | req/s (median) | range | p50 µs | p90 µs | p99 µs | gateway CPU µs per request | Redis CPU µs per request | machine CPU µs per request | gateway context switches per request | Redis context switches per request | machine context switches per request | EVALSHA+EVAL per allowed | all commands per allowed | non-2xx | socket errors |\n");
+		md.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (String route : ROUTE_ORDER) {
 			List<Double> rps = values(measurement, route, "req_per_s");
 			if (rps.isEmpty()) {
 				continue;
 			}
-			md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s-%s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+			md.append(String.format(Locale.ROOT,
+					"| %s | %d | %s | %s-%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
 					ROUTE_NAMES.get(route), rps.size(), n(Stats.median(rps)), n(Stats.min(rps)), n(Stats.max(rps)),
 					n(median(measurement, route, "p50_us")), n(median(measurement, route, "p90_us")),
 					n(median(measurement, route, "p99_us")), n(median(measurement, route, "cpu_us_per_req")),
+					n(median(measurement, route, "redis_cpu_us_per_req")),
+					n(median(measurement, route, "machine_cpu_us_per_req")),
+					n2(median(measurement, route, "gateway_cs_per_req")),
+					n2(median(measurement, route, "redis_cs_per_req")),
+					n2(median(measurement, route, "machine_cs_per_req")),
 					n4(median(measurement, route, "script_calls_per_allowed")),
 					n4(median(measurement, route, "all_calls_per_allowed")), n(median(measurement, route, "non2xx")),
 					n(median(measurement, route, "socket_errors"))));
@@ -258,22 +269,27 @@ final class RouteComparisonReport {
 
 	private void ratios(StringBuilder md) {
 		md.append("### Ratios and what each filter costs\n\n");
-		md.append("| measurement | route | req/s ÷ no filter | req/s ÷ `RequestRateLimiter` | p99 added µs | gateway CPU added µs per request |\n");
-		md.append("|---|---|---:|---:|---:|---:|\n");
+		md.append("| measurement | route | req/s ÷ no filter | req/s ÷ `RequestRateLimiter` | p99 added µs | gateway CPU added µs per request | Redis CPU added µs per request | machine CPU added µs per request |\n");
+		md.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
 		for (String measurement : List.of("uniform-c32", "uniform-c4", "zipf-c32")) {
 			for (String route : ROUTE_ORDER) {
 				if (route.equals(BenchGateway.PLAIN) || values(measurement, route, "req_per_s").isEmpty()) {
 					continue;
 				}
-				md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", measurement,
+				md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", measurement,
 						ROUTE_NAMES.get(route), x(ratio(measurement, route, BenchGateway.PLAIN)),
 						route.equals(BenchGateway.SCG) ? "-" : x(ratio(measurement, route, BenchGateway.SCG)),
-						signed(median(measurement, route, "p99_us") - median(measurement, BenchGateway.PLAIN, "p99_us")),
-						signed(median(measurement, route, "cpu_us_per_req")
-								- median(measurement, BenchGateway.PLAIN, "cpu_us_per_req"))));
+						signed(added(measurement, route, "p99_us")), signed(added(measurement, route, "cpu_us_per_req")),
+						signed(added(measurement, route, "redis_cpu_us_per_req")),
+						signed(added(measurement, route, "machine_cpu_us_per_req"))));
 			}
 		}
 		md.append('\n');
+	}
+
+	/** A column's median on a route minus on the route without a filter, in one measurement. */
+	private double added(String measurement, String route, String column) {
+		return median(measurement, route, column) - median(measurement, BenchGateway.PLAIN, column);
 	}
 
 	private void censusTable(StringBuilder md) {
@@ -332,6 +348,10 @@ final class RouteComparisonReport {
 
 	private static String signed(double v) {
 		return Double.isNaN(v) ? "-" : ((v >= 0) ? "+" : "") + n(v);
+	}
+
+	private static String n2(double v) {
+		return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.2f", v);
 	}
 
 	private static String n4(double v) {

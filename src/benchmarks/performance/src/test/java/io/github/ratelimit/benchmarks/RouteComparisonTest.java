@@ -26,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.within;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The pure parts of the route comparison (issue 14): no gateway, no Redis, no wrk, no timing. */
 class RouteComparisonTest {
@@ -140,7 +141,60 @@ class RouteComparisonTest {
 	@Test
 	void procStatTicksSkipACommandNameWithSpacesAndParentheses() {
 		String stat = "4242 (C2 CompilerThre (x)) S 1 4242 4242 0 -1 4194560 2450 0 0 0 123 45 0 0 20 0 30 0 999";
-		assertThat(RouteComparison.ProcStat.ticks(stat)).isEqualTo(168);
+		assertThat(ProcessCounters.cpuTicks(stat)).isEqualTo(168);
+	}
+
+	@Test
+	void threadStatusGivesVoluntaryPlusNonvoluntaryContextSwitches() {
+		String status = """
+				Name:	reactor-http-ep
+				State:	S (sleeping)
+				Tgid:	4242
+				Pid:	4250
+				Cpus_allowed_list:	0-1
+				voluntary_ctxt_switches:	1200
+				nonvoluntary_ctxt_switches:	34
+				""";
+		assertThat(ProcessCounters.contextSwitches(status)).isEqualTo(1234);
+		assertThatIllegalArgumentException().isThrownBy(() -> ProcessCounters.contextSwitches("Name:\tx\n"));
+	}
+
+	@Test
+	void contextSwitchesSinceCountThreadsAliveAtTheEndAndNotThoseThatEnded() {
+		// thread 2 ended in between (its switches are lost), thread 3 started (counted in full)
+		ProcessCounters before = new ProcessCounters(100, Map.of(1L, 1000L, 2L, 5000L));
+		ProcessCounters after = new ProcessCounters(160, Map.of(1L, 1300L, 3L, 40L));
+		assertThat(after.cpuTicksSince(before)).isEqualTo(60);
+		assertThat(after.contextSwitchesSince(before)).isEqualTo(340);
+	}
+
+	@Test
+	void procStatOfTheMachineGivesNonIdleTicksOfAllCoresAndContextSwitches() {
+		String stat = """
+				cpu  13154 7 4054 47516 304 5 86 86 2 0
+				cpu0 6599 7 1575 24291 35 5 12 38 1 0
+				cpu1 6555 0 2478 23225 269 0 73 48 1 0
+				intr 912345 0 9 0
+				ctxt 910347
+				btime 1764873600
+				processes 4321
+				""";
+		MachineCounters counters = MachineCounters.parse(stat);
+		// user + nice + system + irq + softirq + steal; idle, iowait and guest (already in user) left out
+		assertThat(counters.busyTicks()).isEqualTo(13154 + 7 + 4054 + 5 + 86 + 86);
+		assertThat(counters.contextSwitches()).isEqualTo(910347);
+		MachineCounters later = new MachineCounters(counters.busyTicks() + 150, counters.contextSwitches() + 9000);
+		assertThat(later.busyTicksSince(counters)).isEqualTo(150);
+		assertThat(later.contextSwitchesSince(counters)).isEqualTo(9000);
+		assertThatIllegalArgumentException().isThrownBy(() -> MachineCounters.parse("intr 1\n"));
+	}
+
+	@Test
+	void countersOfThisProcessAndThisMachineFromProc() throws Exception {
+		assumeTrue(Files.isReadable(Path.of("/proc/stat")), "Linux /proc");
+		ProcessCounters self = ProcessCounters.read(ProcessHandle.current().pid());
+		assertThat(self.contextSwitchesByTask()).isNotEmpty();
+		assertThat(MachineCounters.read().busyTicks()).isPositive();
 	}
 
 	@Test
@@ -261,6 +315,11 @@ class RouteComparisonTest {
 			.contains("**145 B**")
 			.contains("not measured (without leases: 0.60×)")
 			.contains("rl:{idle\\|k:x}:0")
+			// gateway 40, Redis 10, machine 120 µs CPU per request; context switches 0.25, 0.5, 3
+			.contains("| 40.0 | 10.0 | 120 | 0.25 | 0.50 | 3.00 |")
+			.contains("`ctxt` of `/proc/stat`")
+			// ratios: the filter adds no gateway, Redis or machine CPU in these rows
+			.contains("| +0.0 | +0.0 | +0.0 |")
 			.contains("no per-limit `lease` property yet");
 	}
 
@@ -270,7 +329,9 @@ class RouteComparisonTest {
 		Tsv.append(dir.resolve("routes.tsv"), RouteComparison.HEADER,
 				List.of(measurement, round, route, measurement.startsWith("zipf") ? "zipf" : "uniform", 10000, 32, 10,
 						rps, 100, 200, p99, requests, 0, 0, 40, scriptCalls, allCalls,
-						RouteComparison.perAllowed(scriptCalls, requests), RouteComparison.perAllowed(allCalls, requests)));
+						RouteComparison.perAllowed(scriptCalls, requests), RouteComparison.perAllowed(allCalls, requests),
+						10, 120, RouteComparison.perRequest(requests / 4, requests),
+						RouteComparison.perRequest(requests / 2, requests), 3));
 	}
 
 }
