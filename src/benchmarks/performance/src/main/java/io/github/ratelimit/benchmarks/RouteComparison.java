@@ -40,10 +40,9 @@ import org.slf4j.LoggerFactory;
  * in the report. Per run: requests per second, latency percentiles, per request the CPU time of the gateway, of
  * Redis and of the whole machine and their context switches ({@link ProcessCounters}, {@link MachineCounters}: all
  * read from {@code /proc} over the same window), and Redis calls per allowed request (from {@code INFO commandstats}).
- * Before the rounds:
- * a check that every route answers as configured, a census of the buckets the limiters touch (MONITOR: every API
- * key must be a bucket of its own), a warm-up until the JIT compiler is (nearly) idle. After them: the Redis memory
- * per idle token-bucket key.
+ * Before the rounds: a check that every route answers as configured, a census of the buckets the limiters touch
+ * (MONITOR: every API key must be a bucket of its own), a warm-up until the JIT compiler is (nearly) idle. After
+ * them: the Redis memory per idle token-bucket key.
  *
  * <p>Writes into the output directory: {@code routes.tsv} (one row per wrk run), {@code routes-census.tsv},
  * {@code routes-memory.tsv}, {@code routes.properties} (settings) and {@code routes-wrk.log} (wrk's raw output).
@@ -187,7 +186,8 @@ final class RouteComparison {
 				for (String route : this.routes) {
 					wrk(measurements.get(0), route, 3, "warm-up");
 				}
-				double compilerSeconds = (ProcessCounters.compilerTicks(this.gatewayPid) - before) / (double) this.clockTicks;
+				double compilerSeconds = (ProcessCounters.compilerTicks(this.gatewayPid) - before)
+						/ (double) this.clockTicks;
 				double wall = (System.nanoTime() - start) / 1e9;
 				logger.info("JIT compiler CPU over the last {} s of traffic: {} s", BenchmarkMain.fmt(wall),
 						BenchmarkMain.fmt(compilerSeconds));
@@ -257,7 +257,7 @@ final class RouteComparison {
 		double cpuPerRequest = microsPerRequest(gatewayAfter.cpuTicksSince(gatewayBefore), r.requests());
 		double redisCpuPerRequest = microsPerRequest(redisAfter.cpuTicksSince(redisBefore), r.requests());
 		double machineCpuPerRequest = microsPerRequest(machineAfter.busyTicksSince(machineBefore), r.requests());
-		String switchesPerRequest = perRequest(gatewayAfter.contextSwitchesSince(gatewayBefore), r.requests());
+		String gatewaySwitchesPerRequest = perRequest(gatewayAfter.contextSwitchesSince(gatewayBefore), r.requests());
 		String redisSwitchesPerRequest = perRequest(redisAfter.contextSwitchesSince(redisBefore), r.requests());
 		String machineSwitchesPerRequest = perRequest(machineAfter.contextSwitchesSince(machineBefore), r.requests());
 		long scriptCalls = CommandStats.scriptCalls(after) - CommandStats.scriptCalls(before);
@@ -267,7 +267,7 @@ final class RouteComparison {
 				+ "context switches/request: gateway {}, Redis {}, machine {}; {} script calls per allowed request, "
 				+ "non-2xx {}, socket errors {}", m.name(), round, route, BenchmarkMain.fmt(r.requestsPerSecond()),
 				BenchmarkMain.fmt(r.p50Micros()), BenchmarkMain.fmt(r.p99Micros()), BenchmarkMain.fmt(cpuPerRequest),
-				BenchmarkMain.fmt(redisCpuPerRequest), BenchmarkMain.fmt(machineCpuPerRequest), switchesPerRequest,
+				BenchmarkMain.fmt(redisCpuPerRequest), BenchmarkMain.fmt(machineCpuPerRequest), gatewaySwitchesPerRequest,
 				redisSwitchesPerRequest, machineSwitchesPerRequest, perAllowed(scriptCalls, r.allowed()), r.non2xx(),
 				r.socketErrors());
 		return List.of(m.name(), round, route, m.distribution(), m.keys(), m.connections(), seconds,
@@ -275,7 +275,7 @@ final class RouteComparison {
 				BenchmarkMain.fmt(r.p90Micros()), BenchmarkMain.fmt(r.p99Micros()), r.requests(), r.non2xx(),
 				r.socketErrors(), BenchmarkMain.fmt(cpuPerRequest), scriptCalls, allCalls,
 				perAllowed(scriptCalls, r.allowed()), perAllowed(allCalls, r.allowed()),
-				BenchmarkMain.fmt(redisCpuPerRequest), BenchmarkMain.fmt(machineCpuPerRequest), switchesPerRequest,
+				BenchmarkMain.fmt(redisCpuPerRequest), BenchmarkMain.fmt(machineCpuPerRequest), gatewaySwitchesPerRequest,
 				redisSwitchesPerRequest, machineSwitchesPerRequest);
 	}
 
