@@ -30,6 +30,7 @@ import io.github.ratelimit.gateway.redis.RedisAccessProbe;
 import io.github.ratelimit.gateway.redis.RedisPlanStore;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
+import io.github.ratelimit.gateway.redis.ServerEventLoops;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
 import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
@@ -166,10 +167,14 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
 	RedisRateLimitStore rateLimitStore(ReactiveRedisConnectionFactory connectionFactory,
 			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RedisScript<List<Long>> rateLimitScript,
-			RateLimitProperties properties) {
+			RateLimitProperties properties, ObjectProvider<ServerEventLoops> serverEventLoops) {
+		LimiterConnectionFactory limiter = limiterConnectionFactory.getIfAvailable();
+		ServerEventLoops eventLoops = serverEventLoops.getIfAvailable();
 		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
-		return new RedisRateLimitStore(scriptExecutor(redis), rateLimitScript,
-				new BucketKeys(properties.getKeyPrefix()));
+		RedisScriptExecutor executor = (redis instanceof LettuceConnectionFactory lettuce && limiter != null
+				&& eventLoops != null) ? new LettuceScriptExecutor(lettuce, limiter.onEventLoops(eventLoops.eventLoops()))
+						: scriptExecutor(redis);
+		return new RedisRateLimitStore(executor, rateLimitScript, new BucketKeys(properties.getKeyPrefix()));
 	}
 
 	@Bean

@@ -2,9 +2,11 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import io.github.ratelimit.gateway.http.RateLimitProblems;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.redis.ServerEventLoops;
 import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.webflux.CanonicalPathWebFilter;
+import io.github.ratelimit.gateway.webflux.ReactorNettyEventLoops;
 import io.github.ratelimit.gateway.webflux.ProblemDetailResponseWriter;
 import io.github.ratelimit.gateway.webflux.RateLimitGatewayFilterFactory;
 import io.github.ratelimit.gateway.webflux.RateLimitResponseWriter;
@@ -22,6 +24,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.codec.ServerCodecConfigurer;
 
 /**
@@ -39,6 +42,15 @@ import org.springframework.http.codec.ServerCodecConfigurer;
 public final class RateLimitWebFluxAutoConfiguration {
 
 	/** The rules of the WebFlux routes' {@code RateLimit} arguments; not replaceable, like the check that runs them. */
+	/**
+	 * The WebFlux server's event loops, on which the limiter's store keeps a Redis connection each.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	ServerEventLoops rateLimitServerEventLoops(ObjectProvider<ReactorResourceFactory> resourceFactory) {
+		return ReactorNettyEventLoops.of(resourceFactory.getIfAvailable());
+	}
+
 	@Bean
 	RateLimitRouteValidator rateLimitRouteValidator(ObjectProvider<GatewayProperties> gatewayProperties) {
 		return new RateLimitRouteValidator(gatewayProperties.getIfAvailable());

@@ -129,6 +129,14 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	/**
+	 * Whether the connection has been opened (Lettuce may be reconnecting it) and not suspended or closed since.
+	 * @return whether calls go out on it without waiting for a connect
+	 */
+	boolean isOpen() {
+		return this.commands != null;
+	}
+
+	/**
 	 * The Cluster master serving the slot of a key, as Lettuce's topology knows it now.
 	 * @param key the key, or its start through its hash tag, encoded (Lettuce's {@link SlotHash}, as Redis hashes)
 	 * @return the master's {@code host:port}; {@link StoreShards#SINGLE_SHARD} when Redis is not a Cluster, the

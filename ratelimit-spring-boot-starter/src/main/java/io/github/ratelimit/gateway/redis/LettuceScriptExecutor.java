@@ -1,9 +1,13 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+
+import io.netty.channel.EventLoop;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -14,6 +18,12 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * {@link LimiterConnectionFactory}): opened from the factory's Lettuce client (so with its address, credentials,
  * TLS, client options and, on a Cluster, its topology), shared by every call with Lettuce's automatic pipelining.
  * Keys and arguments go out as the caller's bytes; a call is one Lettuce future, with no reactive pipeline.
+ *
+ * <p>Given event loops (the WebFlux server's) and, for each, a factory whose client does its I/O on that loop
+ * ({@link LimiterConnectionFactory#onEventLoops}), it also opens one connection per loop: a script run from a loop's
+ * thread goes out on that loop's connection, whose answer is read and completed on the same thread, so no other
+ * thread is woken on the way. A call from any other thread (Server MVC's, a timer's), or from a loop whose connection
+ * is not open yet, goes out on the shared connection.
  *
  * <p>The connection is opened in the background at creation (and, if Redis is down then, by the first call after it
  * is up; never on the caller's thread): a call made meanwhile waits for that attempt and fails with its error if it
@@ -28,6 +38,11 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 
 	private final LettuceScriptConnection connection;
 
+	/** The event loops with connections of their own, and those connections, index for index. */
+	private final EventLoop[] eventLoops;
+
+	private final LettuceScriptConnection[] onEventLoops;
+
 	/** Stopped and started right after the connection factory: its stop shuts the Lettuce client down. */
 	private final int phase;
 
@@ -39,30 +54,74 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	 * Sentinel or Cluster
 	 */
 	public LettuceScriptExecutor(LettuceConnectionFactory connectionFactory) {
+		this(connectionFactory, Map.of());
+	}
+
+	/**
+	 * Create an executor with a connection per event loop besides the shared one, and start opening them all in the
+	 * background.
+	 * @param connectionFactory a Lettuce connection factory (the limiter's own, or the application's), standalone,
+	 * Sentinel or Cluster: the shared connection's, and the topology's on a Cluster
+	 * @param onEventLoops for each event loop, a factory reaching the same Redis whose client does its I/O on that
+	 * loop ({@link LimiterConnectionFactory#onEventLoops}); empty for none
+	 */
+	public LettuceScriptExecutor(LettuceConnectionFactory connectionFactory,
+			Map<EventLoop, LettuceConnectionFactory> onEventLoops) {
 		this.connection = new LettuceScriptConnection(connectionFactory);
 		this.phase = (connectionFactory.getPhase() < Integer.MAX_VALUE) ? connectionFactory.getPhase() + 1
 				: Integer.MAX_VALUE;
-		this.connection.connectInBackground();
+		this.eventLoops = onEventLoops.keySet().toArray(new EventLoop[0]);
+		this.onEventLoops = onEventLoops.values()
+			.stream()
+			.map(LettuceScriptConnection::new)
+			.toArray(LettuceScriptConnection[]::new);
+		allConnections().forEach(LettuceScriptConnection::connectInBackground);
+	}
+
+	private List<LettuceScriptConnection> allConnections() {
+		List<LettuceScriptConnection> all = new ArrayList<>(this.onEventLoops.length + 1);
+		all.add(this.connection);
+		all.addAll(List.of(this.onEventLoops));
+		return all;
+	}
+
+	/**
+	 * The connection of the calling thread: its event loop's when it has one and it is open, else the shared one (a
+	 * loop's connection not open yet is opened in the background meanwhile).
+	 */
+	private LettuceScriptConnection connectionOfThisThread() {
+		for (int i = 0; i < this.eventLoops.length; i++) {
+			if (this.eventLoops[i].inEventLoop()) {
+				LettuceScriptConnection onLoop = this.onEventLoops[i];
+				if (onLoop.isOpen()) {
+					return onLoop;
+				}
+				onLoop.connectInBackground();
+				return this.connection;
+			}
+		}
+		return this.connection;
 	}
 
 	/**
 	 * {@inheritDoc}
-	 * <p>One EVALSHA (EVAL after NOSCRIPT), completed on Lettuce's I/O thread; fails with Lettuce's exception (e.g.
-	 * {@code RedisCommandTimeoutException} after the client's command timeout).
+	 * <p>One EVALSHA (EVAL after NOSCRIPT), completed on the I/O thread of the connection it went out on: the
+	 * calling event loop's own (see the class description), else one of Lettuce's; fails with Lettuce's exception
+	 * (e.g. {@code RedisCommandTimeoutException} after the client's command timeout).
 	 */
 	@Override
 	public CompletableFuture<List<Object>> eval(LuaScript script, byte[][] keys, byte[][] args) {
-		return this.connection.evalsha(script, keys, args);
+		return connectionOfThisThread().evalsha(script, keys, args);
 	}
 
 	@Override
 	public CompletableFuture<Long> delete(byte[][] keys) {
-		return this.connection.del(keys);
+		return connectionOfThisThread().del(keys);
 	}
 
 	@Override
 	public CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member) {
-		return this.connection.zrem(key, member);
+		return connectionOfThisThread().zrem(key, member);
 	}
 
 	/** On a Redis Cluster: the masters, as the connection's view of the topology (Lettuce's refresh) has them. */
@@ -83,26 +142,34 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 
 	/**
 	 * {@inheritDoc}
-	 * <p>As Lettuce reports it for the factory's client (every connection of that client: the limiter's, and those
-	 * of the limiter's other Redis users through the same factory); on a Cluster, the node's {@code host:port}.
+	 * <p>As Lettuce reports it for the factories' clients (every connection of those clients: the limiter's, and
+	 * those of the limiter's other Redis users through the same factory); on a Cluster, the node's {@code host:port}.
 	 */
 	@Override
 	public AutoCloseable onConnected(Consumer<String> listener) {
-		return this.connection.onConnected(listener);
+		List<AutoCloseable> listening = new ArrayList<>();
+		for (LettuceScriptConnection each : allConnections()) {
+			listening.add(each.onConnected(listener));
+		}
+		return () -> {
+			for (AutoCloseable each : listening) {
+				each.close();
+			}
+		};
 	}
 
-	/** Open the connection again (in the background) after {@link #stop()}, from the factory's current client. */
+	/** Open the connections again (in the background) after {@link #stop()}, from the factories' current clients. */
 	@Override
 	public void start() {
 		this.running = true;
-		this.connection.connectInBackground();
+		allConnections().forEach(LettuceScriptConnection::connectInBackground);
 	}
 
-	/** Close the connection for now (never waits for a connect in progress); {@link #start()} opens a new one. */
+	/** Close the connections for now (never waits for a connect in progress); {@link #start()} opens new ones. */
 	@Override
 	public void stop() {
 		this.running = false;
-		this.connection.suspend();
+		allConnections().forEach(LettuceScriptConnection::suspend);
 	}
 
 	@Override
@@ -119,10 +186,10 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 		return this.phase;
 	}
 
-	/** Close the connection for good; later calls fail. Never waits for a connect in progress. */
+	/** Close the connections for good; later calls fail. Never waits for a connect in progress. */
 	@Override
 	public void close() {
-		this.connection.close();
+		allConnections().forEach(LettuceScriptConnection::close);
 	}
 
 	@Override

@@ -1,6 +1,12 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +21,9 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.lettuce.core.resource.EventLoopGroupProvider;
 import io.lettuce.core.resource.Transports;
+import io.lettuce.core.metrics.CommandLatencyRecorder;
+import io.lettuce.core.tracing.Tracing;
+import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -94,6 +103,15 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	private final String description;
 
+	/** The client configuration of {@link #own} (null when sharing), from which {@link #onEventLoops} copies. */
+	private final @Nullable LettuceClientConfiguration ownClient;
+
+	/** Copies of {@link #own} on given event loops ({@link #onEventLoops}), owned by this factory; guarded by this. */
+	private final Map<EventLoop, LettuceConnectionFactory> onEventLoops = new LinkedHashMap<>();
+
+	/** Client resources of {@link #onEventLoops}' copies, shut down with them; guarded by this. */
+	private final List<ClientResources> onEventLoopsResources = new ArrayList<>();
+
 	/** Whether the event loops of the client's resources are held (see the class description). */
 	private boolean eventLoopsHeld;
 
@@ -103,6 +121,7 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		this.own = own;
 		this.ownResources = ownResources;
 		this.description = description;
+		this.ownClient = (own != null) ? own.getClientConfiguration() : null;
 	}
 
 	/**
@@ -139,7 +158,11 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		LettuceClientConfiguration applicationClient = application.getClientConfiguration();
 		ClientResources applicationResources = applicationClient.getClientResources().orElse(null);
 		ClientResources resources = (applicationResources != null) ? clientResources(applicationResources)
-				: DefaultClientResources.builder().reconnectDelay(reconnectDelay()).build();
+				: DefaultClientResources.builder()
+					.reconnectDelay(reconnectDelay())
+					.commandLatencyRecorder(CommandLatencyRecorder.disabled())
+					.tracing(Tracing.disabled())
+					.build();
 		boolean cluster = configuration instanceof RedisClusterConfiguration;
 		ClientOptions options = clientOptions(applicationClient.getClientOptions().orElse(null), cluster,
 				clusterRefresh);
@@ -211,23 +234,38 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	}
 
 	/**
-	 * The limiter's client resources: the application's with the limiter's reconnect delay. Lettuce's
+	 * The limiter's client resources: the application's with the limiter's reconnect delay, and no per-command
+	 * tracing (observations) or latency recording (the limiter's own meters time its checks). Lettuce's
 	 * {@code mutate()} alone would give the copy I/O event loops of its own (threads, which its shutdown would have to
 	 * stop) and would let its shutdown stop the application's executor and timer, so every thread-owning part is
-	 * handed over again, which marks it shared; the latency publisher is off in the copy (the application's publishes
-	 * the shared recorder).
+	 * handed over again, which marks it shared.
 	 * @param application the application's resources
 	 * @return resources whose shutdown stops nothing of the application's
 	 */
 	static ClientResources clientResources(ClientResources application) {
-		return application.mutate()
-			.eventLoopGroupProvider(application.eventLoopGroupProvider())
-			.eventExecutorGroup(application.eventExecutorGroup())
-			.timer(application.timer())
-			.commandLatencyRecorder(application.commandLatencyRecorder())
-			.commandLatencyPublisherOptions(DefaultEventPublisherOptions.disabled())
-			.reconnectDelay(reconnectDelay())
+		return sharingThreadsOf(application, application.eventLoopGroupProvider()).reconnectDelay(reconnectDelay())
 			.build();
+	}
+
+	/**
+	 * Resources whose Lettuce client does all its I/O on one event loop (see {@link #onEventLoops}).
+	 * @param limiter the limiter's client resources
+	 * @param eventLoop the loop
+	 * @return resources whose shutdown stops nothing (the loop is not theirs)
+	 */
+	static ClientResources onEventLoop(ClientResources limiter, EventLoop eventLoop) {
+		return sharingThreadsOf(limiter, new SingleEventLoopProvider(eventLoop)).build();
+	}
+
+	private static ClientResources.Builder sharingThreadsOf(ClientResources resources,
+			EventLoopGroupProvider eventLoops) {
+		return resources.mutate()
+			.eventLoopGroupProvider(eventLoops)
+			.eventExecutorGroup(resources.eventExecutorGroup())
+			.timer(resources.timer())
+			.commandLatencyRecorder(CommandLatencyRecorder.disabled())
+			.commandLatencyPublisherOptions(DefaultEventPublisherOptions.disabled())
+			.tracing(Tracing.disabled());
 	}
 
 	/**
@@ -276,6 +314,46 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	}
 
 	/**
+	 * Copies of the limiter's own factory whose Lettuce clients do all their I/O (connects, reconnects, reads and
+	 * writes, on a Cluster to every node) on one given event loop each, so that a command written on that loop's
+	 * thread is answered on it. Owned by this factory: initialised (started) now, stopped, started and destroyed
+	 * with it. Asked again, answers the copies made the first time.
+	 * @param eventLoops the loops, e.g. the WebFlux server's
+	 * @return a copy per loop, in the loops' order; empty when this factory shares the application's, when its client
+	 * connects to a Unix socket, when no loop is given, or when the loops' transport is not Lettuce's (native epoll on
+	 * one side, NIO on the other: logged at INFO)
+	 */
+	public synchronized Map<EventLoop, LettuceConnectionFactory> onEventLoops(List<EventLoop> eventLoops) {
+		LettuceConnectionFactory lettuce = this.own;
+		LettuceClientConfiguration client = this.ownClient;
+		ClientResources resources = this.ownResources;
+		if (!this.onEventLoops.isEmpty() || lettuce == null || client == null || resources == null
+				|| eventLoops.isEmpty() || configuredWith(lettuce) instanceof RedisSocketConfiguration) {
+			return Collections.unmodifiableMap(new LinkedHashMap<>(this.onEventLoops));
+		}
+		if (!SingleEventLoopProvider.canCarryLettuceChannels(eventLoops.get(0), MAX_CONNECT_TIMEOUT.toMillis())) {
+			logger.info("The rate limiter's Redis connections stay on Lettuce's own threads: the server's event loops "
+					+ "({}) cannot carry Lettuce's channels ({})", eventLoops.get(0).getClass().getName(),
+					Transports.socketChannelClass().getName());
+			return Map.of();
+		}
+		RedisConfiguration configuration = redisConfiguration(lettuce);
+		ClientOptions options = client.getClientOptions().orElseGet(ClientOptions::create);
+		for (EventLoop eventLoop : eventLoops) {
+			ClientResources onLoop = onEventLoop(resources, eventLoop);
+			LettuceClientConfiguration copy = clientConfiguration(client, options, onLoop);
+			LettuceConnectionFactory factory = (configuration instanceof RedisStandaloneConfiguration standalone)
+					? new LettuceConnectionFactory(standalone, copy)
+					: new LettuceConnectionFactory(Objects.requireNonNull(configuration), copy);
+			factory.setPhase(lettuce.getPhase());
+			factory.afterPropertiesSet();
+			this.onEventLoopsResources.add(onLoop);
+			this.onEventLoops.put(eventLoop, factory);
+		}
+		return Collections.unmodifiableMap(new LinkedHashMap<>(this.onEventLoops));
+	}
+
+	/**
 	 * Initialises (and so starts) the limiter's own factory (nothing else when shared), and holds the event loops of
 	 * the client resources its client uses until those resources are shut down (see the class description).
 	 */
@@ -313,14 +391,23 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		if (this.own != null) {
 			this.own.start();
 		}
+		copiesOnEventLoops().forEach(LettuceConnectionFactory::start);
 	}
 
-	/** Stops the limiter's own factory (shuts its client down; {@link #start()} makes a new one). */
+	/**
+	 * Stops the limiter's own factory and its copies on event loops (shuts their clients down; {@link #start()} makes
+	 * new ones).
+	 */
 	@Override
 	public void stop() {
+		copiesOnEventLoops().forEach(LettuceConnectionFactory::stop);
 		if (this.own != null) {
 			this.own.stop();
 		}
+	}
+
+	private synchronized List<LettuceConnectionFactory> copiesOnEventLoops() {
+		return new ArrayList<>(this.onEventLoops.values());
 	}
 
 	/**
@@ -352,17 +439,26 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		if (this.own == null) {
 			return;
 		}
+		copiesOnEventLoops().forEach(LettuceConnectionFactory::destroy);
 		this.own.destroy();
+		LettuceClientConfiguration client = this.own.getClientConfiguration();
+		long timeout = client.getShutdownTimeout().toMillis();
+		long quietPeriod = Math.min(client.getShutdownQuietPeriod().toMillis(), timeout);
+		List<ClientResources> resources = new ArrayList<>();
+		synchronized (this) {
+			resources.addAll(this.onEventLoopsResources);
+		}
 		if (this.ownResources != null) {
-			LettuceClientConfiguration client = this.own.getClientConfiguration();
-			long timeout = client.getShutdownTimeout().toMillis();
-			long quietPeriod = Math.min(client.getShutdownQuietPeriod().toMillis(), timeout);
-			Future<Boolean> shutdown = this.ownResources.shutdown(quietPeriod, timeout, TimeUnit.MILLISECONDS);
+			resources.add(this.ownResources);
+		}
+		for (ClientResources shutDown : resources) {
+			Future<Boolean> shutdown = shutDown.shutdown(quietPeriod, timeout, TimeUnit.MILLISECONDS);
 			try {
 				shutdown.get(timeout + SHUTDOWN_GRACE.toMillis(), TimeUnit.MILLISECONDS);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
+				return;
 			}
 			catch (ExecutionException | TimeoutException ex) {
 				logger.debug("The rate limiter's Lettuce client resources did not shut down within {} ms", timeout, ex);
