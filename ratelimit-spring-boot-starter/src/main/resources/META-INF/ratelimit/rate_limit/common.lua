@@ -6,6 +6,9 @@ local MAX = 9007199254740992          -- 2^53: largest integer a double holds ex
 local MAX_TTL_MS = 315360000000       -- 10 years: PEXPIRE ceiling (a bucket that takes longer to refill expires full)
 local EPSILON = 1e-9                  -- tolerance in tokens against floating-point rounding of fractional tokens
 
+-- The call's keys and arguments: Redis' KEYS and ARGV, or one call's share of them in a 'batch' (dispatch.lua)
+local KEYS, ARGV = KEYS, ARGV
+
 local now                             -- Redis time in microseconds, read once a check starts (a refund needs none)
 
 local operation = ARGV[1]

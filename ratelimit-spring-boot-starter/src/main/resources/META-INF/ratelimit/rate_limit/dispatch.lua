@@ -13,7 +13,8 @@
 --           allowed check that the caller abandoned: it timed out and was decided without Redis, but Redis ran it
 --           anyway), 'release' (give back the slot of a request that completed in every concurrency limit, its hold
 --           time counted into the average, and refund tokens) or 'abandon' (the same for a slot the request never
---           used: an abandoned or compensated check, a shutdown; its hold time is not counted)
+--           used: an abandoned or compensated check, a shutdown; its hold time is not counted); or 'batch': several of
+--           these calls in one run (its own layout and reply: see the end of this file)
 -- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund',
 --           'release' and 'abandon', the tokens to give back to each rate limit (0 for none). A concurrency limit
 --           counts one slot per request, whatever the cost.
@@ -77,143 +78,176 @@
 
 local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw, cc = cc }
 
-local header = 3                       -- ARGV values before the limits
-if operation == 'lease' then
-  header = 8
-elseif operation == 'acquire' or operation == 'release' or operation == 'abandon' then
-  header = 4
-  slot = ARGV[4]
-elseif operation ~= 'check' and operation ~= 'refund' then
-  return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
-end
-if n == nil or #ARGV ~= header + 4 * n then
-  return redis.error_reply('ERR rate limit ' .. operation .. ' takes ' .. header .. ' + 4n arguments (n = '
-    .. tostring(ARGV[3]) .. ' limits), got ' .. #ARGV)
-end
-local limits = {}
-local slots = 0                        -- concurrency limits
-for i = 1, n do
-  local at = header + 4 * (i - 1) + 1
-  local code = ARGV[at]
-  local algorithm = ALGORITHMS[code]
-  if algorithm == nil or (operation == 'lease' and algorithm ~= tb) then
-    return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i
-      .. ' of a ' .. operation)
+-- One call (see the contract above), as sent alone or as one call of a batch.
+local function run()
+  local header = 3                       -- ARGV values before the limits
+  if operation == 'lease' then
+    header = 8
+  elseif operation == 'acquire' or operation == 'release' or operation == 'abandon' then
+    header = 4
+    slot = ARGV[4]
+  elseif operation ~= 'check' and operation ~= 'refund' then
+    return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
   end
-  if operation == 'check' and algorithm == cc and cost ~= 0 then
-    return redis.error_reply('ERR concurrency limit ' .. i .. ' takes a slot: \'acquire\', not \'check\' (cost '
-      .. tostring(ARGV[2]) .. ')')
+  if n == nil or #ARGV ~= header + 4 * n then
+    return redis.error_reply('ERR rate limit ' .. operation .. ' takes ' .. header .. ' + 4n arguments (n = '
+      .. tostring(ARGV[3]) .. ' limits), got ' .. #ARGV)
   end
-  limits[i] = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
-                refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]) }
-  if algorithm == cc then
-    slots = slots + 1
-    limits[i].stats = n + slots
-  end
-end
-if #KEYS ~= n + slots then
-  return redis.error_reply('ERR rate limit ' .. operation .. ' takes n + ' .. slots .. ' keys (n = ' .. n
-    .. ' limits, ' .. slots .. ' of them concurrency limits), got ' .. #KEYS)
-end
-
-if operation == 'refund' then
-  local refunded = 0
+  local limits = {}
+  local slots = 0                        -- concurrency limits
   for i = 1, n do
-    refunded = refunded + limits[i].algorithm.refund(limits[i])
+    local at = header + 4 * (i - 1) + 1
+    local code = ARGV[at]
+    local algorithm = ALGORITHMS[code]
+    if algorithm == nil or (operation == 'lease' and algorithm ~= tb) then
+      return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i
+        .. ' of a ' .. operation)
+    end
+    if operation == 'check' and algorithm == cc and cost ~= 0 then
+      return redis.error_reply('ERR concurrency limit ' .. i .. ' takes a slot: \'acquire\', not \'check\' (cost '
+        .. tostring(ARGV[2]) .. ')')
+    end
+    limits[i] = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
+                  refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]) }
+    if algorithm == cc then
+      slots = slots + 1
+      limits[i].stats = n + slots
+    end
   end
-  return refunded
-end
+  if #KEYS ~= n + slots then
+    return redis.error_reply('ERR rate limit ' .. operation .. ' takes n + ' .. slots .. ' keys (n = ' .. n
+      .. ' limits, ' .. slots .. ' of them concurrency limits), got ' .. #KEYS)
+  end
 
-local time = redis.call('TIME')
-now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  if operation == 'refund' then
+    local refunded = 0
+    for i = 1, n do
+      refunded = refunded + limits[i].algorithm.refund(limits[i])
+    end
+    return refunded
+  end
 
-if operation == 'release' or operation == 'abandon' then
-  local released = 0
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+
+  if operation == 'release' or operation == 'abandon' then
+    local released = 0
+    for i = 1, n do
+      local l = limits[i]
+      if l.algorithm == cc then
+        released = released + cc.release(l)
+      elseif cost > 0 then
+        released = released + l.algorithm.refund(l)
+      end
+    end
+    return released
+  end
+
+  local allowed = 1
   for i = 1, n do
     local l = limits[i]
-    if l.algorithm == cc then
-      released = released + cc.release(l)
-    elseif cost > 0 then
-      released = released + l.algorithm.refund(l)
+    l.algorithm.read(l)
+  end
+
+  local want, duration, returned, unused, returned_until = 0, 0, 0, 0, 0
+  if operation == 'lease' then
+    want = tonumber(ARGV[4])
+    duration = tonumber(ARGV[5])
+    returned = tonumber(ARGV[6])
+    unused = tonumber(ARGV[7])
+    returned_until = tonumber(ARGV[8])
+    if not (usable(want) and usable(duration) and usable(returned) and usable(unused) and usable(returned_until))
+        or unused > returned then
+      return redis.error_reply('ERR rate limit lease takes whole numbers >= 0 (unused <= returned)')
+    end
+    -- the instance's previous lease ends (its start is its end less the duration)
+    if returned > 0 then
+      for i = 1, n do
+        tb.give_back(limits[i], returned, unused, returned_until - duration, returned_until, want)
+      end
     end
   end
-  return released
-end
 
-local allowed = 1
-for i = 1, n do
-  local l = limits[i]
-  l.algorithm.read(l)
-end
-
-local want, duration, returned, unused, returned_until = 0, 0, 0, 0, 0
-if operation == 'lease' then
-  want = tonumber(ARGV[4])
-  duration = tonumber(ARGV[5])
-  returned = tonumber(ARGV[6])
-  unused = tonumber(ARGV[7])
-  returned_until = tonumber(ARGV[8])
-  if not (usable(want) and usable(duration) and usable(returned) and usable(unused) and usable(returned_until))
-      or unused > returned then
-    return redis.error_reply('ERR rate limit lease takes whole numbers >= 0 (unused <= returned)')
+  for i = 1, n do
+    local l = limits[i]
+    l.satisfied = l.algorithm.admits(l)
+    if not l.satisfied then allowed = 0 end
   end
-  -- the instance's previous lease ends (its start is its end less the duration)
-  if returned > 0 then
+
+  -- A new lease: at most half of what every limit holds after this request, so leases shrink to nothing as a bucket
+  -- nears empty and its last tokens are decided one request at a time.
+  local granted = 0
+  if operation == 'lease' and allowed == 1 and want >= 1 and duration >= 1 then
+    granted = want
     for i = 1, n do
-      tb.give_back(limits[i], returned, unused, returned_until - duration, returned_until, want)
+      local room = math.floor((limits[i].available - cost) / 2 + EPSILON)
+      if room < granted then granted = room end
+    end
+    if granted < 0 then granted = 0 end
+  end
+  local lease_until = 0
+  if operation == 'lease' and allowed == 1 then
+    lease_until = now + duration
+    for i = 1, n do
+      tb.lease(limits[i], granted, lease_until)
     end
   end
-end
+  local consumes = allowed
+  if operation == 'lease' then consumes = 0 end   -- taken above
 
-for i = 1, n do
-  local l = limits[i]
-  l.satisfied = l.algorithm.admits(l)
-  if not l.satisfied then allowed = 0 end
-end
-
--- A new lease: at most half of what every limit holds after this request, so leases shrink to nothing as a bucket
--- nears empty and its last tokens are decided one request at a time.
-local granted = 0
-if operation == 'lease' and allowed == 1 and want >= 1 and duration >= 1 then
-  granted = want
+  local result = { allowed }
   for i = 1, n do
-    local room = math.floor((limits[i].available - cost) / 2 + EPSILON)
-    if room < granted then granted = room end
+    local l = limits[i]
+    local satisfied = 1
+    local retry_ms = 0
+    if not l.satisfied then
+      satisfied = 0
+      retry_ms = math.ceil(l.algorithm.wait(l) / 1000)
+    end
+    local remaining, reset_ms = l.algorithm.finish(l, consumes)
+    if remaining > l.capacity then remaining = l.capacity end
+    if remaining < 0 then remaining = 0 end
+    if retry_ms > MAX then retry_ms = MAX end
+    if reset_ms > MAX then reset_ms = MAX end
+    result[#result + 1] = satisfied
+    result[#result + 1] = remaining
+    result[#result + 1] = retry_ms
+    result[#result + 1] = reset_ms
   end
-  if granted < 0 then granted = 0 end
-end
-local lease_until = 0
-if operation == 'lease' and allowed == 1 then
-  lease_until = now + duration
-  for i = 1, n do
-    tb.lease(limits[i], granted, lease_until)
+  if operation == 'lease' then
+    result[#result + 1] = granted
+    if granted == 0 then lease_until = 0 end
+    result[#result + 1] = lease_until
   end
+  return result
 end
-local consumes = allowed
-if operation == 'lease' then consumes = 0 end   -- taken above
 
-local result = { allowed }
-for i = 1, n do
-  local l = limits[i]
-  local satisfied = 1
-  local retry_ms = 0
-  if not l.satisfied then
-    satisfied = 0
-    retry_ms = math.ceil(l.algorithm.wait(l) / 1000)
+-- 'batch': several calls in one script run, each run as if sent alone, in order (one call's writes are seen by the
+-- next). ARGV: 'batch', the call count m, then per call its key count and its argument count, then the calls'
+-- arguments, call after call; KEYS: the calls' keys, call after call (on a Cluster all in one slot). Returns one
+-- reply per call, in order: what that call returns alone, or for a call that returns an error reply alone, the
+-- error's message as a string (an error element would fail the whole reply in clients such as Lettuce).
+if ARGV[1] ~= 'batch' then
+  return run()
+end
+local batch_keys, batch_args = KEYS, ARGV
+local calls = tonumber(batch_args[2])
+if calls == nil or calls < 1 or #batch_args < 2 + 2 * calls then
+  return redis.error_reply('ERR rate limit batch takes the call count and two counts per call')
+end
+local replies = {}
+local key_at, arg_at = 0, 2 + 2 * calls
+for j = 1, calls do
+  local key_count, arg_count = tonumber(batch_args[1 + 2 * j]), tonumber(batch_args[2 + 2 * j])
+  if key_count == nil or arg_count == nil or key_at + key_count > #batch_keys or arg_at + arg_count > #batch_args then
+    return redis.error_reply('ERR rate limit batch call ' .. j .. ' reaches beyond the keys or arguments sent')
   end
-  local remaining, reset_ms = l.algorithm.finish(l, consumes)
-  if remaining > l.capacity then remaining = l.capacity end
-  if remaining < 0 then remaining = 0 end
-  if retry_ms > MAX then retry_ms = MAX end
-  if reset_ms > MAX then reset_ms = MAX end
-  result[#result + 1] = satisfied
-  result[#result + 1] = remaining
-  result[#result + 1] = retry_ms
-  result[#result + 1] = reset_ms
+  KEYS = { unpack(batch_keys, key_at + 1, key_at + key_count) }
+  ARGV = { unpack(batch_args, arg_at + 1, arg_at + arg_count) }
+  key_at, arg_at = key_at + key_count, arg_at + arg_count
+  operation, cost, n, slot, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), nil, nil
+  local reply = run()
+  if type(reply) == 'table' and reply.err ~= nil then reply = reply.err end
+  replies[j] = reply
 end
-if operation == 'lease' then
-  result[#result + 1] = granted
-  if granted == 0 then lease_until = 0 end
-  result[#result + 1] = lease_until
-end
-return result
+return replies

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import io.netty.channel.EventLoop;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -22,7 +23,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <p>Given event loops (the WebFlux server's) and, for each, a factory whose client does its I/O on that loop
  * ({@link LimiterConnectionFactory#onEventLoops}), it also opens one connection per loop: a script run from a loop's
  * thread goes out on that loop's connection, whose answer is read and completed on the same thread, so no other
- * thread is woken on the way. A call from any other thread (Server MVC's, a timer's), or from a loop whose connection
+ * thread is woken on the way. There, the calls of the shipped rate limit script made during one turn of the loop go
+ * out as one script run at the end of the turn ({@link LoopTurnBatch}; not on a Cluster, where they would span hash
+ * slots). A call from any other thread (Server MVC's, a timer's), or from a loop whose connection
  * is not open yet, goes out on the shared connection.
  *
  * <p>The connection is opened in the background at creation (and, if Redis is down then, by the first call after it
@@ -42,6 +45,9 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	private final EventLoop[] eventLoops;
 
 	private final LettuceScriptConnection[] onEventLoops;
+
+	/** Per loop, the batch of its turn's script calls; null on a Cluster (a batch's keys would span slots). */
+	private final @Nullable LoopTurnBatch[] batches;
 
 	/** Stopped and started right after the connection factory: its stop shuts the Lettuce client down. */
 	private final int phase;
@@ -75,6 +81,11 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 			.stream()
 			.map(LettuceScriptConnection::new)
 			.toArray(LettuceScriptConnection[]::new);
+		this.batches = new LoopTurnBatch[this.eventLoops.length];
+		for (int i = 0; i < this.eventLoops.length; i++) {
+			this.batches[i] = (this.onEventLoops[i].isCluster()) ? null
+					: new LoopTurnBatch(this.eventLoops[i], this.onEventLoops[i]);
+		}
 		allConnections().forEach(LettuceScriptConnection::connectInBackground);
 	}
 
@@ -86,20 +97,32 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	}
 
 	/**
+	 * The event loop the calling thread runs, as an index into {@link #eventLoops}.
+	 * @return the index, or -1 when the thread is none of them
+	 */
+	private int eventLoopOfThisThread() {
+		for (int i = 0; i < this.eventLoops.length; i++) {
+			if (this.eventLoops[i].inEventLoop()) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	/**
 	 * The connection of the calling thread: its event loop's when it has one and it is open, else the shared one (a
 	 * loop's connection not open yet is opened in the background meanwhile).
 	 */
 	private LettuceScriptConnection connectionOfThisThread() {
-		for (int i = 0; i < this.eventLoops.length; i++) {
-			if (this.eventLoops[i].inEventLoop()) {
-				LettuceScriptConnection onLoop = this.onEventLoops[i];
-				if (onLoop.isOpen()) {
-					return onLoop;
-				}
-				onLoop.connectInBackground();
-				return this.connection;
-			}
+		int loop = eventLoopOfThisThread();
+		if (loop < 0) {
+			return this.connection;
 		}
+		LettuceScriptConnection onLoop = this.onEventLoops[loop];
+		if (onLoop.isOpen()) {
+			return onLoop;
+		}
+		onLoop.connectInBackground();
 		return this.connection;
 	}
 
@@ -111,6 +134,13 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	 */
 	@Override
 	public CompletableFuture<List<Object>> eval(LuaScript script, byte[][] keys, byte[][] args) {
+		int loop = eventLoopOfThisThread();
+		if (loop >= 0) {
+			LoopTurnBatch batch = this.batches[loop];
+			if (batch != null && this.onEventLoops[loop].isOpen()) {
+				return batch.eval(script, keys, args);
+			}
+		}
 		return connectionOfThisThread().evalsha(script, keys, args);
 	}
 

@@ -106,6 +106,15 @@ public final class LuaScript {
 		return this.redisScript;
 	}
 
+	/**
+	 * Whether this is the rate limit script the starter ships ({@link #rateLimit()}), which also runs several calls
+	 * in one script run (its {@code 'batch'} operation, see {@code dispatch.lua}).
+	 * @return whether calls of this script can be batched
+	 */
+	public boolean runsBatches() {
+		return this.sha1.equals(Shipped.RATE_LIMIT_SHA1);
+	}
+
 	/** The text in UTF-8, shared: not to be modified. */
 	byte[] utf8() {
 		return this.utf8;
@@ -114,6 +123,13 @@ public final class LuaScript {
 	@Override
 	public String toString() {
 		return "LuaScript[sha1=" + this.sha1 + "]";
+	}
+
+	/** The digest of the shipped rate limit script, read once on first use. */
+	private static final class Shipped {
+
+		static final String RATE_LIMIT_SHA1 = rateLimit().sha1();
+
 	}
 
 }

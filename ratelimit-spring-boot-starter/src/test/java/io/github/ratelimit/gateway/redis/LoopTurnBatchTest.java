@@ -1,0 +1,185 @@
+package io.github.ratelimit.gateway.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.test.redis.RedisServer;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Transports;
+import io.netty.channel.EventLoop;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The rate limit script calls of one event loop turn go out as one script run ({@link LoopTurnBatch}, the script's
+ * {@code 'batch'} operation), against a redis-server of its own (whose command counts are the test's alone): the
+ * calls of one turn are one EVALSHA, each gets the reply it would get alone, in order (a later call sees an earlier
+ * one's writes), a call's own error fails that call only, and an integer reply (a refund) comes back as a one-element
+ * list.
+ */
+class LoopTurnBatchTest {
+
+	private static final Pattern EVALSHA_CALLS = Pattern.compile("cmdstat_evalsha:calls=(\\d+)");
+
+	private final PlanLimits limits = new PlanLimits("free", "search",
+			List.of(new LimitDefinition("free-search", 3, 3, Duration.ofMinutes(1))));
+
+	private final DefaultClientResources resources = DefaultClientResources.create();
+
+	private RedisServer redis;
+
+	private MultiThreadIoEventLoopGroup loops;
+
+	private EventLoop loop;
+
+	private LettuceConnectionFactory application;
+
+	private LimiterConnectionFactory limiter;
+
+	private LettuceScriptExecutor executor;
+
+	private RedisRateLimitStore store;
+
+	@BeforeEach
+	void start() {
+		this.redis = RedisServer.start();
+		this.loops = new MultiThreadIoEventLoopGroup(1,
+				(Transports.socketChannelClass() == EpollSocketChannel.class && Epoll.isAvailable())
+						? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+		this.loop = (EventLoop) this.loops.next();
+		this.application = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(this.redis.host(), this.redis.port()),
+				LettuceClientConfiguration.builder().clientResources(this.resources).build());
+		this.application.afterPropertiesSet();
+		this.limiter = LimiterConnectionFactory.copyOf(this.application,
+				new ClusterTopologyRefreshCustomizer(null, false, false));
+		this.limiter.afterPropertiesSet();
+		Map<EventLoop, LettuceConnectionFactory> onLoop = this.limiter.onEventLoops(List.of(this.loop));
+		assertThat(onLoop).hasSize(1);
+		this.executor = new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(),
+				onLoop);
+		this.store = new RedisRateLimitStore(this.executor, new BucketKeys("rl"));
+		// the loop's connection opens in the background: wait until a check made on the loop is answered on it
+		await().atMost(Duration.ofSeconds(20)).until(() -> this.<Boolean>onLoop((store) -> {
+			Thread asker = Thread.currentThread();
+			return store.tryConsume(client("warm"), this.limits, 0).thenApply((decision) -> asker)
+				.thenApply((answeredBy) -> answeredBy == Thread.currentThread());
+		}).get(0));
+	}
+
+	@AfterEach
+	void stop() throws Exception {
+		this.store.destroy();
+		this.limiter.destroy();
+		this.application.destroy();
+		this.resources.shutdown(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+		this.loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+		this.redis.close();
+	}
+
+	@Test
+	void theChecksOfOneTurnAreOneScriptRunAndEachGetsItsOwnDecisionInOrder() throws Exception {
+		long before = evalshaCalls();
+		List<RateLimitDecision> decisions = this.<RateLimitDecision>onLoop((store) -> {
+			List<CompletableFuture<RateLimitDecision>> checks = new ArrayList<>();
+			for (int i = 0; i < 5; i++) {
+				checks.add(store.tryConsume(client("one"), this.limits, 1));
+			}
+			checks.add(store.tryConsume(client("two"), this.limits, 1));
+			return checks;
+		});
+		assertThat(evalshaCalls() - before).isEqualTo(1);
+		assertThat(decisions).extracting(RateLimitDecision::allowed)
+			.containsExactly(true, true, true, false, false, true);
+		assertThat(decisions.get(2).statuses().get(0).remaining()).isZero();
+		assertThat(decisions.get(5).statuses().get(0).remaining()).isEqualTo(2);
+		assertThat(decisions.get(3).retryAfterMillis()).isEqualTo(20_000);
+	}
+
+	@Test
+	void aCallsOwnErrorFailsThatCallOnlyAndAnIntegerReplyIsAOneElementList() throws Exception {
+		LuaScript script = LuaScript.rateLimit();
+		byte[][] key = { bytes("rl:{x}:a") };
+		byte[][] check = { bytes("check"), bytes("1"), bytes("1"), bytes("tb"), bytes("5"), bytes("5"),
+				bytes("60000000") };
+		byte[][] refund = { bytes("refund"), bytes("1"), bytes("1"), bytes("tb"), bytes("5"), bytes("5"),
+				bytes("60000000") };
+		byte[][] malformed = { bytes("check"), bytes("1"), bytes("1") };
+		List<CompletableFuture<List<Object>>> replies = new ArrayList<>();
+		CompletableFuture<Void> sent = new CompletableFuture<>();
+		this.loop.execute(() -> {
+			replies.add(this.executor.eval(script, key, check));
+			replies.add(this.executor.eval(script, key, malformed));
+			replies.add(this.executor.eval(script, key, refund));
+			sent.complete(null);
+		});
+		sent.get(10, TimeUnit.SECONDS);
+		assertThat(replies.get(0).get(10, TimeUnit.SECONDS)).startsWith(1L, 1L, 4L);
+		assertThatThrownBy(() -> replies.get(1).get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+			.cause()
+			.isInstanceOf(RedisCommandExecutionException.class)
+			.hasMessageContaining("takes 3 + 4n arguments");
+		assertThat(replies.get(2).get(10, TimeUnit.SECONDS)).containsExactly(1L);
+		// the refund gave the check's token back: the next check leaves 4 of 5 again
+		assertThat(this.executor.eval(script, key, check).get(10, TimeUnit.SECONDS)).startsWith(1L, 1L, 4L);
+	}
+
+	/** What a task run on the loop gives, its futures' results gathered. */
+	private <T> List<T> onLoop(Function<RedisRateLimitStore, Object> task) throws Exception {
+		CompletableFuture<List<CompletableFuture<T>>> started = new CompletableFuture<>();
+		this.loop.execute(() -> {
+			Object made = task.apply(this.store);
+			@SuppressWarnings("unchecked")
+			List<CompletableFuture<T>> futures = (made instanceof List<?> list) ? (List<CompletableFuture<T>>) list
+					: List.of(((java.util.concurrent.CompletionStage<T>) made).toCompletableFuture());
+			started.complete(futures);
+		});
+		List<T> results = new ArrayList<>();
+		for (CompletableFuture<T> future : started.get(10, TimeUnit.SECONDS)) {
+			results.add(future.get(10, TimeUnit.SECONDS));
+		}
+		return results;
+	}
+
+	private long evalshaCalls() {
+		Matcher calls = EVALSHA_CALLS.matcher(this.redis.command("INFO", "commandstats"));
+		return calls.find() ? Long.parseLong(calls.group(1)) : 0;
+	}
+
+	private static ClientKey client(String id) {
+		return new ClientKey(ClientKey.Kind.API_KEY, id, "free");
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+}
