@@ -1,6 +1,8 @@
 package io.github.ratelimit.gateway.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
@@ -34,6 +36,7 @@ import io.github.ratelimit.gateway.redis.ServerEventLoops;
 import io.github.ratelimit.gateway.redis.SpringDataScriptExecutor;
 import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
+import io.netty.channel.EventLoop;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -169,12 +172,27 @@ public final class RateLimitAutoConfiguration {
 			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RedisScript<List<Long>> rateLimitScript,
 			RateLimitProperties properties, ObjectProvider<ServerEventLoops> serverEventLoops) {
 		LimiterConnectionFactory limiter = limiterConnectionFactory.getIfAvailable();
-		ServerEventLoops eventLoops = serverEventLoops.getIfAvailable();
 		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
-		RedisScriptExecutor executor = (redis instanceof LettuceConnectionFactory lettuce && limiter != null
-				&& eventLoops != null) ? new LettuceScriptExecutor(lettuce, limiter.onEventLoops(eventLoops.eventLoops()))
-						: scriptExecutor(redis);
+		RedisScriptExecutor executor = (redis instanceof LettuceConnectionFactory lettuce && limiter != null)
+				? onEventLoops(lettuce, limiter, serverEventLoops.getIfAvailable()) : scriptExecutor(redis);
 		return new RedisRateLimitStore(executor, rateLimitScript, new BucketKeys(properties.getKeyPrefix()));
+	}
+
+	/**
+	 * The store's executor on the limiter's own client: a connection per server event loop (WebFlux), and one on an
+	 * I/O loop of the client for the calls of every other thread (Server MVC's request threads), each batching the
+	 * calls of a loop turn.
+	 */
+	private static LettuceScriptExecutor onEventLoops(LettuceConnectionFactory lettuce,
+			LimiterConnectionFactory limiter, @Nullable ServerEventLoops server) {
+		List<EventLoop> loops = new ArrayList<>((server != null) ? server.eventLoops() : List.of());
+		EventLoop forOtherThreads = limiter.clientEventLoop();
+		if (forOtherThreads != null && !loops.contains(forOtherThreads)) {
+			loops.add(forOtherThreads);
+		}
+		Map<EventLoop, LettuceConnectionFactory> onLoops = limiter.onEventLoops(loops);
+		return new LettuceScriptExecutor(lettuce, onLoops,
+				(forOtherThreads != null && onLoops.containsKey(forOtherThreads)) ? forOtherThreads : null);
 	}
 
 	@Bean

@@ -17,7 +17,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * {@link RedisScriptExecutor} on a Lettuce connection of its own (what the auto-configuration uses with a
  * {@link LettuceConnectionFactory}: the limiter's own copy of the application's, see
  * {@link LimiterConnectionFactory}): opened from the factory's Lettuce client (so with its address, credentials,
- * TLS, client options and, on a Cluster, its topology), shared by every call with Lettuce's automatic pipelining.
+ * TLS, client options and, on a Cluster, its topology), on which Lettuce pipelines concurrent calls.
  * Keys and arguments go out as the caller's bytes; a call is one Lettuce future, with no reactive pipeline.
  *
  * <p>Given event loops (the WebFlux server's) and, for each, a factory whose client does its I/O on that loop
@@ -25,8 +25,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * thread goes out on that loop's connection, whose answer is read and completed on the same thread, so no other
  * thread is woken on the way. There, the calls of the shipped rate limit script made during one turn of the loop go
  * out as one script run at the end of the turn ({@link LoopTurnBatch}; not on a Cluster, where they would span hash
- * slots). A call from any other thread (Server MVC's, a timer's), or from a loop whose connection
- * is not open yet, goes out on the shared connection.
+ * slots). Calls from any other thread (Server MVC's request threads, a timer's) go out on the connection of the loop
+ * named for other threads, batched the same way (the first call of a batch wakes that loop), or, without such a
+ * loop, alone on the shared connection; so does a call whose loop connection is not open yet.
  *
  * <p>The connection is opened in the background at creation (and, if Redis is down then, by the first call after it
  * is up; never on the caller's thread): a call made meanwhile waits for that attempt and fails with its error if it
@@ -49,6 +50,9 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	/** Per loop, the batch of its turn's script calls; null on a Cluster (a batch's keys would span slots). */
 	private final @Nullable LoopTurnBatch[] batches;
 
+	/** Index of the loop whose connection takes the calls of other threads, -1 for the shared connection. */
+	private final int forOtherThreads;
+
 	/** Stopped and started right after the connection factory: its stop shuts the Lettuce client down. */
 	private final int phase;
 
@@ -60,7 +64,7 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	 * Sentinel or Cluster
 	 */
 	public LettuceScriptExecutor(LettuceConnectionFactory connectionFactory) {
-		this(connectionFactory, Map.of());
+		this(connectionFactory, Map.of(), null);
 	}
 
 	/**
@@ -70,9 +74,12 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	 * Sentinel or Cluster: the shared connection's, and the topology's on a Cluster
 	 * @param onEventLoops for each event loop, a factory reaching the same Redis whose client does its I/O on that
 	 * loop ({@link LimiterConnectionFactory#onEventLoops}); empty for none
+	 * @param forOtherThreads the loop among {@code onEventLoops} whose connection takes the calls of every thread
+	 * that is none of the loops (in batches: {@link LimiterConnectionFactory#clientEventLoop()}); {@code null}: those
+	 * calls go out alone on the shared connection
 	 */
 	public LettuceScriptExecutor(LettuceConnectionFactory connectionFactory,
-			Map<EventLoop, LettuceConnectionFactory> onEventLoops) {
+			Map<EventLoop, LettuceConnectionFactory> onEventLoops, @Nullable EventLoop forOtherThreads) {
 		this.connection = new LettuceScriptConnection(connectionFactory);
 		this.phase = (connectionFactory.getPhase() < Integer.MAX_VALUE) ? connectionFactory.getPhase() + 1
 				: Integer.MAX_VALUE;
@@ -82,10 +89,15 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 			.map(LettuceScriptConnection::new)
 			.toArray(LettuceScriptConnection[]::new);
 		this.batches = new LoopTurnBatch[this.eventLoops.length];
+		int other = -1;
 		for (int i = 0; i < this.eventLoops.length; i++) {
 			this.batches[i] = (this.onEventLoops[i].isCluster()) ? null
 					: new LoopTurnBatch(this.eventLoops[i], this.onEventLoops[i]);
+			if (this.eventLoops[i] == forOtherThreads) {
+				other = i;
+			}
 		}
+		this.forOtherThreads = other;
 		allConnections().forEach(LettuceScriptConnection::connectInBackground);
 	}
 
@@ -97,51 +109,59 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	}
 
 	/**
-	 * The event loop the calling thread runs, as an index into {@link #eventLoops}.
-	 * @return the index, or -1 when the thread is none of them
+	 * The loop whose connection the calling thread's calls go out on: the loop the thread runs, else the loop for
+	 * other threads.
+	 * @return the index into {@link #eventLoops}, or -1 for the shared connection
 	 */
-	private int eventLoopOfThisThread() {
+	private int eventLoopForThisThread() {
 		for (int i = 0; i < this.eventLoops.length; i++) {
 			if (this.eventLoops[i].inEventLoop()) {
 				return i;
 			}
 		}
-		return -1;
+		return this.forOtherThreads;
 	}
 
 	/**
-	 * The connection of the calling thread: its event loop's when it has one and it is open, else the shared one (a
-	 * loop's connection not open yet is opened in the background meanwhile).
+	 * Whether a loop's connection is open; if not, it is opened in the background meanwhile.
+	 * @param loop index into {@link #eventLoops}, or -1
+	 * @return whether calls can go out on the loop's connection
 	 */
-	private LettuceScriptConnection connectionOfThisThread() {
-		int loop = eventLoopOfThisThread();
+	private boolean isOpen(int loop) {
 		if (loop < 0) {
-			return this.connection;
+			return false;
 		}
 		LettuceScriptConnection onLoop = this.onEventLoops[loop];
 		if (onLoop.isOpen()) {
-			return onLoop;
+			return true;
 		}
 		onLoop.connectInBackground();
-		return this.connection;
+		return false;
+	}
+
+	/**
+	 * The connection of the calling thread: its loop's when open (see {@link #eventLoopForThisThread()}), else the
+	 * shared one.
+	 */
+	private LettuceScriptConnection connectionOfThisThread() {
+		int loop = eventLoopForThisThread();
+		return isOpen(loop) ? this.onEventLoops[loop] : this.connection;
 	}
 
 	/**
 	 * {@inheritDoc}
-	 * <p>One EVALSHA (EVAL after NOSCRIPT), completed on the I/O thread of the connection it went out on: the
-	 * calling event loop's own (see the class description), else one of Lettuce's; fails with Lettuce's exception
-	 * (e.g. {@code RedisCommandTimeoutException} after the client's command timeout).
+	 * <p>One EVALSHA (EVAL after NOSCRIPT), or a share of one when batched (see the class description), completed on
+	 * the I/O thread of the connection it went out on; fails with Lettuce's exception (e.g.
+	 * {@code RedisCommandTimeoutException} after the client's command timeout).
 	 */
 	@Override
 	public CompletableFuture<List<Object>> eval(LuaScript script, byte[][] keys, byte[][] args) {
-		int loop = eventLoopOfThisThread();
-		if (loop >= 0) {
-			LoopTurnBatch batch = this.batches[loop];
-			if (batch != null && this.onEventLoops[loop].isOpen()) {
-				return batch.eval(script, keys, args);
-			}
+		int loop = eventLoopForThisThread();
+		if (!isOpen(loop)) {
+			return this.connection.evalsha(script, keys, args);
 		}
-		return connectionOfThisThread().evalsha(script, keys, args);
+		LoopTurnBatch batch = this.batches[loop];
+		return (batch != null) ? batch.eval(script, keys, args) : this.onEventLoops[loop].evalsha(script, keys, args);
 	}
 
 	@Override

@@ -24,6 +24,7 @@ import io.lettuce.core.resource.Transports;
 import io.lettuce.core.metrics.CommandLatencyRecorder;
 import io.lettuce.core.tracing.Tracing;
 import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -351,6 +352,20 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 			this.onEventLoops.put(eventLoop, factory);
 		}
 		return Collections.unmodifiableMap(new LinkedHashMap<>(this.onEventLoops));
+	}
+
+	/**
+	 * One of the I/O event loops of the limiter's own client (Lettuce's threads), for {@link #onEventLoops} to put a
+	 * connection on that calls from any other thread go out on.
+	 * @return the loop; {@code null} when this factory shares the application's
+	 */
+	public synchronized @Nullable EventLoop clientEventLoop() {
+		ClientResources resources = this.ownResources;
+		if (this.own == null || resources == null) {
+			return null;
+		}
+		EventLoopGroup group = resources.eventLoopGroupProvider().allocate(Transports.eventLoopGroupClass());
+		return group.next();
 	}
 
 	/**

@@ -15,7 +15,8 @@ import io.netty.channel.EventLoop;
  * own error reply; a failure of the whole run (Redis unreachable, a timeout) fails every call of it. Other scripts
  * go out at once. At most {@link #MAX_CALLS} calls per run (more make several runs).
  *
- * <p>Used on its loop's thread only (not thread-safe).
+ * <p>Thread-safe: a call from another thread joins the batch of the loop's next turn (the first call of a batch wakes
+ * the loop).
  */
 final class LoopTurnBatch {
 
@@ -30,6 +31,7 @@ final class LoopTurnBatch {
 
 	private final Runnable send = this::send;
 
+	/** The calls of the turn so far; guarded by this batch's monitor. */
 	private List<Call> calls = new ArrayList<>();
 
 	/**
@@ -54,22 +56,29 @@ final class LoopTurnBatch {
 			return this.connection.evalsha(script, keys, args);
 		}
 		Call call = new Call(script, keys, args);
-		if (this.calls.isEmpty()) {
+		boolean first;
+		synchronized (this) {
+			first = this.calls.isEmpty();
+			this.calls.add(call);
+		}
+		if (first) {
 			try {
 				this.eventLoop.execute(this.send);
 			}
-			catch (RuntimeException ex) { // the loop is shutting down: no turn ends, send at once
-				return this.connection.evalsha(script, keys, args);
+			catch (RuntimeException ex) { // the loop is shutting down: no turn ends, send now
+				send();
 			}
 		}
-		this.calls.add(call);
 		return call.reply;
 	}
 
 	/** The end of the turn: send what it gathered. */
 	private void send() {
-		List<Call> sending = this.calls;
-		this.calls = new ArrayList<>();
+		List<Call> sending;
+		synchronized (this) {
+			sending = this.calls;
+			this.calls = new ArrayList<>();
+		}
 		for (int from = 0; from < sending.size(); from += MAX_CALLS) {
 			send(sending.subList(from, Math.min(sending.size(), from + MAX_CALLS)));
 		}

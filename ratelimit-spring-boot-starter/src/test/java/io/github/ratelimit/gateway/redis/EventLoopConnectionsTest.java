@@ -90,7 +90,7 @@ class EventLoopConnectionsTest {
 		assertThat(onLoops).containsOnlyKeys(loops);
 		assertThat(this.limiter.onEventLoops(loops)).isEqualTo(onLoops); // asked again: the same copies
 		RedisRateLimitStore store = new RedisRateLimitStore(
-				new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(), onLoops),
+				new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(), onLoops, null),
 				new BucketKeys("rl"));
 		try {
 			for (EventLoop loop : loops) {

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -84,8 +85,9 @@ class LoopTurnBatchTest {
 		this.limiter.afterPropertiesSet();
 		Map<EventLoop, LettuceConnectionFactory> onLoop = this.limiter.onEventLoops(List.of(this.loop));
 		assertThat(onLoop).hasSize(1);
+		// the loop also takes the calls of other threads (as one of the client's own loops does for Server MVC)
 		this.executor = new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(),
-				onLoop);
+				onLoop, this.loop);
 		this.store = new RedisRateLimitStore(this.executor, new BucketKeys("rl"));
 		// the loop's connection opens in the background: wait until a check made on the loop is answered on it
 		await().atMost(Duration.ofSeconds(20)).until(() -> this.<Boolean>onLoop((store) -> {
@@ -150,6 +152,38 @@ class LoopTurnBatchTest {
 		assertThat(replies.get(2).get(10, TimeUnit.SECONDS)).containsExactly(1L);
 		// the refund gave the check's token back: the next check leaves 4 of 5 again
 		assertThat(this.executor.eval(script, key, check).get(10, TimeUnit.SECONDS)).startsWith(1L, 1L, 4L);
+	}
+
+	@Test
+	void callsOfOtherThreadsMadeBeforeTheLoopsNextTurnAreOneScriptRun() throws Exception {
+		CountDownLatch busy = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		this.loop.execute(() -> { // the loop's turn lasts until the calls are made
+			busy.countDown();
+			awaitUninterruptibly(release);
+		});
+		assertThat(busy.await(10, TimeUnit.SECONDS)).isTrue();
+		long before = evalshaCalls();
+		List<CompletableFuture<RateLimitDecision>> checks = new ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			checks.add(this.store.tryConsume(client("other"), this.limits, 1).toCompletableFuture());
+		}
+		release.countDown();
+		List<Boolean> allowed = new ArrayList<>();
+		for (CompletableFuture<RateLimitDecision> check : checks) {
+			allowed.add(check.get(10, TimeUnit.SECONDS).allowed());
+		}
+		assertThat(allowed).containsExactly(true, true, true, false);
+		assertThat(evalshaCalls() - before).isEqualTo(1);
+	}
+
+	private static void awaitUninterruptibly(CountDownLatch latch) {
+		try {
+			latch.await(30, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	/** What a task run on the loop gives, its futures' results gathered. */
