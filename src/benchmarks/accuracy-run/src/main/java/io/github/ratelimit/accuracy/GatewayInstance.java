@@ -124,18 +124,20 @@ public final class GatewayInstance implements AutoCloseable {
 	}
 
 	/**
-	 * The shipped script, replying with the Redis time it decided at after the usual values.
+	 * The shipped script, replying with the Redis time it decided at after the usual values (the one
+	 * {@code return result} of a check, at the end of the dispatcher's {@code run()}).
 	 * @return the script
 	 */
 	@SuppressWarnings({ "unchecked", "rawtypes" })
 	static RedisScript<List<Long>> instrumentedScript() {
 		String shipped = LuaScript.rateLimit().text();
-		String tail = "\nreturn result\n";
-		if (!shipped.endsWith(tail)) {
-			throw new IllegalStateException("The script no longer ends with 'return result'; update the harness");
+		String check = "\n  return result\nend\n";
+		int at = shipped.indexOf(check);
+		if (at < 0 || shipped.indexOf(check, at + 1) >= 0) {
+			throw new IllegalStateException("The script's run() no longer ends with one 'return result'; update the "
+					+ "harness");
 		}
-		String instrumented = shipped.substring(0, shipped.length() - tail.length())
-				+ "\nresult[#result + 1] = now\nreturn result\n";
+		String instrumented = shipped.substring(0, at) + "\n  result[#result + 1] = now" + shipped.substring(at);
 		return (RedisScript) RedisScript.of(instrumented, List.class);
 	}
 
