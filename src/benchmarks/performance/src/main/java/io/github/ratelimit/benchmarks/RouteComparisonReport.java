@@ -160,7 +160,7 @@ final class RouteComparisonReport {
 	}
 
 	private void targets(StringBuilder md) {
-		md.append("### Issue 14 targets\n\n| target | measured | met? |\n|---|---|---|\n");
+		md.append("### Issue 29 targets\n\n| target | measured | met? |\n|---|---|---|\n");
 		double rlPlain = ratio("uniform-c32", BenchGateway.RL, BenchGateway.PLAIN);
 		md.append(String.format(Locale.ROOT,
 				"| `RateLimit` ≥ %.1f × no filter (req/s, uniform %s keys, 32 connections) | %s vs %s req/s = **%s** | %s |%n",
