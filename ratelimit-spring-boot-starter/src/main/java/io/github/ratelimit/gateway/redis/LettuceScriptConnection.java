@@ -388,8 +388,9 @@ final class LettuceScriptConnection implements AutoCloseable {
 	 * Close the connection for now, e.g. because the connection factory is about to shut its client down; the next
 	 * call or {@link #connectInBackground()} opens a new one from the factory's (new) client. Never waits for a
 	 * connect in progress: it is cancelled.
+	 * @return completed once the connection is closed (at once when none was open)
 	 */
-	void suspend() {
+	CompletableFuture<Void> suspend() {
 		StatefulConnection<byte[], byte[]> open;
 		synchronized (this) {
 			open = this.connection;
@@ -400,9 +401,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 			this.generation++;
 		}
 		cancelConnect();
-		if (open != null) {
-			open.closeAsync();
-		}
+		return (open != null) ? open.closeAsync() : CompletableFuture.completedFuture(null);
 	}
 
 	/**

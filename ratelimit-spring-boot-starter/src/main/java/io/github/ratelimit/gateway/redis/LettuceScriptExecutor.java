@@ -1,10 +1,14 @@
 package io.github.ratelimit.gateway.redis;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 import io.netty.channel.EventLoop;
@@ -39,6 +43,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * for good.
  */
 public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLifecycle {
+
+	/** Longest {@link #stop()} waits for its connections to close. */
+	static final Duration CLOSE_WAIT = Duration.ofSeconds(2);
 
 	private final LettuceScriptConnection connection;
 
@@ -215,11 +222,26 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 		allConnections().forEach(LettuceScriptConnection::connectInBackground);
 	}
 
-	/** Close the connections for now (never waits for a connect in progress); {@link #start()} opens new ones. */
+	/**
+	 * Close the connections for now, waiting up to {@link #CLOSE_WAIT} for them to close (so that the client's
+	 * shutdown, next, does not close them again); never waits for a connect in progress. {@link #start()} opens new
+	 * ones.
+	 */
 	@Override
 	public void stop() {
 		this.running = false;
-		allConnections().forEach(LettuceScriptConnection::suspend);
+		CompletableFuture<?>[] closing = allConnections().stream()
+			.map(LettuceScriptConnection::suspend)
+			.toArray(CompletableFuture<?>[]::new);
+		try {
+			CompletableFuture.allOf(closing).get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// closed with an error, or not within the wait: the client's shutdown closes what is left
+		}
 	}
 
 	@Override

@@ -24,10 +24,14 @@ import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.util.concurrent.EventExecutor;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -118,6 +122,37 @@ class EventLoopConnectionsTest {
 		finally {
 			store.destroy();
 		}
+	}
+
+	@Test
+	void stoppingTheStoreThenTheFactoryClosesEveryConnectionOnce() throws Exception {
+		List<EventLoop> loops = loops(this.serverLoops);
+		RedisRateLimitStore store = new RedisRateLimitStore(
+				new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(),
+						this.limiter.onEventLoops(loops), null),
+				new BucketKeys("rl"));
+		for (EventLoop loop : loops) {
+			ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "stop-" + loop.hashCode(), "free");
+			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+				Answer answer = checkOn(loop, store, client);
+				assertThat(answer.answeredOn()).isSameAs(answer.askedOn()); // the loop's connection is open
+			});
+		}
+		Logger lettuce = (Logger) LoggerFactory.getLogger("io.lettuce.core.RedisChannelHandler");
+		ListAppender<ILoggingEvent> logged = new ListAppender<>();
+		logged.start();
+		lettuce.addAppender(logged);
+		try {
+			// as a context stops them: the store (and its executor) one phase before the connection factory
+			store.stop();
+			this.limiter.stop();
+		}
+		finally {
+			lettuce.detachAppender(logged);
+			store.destroy();
+		}
+		assertThat(logged.list).extracting(ILoggingEvent::getFormattedMessage)
+			.noneMatch((message) -> message.contains("already closed"));
 	}
 
 	@Test
