@@ -225,8 +225,9 @@ end
 -- 'batch': several calls in one script run, each run as if sent alone, in order (one call's writes are seen by the
 -- next). ARGV: 'batch', the call count m, then per call its key count and its argument count, then the calls'
 -- arguments, call after call; KEYS: the calls' keys, call after call (on a Cluster all in one slot). Returns one
--- reply per call, in order: what that call returns alone, or for a call that returns an error reply alone, the
--- error's message as a string (an error element would fail the whole reply in clients such as Lettuce).
+-- reply per call, in order: what that call returns alone, or for a call that returns an error reply alone or raises
+-- an error (a write Redis refuses: OOM, an ACL), the error's message as a string (an error element would fail the
+-- whole reply in clients such as Lettuce); the calls after it run on.
 if ARGV[1] ~= 'batch' then
   return run()
 end
@@ -246,7 +247,8 @@ for j = 1, calls do
   ARGV = { unpack(batch_args, arg_at + 1, arg_at + arg_count) }
   key_at, arg_at = key_at + key_count, arg_at + arg_count
   operation, cost, n, slot, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), nil, nil
-  local reply = run()
+  local ran, reply = pcall(run)          -- an error raised by this call (a refused write) ends this call only
+  if not ran then reply = (type(reply) == 'table' and reply.err ~= nil) and reply or { err = tostring(reply) } end
   if type(reply) == 'table' and reply.err ~= nil then reply = reply.err end
   replies[j] = reply
 end

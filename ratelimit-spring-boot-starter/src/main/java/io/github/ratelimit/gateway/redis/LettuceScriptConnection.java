@@ -86,6 +86,9 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	private volatile boolean closed;
 
+	/** Between {@link #suspend()} and {@link #resume()}: calls fail at once instead of opening a connection. */
+	private volatile boolean suspended;
+
 	/** The connect in progress on a connect thread, cancelled (interrupted) by {@link #suspend()}. */
 	private volatile @Nullable Future<?> connecting;
 
@@ -296,6 +299,10 @@ final class LettuceScriptConnection implements AutoCloseable {
 	}
 
 	private CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connect() {
+		if (this.suspended) {
+			return CompletableFuture.failedFuture(
+					new IllegalStateException("The rate limiter's Redis connection is stopped"));
+		}
 		while (true) {
 			CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> current = this.attempt.get();
 			if (current != null && !current.isCompletedExceptionally()) {
@@ -333,8 +340,8 @@ final class LettuceScriptConnection implements AutoCloseable {
 	 * closed at once.
 	 */
 	private RedisClusterAsyncCommands<byte[], byte[]> open() {
-		if (this.closed) {
-			throw new IllegalStateException("The rate limiter's Redis connection is closed");
+		if (this.closed || this.suspended) {
+			throw new IllegalStateException("The rate limiter's Redis connection is closed or stopped");
 		}
 		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
 		if (open != null) {
@@ -364,7 +371,7 @@ final class LettuceScriptConnection implements AutoCloseable {
 			throw new IllegalStateException("Unsupported Lettuce client " + client.getClass().getName());
 		}
 		synchronized (this) {
-			if (this.generation != openedIn) { // suspended meanwhile: this client is being shut down
+			if (this.generation != openedIn || this.suspended) { // suspended meanwhile: the client is being shut down
 				opened.closeAsync();
 				throw new IllegalStateException("The rate limiter's Redis connection was suspended while opening");
 			}
@@ -386,13 +393,14 @@ final class LettuceScriptConnection implements AutoCloseable {
 
 	/**
 	 * Close the connection for now, e.g. because the connection factory is about to shut its client down; the next
-	 * call or {@link #connectInBackground()} opens a new one from the factory's (new) client. Never waits for a
-	 * connect in progress: it is cancelled.
+	 * {@link #resume()} opens a new one from the factory's (new) client; until then calls fail at once (none opens a
+	 * connection from a client about to be shut down). Never waits for a connect in progress: it is cancelled.
 	 * @return completed once the connection is closed (at once when none was open)
 	 */
 	CompletableFuture<Void> suspend() {
 		StatefulConnection<byte[], byte[]> open;
 		synchronized (this) {
+			this.suspended = true;
 			open = this.connection;
 			this.connection = null;
 			this.commands = null;
@@ -402,6 +410,15 @@ final class LettuceScriptConnection implements AutoCloseable {
 		}
 		cancelConnect();
 		return (open != null) ? open.closeAsync() : CompletableFuture.completedFuture(null);
+	}
+
+	/**
+	 * End a {@link #suspend()}: start opening the connection again in the background, from the factory's current
+	 * client.
+	 */
+	void resume() {
+		this.suspended = false;
+		connect();
 	}
 
 	/**

@@ -219,7 +219,7 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	@Override
 	public void start() {
 		this.running = true;
-		allConnections().forEach(LettuceScriptConnection::connectInBackground);
+		allConnections().forEach(LettuceScriptConnection::resume);
 	}
 
 	/**
