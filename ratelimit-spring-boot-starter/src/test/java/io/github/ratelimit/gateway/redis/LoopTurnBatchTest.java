@@ -44,7 +44,8 @@ import static org.awaitility.Awaitility.await;
  * {@code 'batch'} operation), against a redis-server of its own (whose command counts are the test's alone): the
  * calls of one turn are one EVALSHA, each gets the reply it would get alone, in order (a later call sees an earlier
  * one's writes), a call's own error fails that call only, and an integer reply (a refund) comes back as a one-element
- * list.
+ * list; and at the edges: after SCRIPT FLUSH, with more than {@link LoopTurnBatch#MAX_CALLS} calls in a turn, when one
+ * call raises a script error, and across a stop and start of the store and its connection factory.
  */
 class LoopTurnBatchTest {
 
@@ -175,6 +176,120 @@ class LoopTurnBatchTest {
 		}
 		assertThat(allowed).containsExactly(true, true, true, false);
 		assertThat(evalshaCalls() - before).isEqualTo(1);
+	}
+
+	@Test
+	void aBatchSurvivesScriptFlush() throws Exception {
+		this.redis.command("SCRIPT", "FLUSH");
+		List<RateLimitDecision> decisions = this.<RateLimitDecision>onLoop((store) -> {
+			List<CompletableFuture<RateLimitDecision>> checks = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				checks.add(store.tryConsume(client("flushed"), this.limits, 1));
+			}
+			return checks;
+		});
+		assertThat(decisions).extracting(RateLimitDecision::allowed).containsExactly(true, true, true, false);
+	}
+
+	@Test
+	void moreCallsThanOneRunTakesAreAllDecidedInOrder() throws Exception {
+		int calls = 2 * LoopTurnBatch.MAX_CALLS + 3;
+		List<RateLimitDecision> decisions = this.<RateLimitDecision>onLoop((store) -> {
+			List<CompletableFuture<RateLimitDecision>> checks = new ArrayList<>();
+			for (int i = 0; i < calls; i++) {
+				checks.add(store.tryConsume(client("many" + (i % 7)), this.limits, 1));
+			}
+			return checks;
+		});
+		for (int i = 0; i < calls; i++) {
+			assertThat(decisions.get(i).allowed()).as("call %d", i).isEqualTo(i < 21);
+		}
+	}
+
+	/**
+	 * The class's contract: each call gets "what the script answers that call alone, or that call's own error
+	 * reply". A script error raised by one call (here a write refused under maxmemory, as an ACL refusal or any
+	 * redis.call error would be) aborts the whole run: a read-only call batched before it, which alone is answered,
+	 * fails with the other call's error.
+	 */
+	@Test
+	void anErrorRaisedByOneCallFailsOnlyThatCall() throws Exception {
+		LuaScript script = LuaScript.rateLimit();
+		byte[][] read = { bytes("check"), bytes("0"), bytes("1"), bytes("tb"), bytes("5"), bytes("5"),
+				bytes("60000000") };
+		byte[][] consume = { bytes("check"), bytes("1"), bytes("1"), bytes("tb"), bytes("5"), bytes("5"),
+				bytes("60000000") };
+		this.redis.command("CONFIG", "SET", "maxmemory-policy", "noeviction");
+		this.redis.command("CONFIG", "SET", "maxmemory", "1");
+		try {
+			// alone, the read is answered
+			assertThat(this.executor.eval(script, new byte[][] { bytes("rl:{r}:a") }, read).get(10, TimeUnit.SECONDS))
+				.startsWith(1L, 1L, 5L);
+			List<CompletableFuture<List<Object>>> replies = new ArrayList<>();
+			CompletableFuture<Void> sent = new CompletableFuture<>();
+			this.loop.execute(() -> {
+				replies.add(this.executor.eval(script, new byte[][] { bytes("rl:{r}:a") }, read));
+				replies.add(this.executor.eval(script, new byte[][] { bytes("rl:{w}:a") }, consume));
+				sent.complete(null);
+			});
+			sent.get(10, TimeUnit.SECONDS);
+			assertThatThrownBy(() -> replies.get(1).get(10, TimeUnit.SECONDS)).hasMessageContaining("OOM");
+			assertThat(replies.get(0).get(10, TimeUnit.SECONDS)).startsWith(1L, 1L, 5L);
+		}
+		finally {
+			this.redis.command("CONFIG", "SET", "maxmemory", "0");
+		}
+	}
+
+	/**
+	 * As a context stops: the store (phase + 1) suspends its connections, then a request still in flight makes a
+	 * call, then the factory stops; both start again. The call in between is refused at once (the chain's fallback
+	 * decides it) and opens no connection from the client about to be shut down, which would stay behind, closed,
+	 * after the start; checks made after the start are decided by Redis again.
+	 */
+	@Test
+	void aCallBetweenTheStoresStopAndTheFactorysStopIsRefusedAndLeavesNoDeadConnectionAfterStart()
+			throws Exception {
+		this.store.stop();
+		await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() == 0);
+		assertThatThrownBy(() -> this.<RateLimitDecision>onLoop(
+				(store) -> store.tryConsume(client("in-flight"), this.limits, 1)))
+			.hasRootCauseMessage("The rate limiter's Redis connection is stopped");
+		assertThat(clientCount()).isZero();
+		this.limiter.stop();
+		this.limiter.start();
+		this.store.start();
+		await().atMost(Duration.ofSeconds(10)).ignoreExceptions().untilAsserted(() -> {
+			RateLimitDecision decision = this.<RateLimitDecision>onLoop(
+					(store) -> store.tryConsume(client("after-" + System.nanoTime()), this.limits, 1))
+				.get(0);
+			assertThat(decision.source()).isEqualTo(RateLimitDecision.Source.SHARED);
+		});
+	}
+
+	@Test
+	void stopAndStartKeepTheConnectionCount() throws Exception {
+		await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() == 2); // shared, and the loop's
+		for (int cycle = 0; cycle < 3; cycle++) {
+			this.store.stop();
+			this.limiter.stop();
+			this.limiter.start();
+			this.store.start();
+			await().atMost(Duration.ofSeconds(10)).ignoreExceptions().untilAsserted(() -> {
+				Thread[] asker = new Thread[1];
+				Thread answerer = this.<Thread>onLoop((store) -> {
+					asker[0] = Thread.currentThread();
+					return store.tryConsume(client("cycle-" + System.nanoTime()), this.limits, 1)
+						.thenApply((decision) -> Thread.currentThread());
+				}).get(0);
+				assertThat(answerer).isSameAs(asker[0]);
+			});
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> clientCount() == 2);
+	}
+
+	private int clientCount() {
+		return (int) this.redis.command("CLIENT", "LIST").lines().count() - 1; // less this command's own client
 	}
 
 	private static void awaitUninterruptibly(CountDownLatch latch) {
