@@ -228,21 +228,34 @@ end
 -- reply per call, in order: what that call returns alone, or for a call that returns an error reply alone or raises
 -- an error (a write Redis refuses: OOM, an ACL), the error's message as a string (an error element would fail the
 -- whole reply in clients such as Lettuce); the calls after it run on.
+-- Counts that are not whole numbers, or that do not add up to the keys and arguments sent, are an error reply
+-- before any call runs.
 if ARGV[1] ~= 'batch' then
   return run()
 end
 local batch_keys, batch_args = KEYS, ARGV
 local calls = tonumber(batch_args[2])
-if calls == nil or calls < 1 or #batch_args < 2 + 2 * calls then
+local function whole(x, least) return x ~= nil and x == math.floor(x) and x >= least end
+if not whole(calls, 1) or #batch_args < 2 + 2 * calls then
   return redis.error_reply('ERR rate limit batch takes the call count and two counts per call')
+end
+local key_total, arg_total = 0, 2 + 2 * calls
+for j = 1, calls do
+  local key_count, arg_count = tonumber(batch_args[1 + 2 * j]), tonumber(batch_args[2 + 2 * j])
+  if not whole(key_count, 0) or not whole(arg_count, 1) then
+    return redis.error_reply('ERR rate limit batch call ' .. j .. ' takes a whole key count >= 0 and argument '
+      .. 'count >= 1')
+  end
+  key_total, arg_total = key_total + key_count, arg_total + arg_count
+end
+if key_total ~= #batch_keys or arg_total ~= #batch_args then
+  return redis.error_reply('ERR rate limit batch counts add up to ' .. key_total .. ' keys and ' .. arg_total
+    .. ' arguments, got ' .. #batch_keys .. ' and ' .. #batch_args)
 end
 local replies = {}
 local key_at, arg_at = 0, 2 + 2 * calls
 for j = 1, calls do
   local key_count, arg_count = tonumber(batch_args[1 + 2 * j]), tonumber(batch_args[2 + 2 * j])
-  if key_count == nil or arg_count == nil or key_at + key_count > #batch_keys or arg_at + arg_count > #batch_args then
-    return redis.error_reply('ERR rate limit batch call ' .. j .. ' reaches beyond the keys or arguments sent')
-  end
   KEYS = { unpack(batch_keys, key_at + 1, key_at + key_count) }
   ARGV = { unpack(batch_args, arg_at + 1, arg_at + arg_count) }
   key_at, arg_at = key_at + key_count, arg_at + arg_count

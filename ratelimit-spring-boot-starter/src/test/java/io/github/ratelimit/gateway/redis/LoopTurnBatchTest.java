@@ -292,6 +292,28 @@ class LoopTurnBatchTest {
 		return (int) this.redis.command("CLIENT", "LIST").lines().count() - 1; // less this command's own client
 	}
 
+	@Test
+	void aBatchWhoseCountsDoNotAddUpIsAnErrorBeforeAnyCallRuns() {
+		String script = LuaScript.rateLimit().text();
+		String[] check = { "check", "1", "1", "tb", "5", "5", "60000000" };
+		// a negative key count (the second call would read the first call's key), a fractional one, and counts
+		// that leave a key unread
+		assertThatThrownBy(() -> this.redis.command(concat(new String[] { "EVAL", script, "1", "rl:{h}:a",
+				"batch", "2", "1", "7", "-1", "7" }, check, check)))
+			.hasMessageContaining("takes a whole key count");
+		assertThatThrownBy(() -> this.redis.command(concat(new String[] { "EVAL", script, "1", "rl:{h}:a",
+				"batch", "1", "0.5", "7" }, check)))
+			.hasMessageContaining("takes a whole key count");
+		assertThatThrownBy(() -> this.redis.command(concat(new String[] { "EVAL", script, "2", "rl:{h}:a",
+				"rl:{h}:b", "batch", "1", "1", "7" }, check)))
+			.hasMessageContaining("add up to 1 keys and 11 arguments, got 2 and 11");
+		assertThat(this.redis.command("EXISTS", "rl:{h}:a", "rl:{h}:b")).isEqualTo("0");
+	}
+
+	private static String[] concat(String[]... parts) {
+		return java.util.Arrays.stream(parts).flatMap(java.util.Arrays::stream).toArray(String[]::new);
+	}
+
 	private static void awaitUninterruptibly(CountDownLatch latch) {
 		try {
 			latch.await(30, TimeUnit.SECONDS);
