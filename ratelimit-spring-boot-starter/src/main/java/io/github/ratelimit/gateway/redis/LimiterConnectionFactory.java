@@ -104,9 +104,6 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	private final String description;
 
-	/** The client configuration of {@link #own} (null when sharing), from which {@link #onEventLoops} copies. */
-	private final @Nullable LettuceClientConfiguration ownClient;
-
 	/** Copies of {@link #own} on given event loops ({@link #onEventLoops}), owned by this factory; guarded by this. */
 	private final Map<EventLoop, LettuceConnectionFactory> onEventLoops = new LinkedHashMap<>();
 
@@ -122,7 +119,6 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		this.own = own;
 		this.ownResources = ownResources;
 		this.description = description;
-		this.ownClient = (own != null) ? own.getClientConfiguration() : null;
 	}
 
 	/**
@@ -326,9 +322,8 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	 */
 	public synchronized Map<EventLoop, LettuceConnectionFactory> onEventLoops(List<EventLoop> eventLoops) {
 		LettuceConnectionFactory lettuce = this.own;
-		LettuceClientConfiguration client = this.ownClient;
 		ClientResources resources = this.ownResources;
-		if (!this.onEventLoops.isEmpty() || lettuce == null || client == null || resources == null
+		if (!this.onEventLoops.isEmpty() || lettuce == null || resources == null
 				|| eventLoops.isEmpty() || configuredWith(lettuce) instanceof RedisSocketConfiguration) {
 			return Collections.unmodifiableMap(new LinkedHashMap<>(this.onEventLoops));
 		}
@@ -339,6 +334,7 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 			return Map.of();
 		}
 		RedisConfiguration configuration = redisConfiguration(lettuce);
+		LettuceClientConfiguration client = lettuce.getClientConfiguration();
 		ClientOptions options = client.getClientOptions().orElseGet(ClientOptions::create);
 		for (EventLoop eventLoop : eventLoops) {
 			ClientResources onLoop = onEventLoop(resources, eventLoop);

@@ -34,12 +34,15 @@ public final class LuaScript {
 
 	private final String sha1;
 
+	private final boolean runsBatches;
+
 	@SuppressWarnings({ "unchecked", "rawtypes" })
 	private LuaScript(String text) {
 		this.text = text;
 		this.utf8 = text.getBytes(StandardCharsets.UTF_8);
 		this.redisScript = (RedisScript) RedisScript.of(text, List.class);
 		this.sha1 = this.redisScript.getSha1();
+		this.runsBatches = this.sha1.equals(Shipped.RATE_LIMIT_SHA1);
 	}
 
 	/**
@@ -59,6 +62,10 @@ public final class LuaScript {
 	 * @throws UncheckedIOException if a resource cannot be read
 	 */
 	public static LuaScript fromClassPath(String... locations) {
+		return new LuaScript(joined(locations));
+	}
+
+	private static String joined(String... locations) {
 		StringBuilder text = new StringBuilder();
 		for (String location : locations) {
 			try {
@@ -68,7 +75,7 @@ public final class LuaScript {
 				throw new UncheckedIOException("Cannot read the Lua script " + location, ex);
 			}
 		}
-		return new LuaScript(text.toString());
+		return text.toString();
 	}
 
 	/**
@@ -112,7 +119,7 @@ public final class LuaScript {
 	 * @return whether calls of this script can be batched
 	 */
 	public boolean runsBatches() {
-		return this.sha1.equals(Shipped.RATE_LIMIT_SHA1);
+		return this.runsBatches;
 	}
 
 	/** The text in UTF-8, shared: not to be modified. */
@@ -128,7 +135,8 @@ public final class LuaScript {
 	/** The digest of the shipped rate limit script, read once on first use. */
 	private static final class Shipped {
 
-		static final String RATE_LIMIT_SHA1 = rateLimit().sha1();
+		static final String RATE_LIMIT_SHA1 = RedisScript.of(joined(RATE_LIMIT_SOURCES.toArray(String[]::new)))
+			.getSha1();
 
 	}
 
