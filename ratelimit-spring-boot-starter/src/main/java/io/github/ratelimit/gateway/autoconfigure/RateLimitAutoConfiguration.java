@@ -2,7 +2,6 @@ package io.github.ratelimit.gateway.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
@@ -185,14 +184,14 @@ public final class RateLimitAutoConfiguration {
 	 */
 	private static LettuceScriptExecutor onEventLoops(LettuceConnectionFactory lettuce,
 			LimiterConnectionFactory limiter, @Nullable ServerEventLoops server) {
-		List<EventLoop> loops = new ArrayList<>((server != null) ? server.eventLoops() : List.of());
 		EventLoop forOtherThreads = limiter.clientEventLoop();
-		if (forOtherThreads != null && !loops.contains(forOtherThreads)) {
-			loops.add(forOtherThreads);
-		}
-		Map<EventLoop, LettuceConnectionFactory> onLoops = limiter.onEventLoops(loops);
-		return new LettuceScriptExecutor(lettuce, onLoops,
-				(forOtherThreads != null && onLoops.containsKey(forOtherThreads)) ? forOtherThreads : null);
+		return new LettuceScriptExecutor(lettuce, () -> {
+			List<EventLoop> loops = new ArrayList<>((server != null) ? server.eventLoops() : List.of());
+			if (forOtherThreads != null && !loops.contains(forOtherThreads)) {
+				loops.add(forOtherThreads);
+			}
+			return limiter.onEventLoops(loops);
+		}, forOtherThreads);
 	}
 
 	@Bean

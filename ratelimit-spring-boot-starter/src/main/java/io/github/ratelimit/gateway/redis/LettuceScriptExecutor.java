@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
@@ -49,16 +50,13 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 
 	private final LettuceScriptConnection connection;
 
-	/** The event loops with connections of their own, and those connections, index for index. */
-	private final EventLoop[] eventLoops;
+	/** Asked for the loops' factories at creation and at every {@link #start()}. */
+	private final Supplier<Map<EventLoop, LettuceConnectionFactory>> onEventLoops;
 
-	private final LettuceScriptConnection[] onEventLoops;
+	private final @Nullable EventLoop forOtherThreads;
 
-	/** Per loop, the batch of its turn's script calls; null on a Cluster (a batch's keys would span slots). */
-	private final @Nullable LoopTurnBatch[] batches;
-
-	/** Index of the loop whose connection takes the calls of other threads, -1 for the shared connection. */
-	private final int forOtherThreads;
+	/** Where each thread's calls go out; replaced by {@link #start()} when the loops changed. */
+	private volatile Routing routing;
 
 	/** Stopped and started right after the connection factory: its stop shuts the Lettuce client down. */
 	private final int phase;
@@ -71,7 +69,7 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	 * Sentinel or Cluster
 	 */
 	public LettuceScriptExecutor(LettuceConnectionFactory connectionFactory) {
-		this(connectionFactory, Map.of(), null);
+		this(connectionFactory, Map::of, null);
 	}
 
 	/**
@@ -80,79 +78,30 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	 * @param connectionFactory a Lettuce connection factory (the limiter's own, or the application's), standalone,
 	 * Sentinel or Cluster: the shared connection's, and the topology's on a Cluster
 	 * @param onEventLoops for each event loop, a factory reaching the same Redis whose client does its I/O on that
-	 * loop ({@link LimiterConnectionFactory#onEventLoops}); empty for none
+	 * loop ({@link LimiterConnectionFactory#onEventLoops}), empty for none; asked now and again at every
+	 * {@link #start()} (a server stopped and started again may run on new loops): a loop no longer answered loses its
+	 * connection, a new one gets one
 	 * @param forOtherThreads the loop among {@code onEventLoops} whose connection takes the calls of every thread
-	 * that is none of the loops (in batches: {@link LimiterConnectionFactory#clientEventLoop()}); {@code null}: those
-	 * calls go out alone on the shared connection
+	 * that is none of the loops (in batches: {@link LimiterConnectionFactory#clientEventLoop()}); {@code null}, or a
+	 * loop not answered: those calls go out alone on the shared connection
 	 */
 	public LettuceScriptExecutor(LettuceConnectionFactory connectionFactory,
-			Map<EventLoop, LettuceConnectionFactory> onEventLoops, @Nullable EventLoop forOtherThreads) {
+			Supplier<Map<EventLoop, LettuceConnectionFactory>> onEventLoops, @Nullable EventLoop forOtherThreads) {
 		this.connection = new LettuceScriptConnection(connectionFactory);
 		this.phase = (connectionFactory.getPhase() < Integer.MAX_VALUE) ? connectionFactory.getPhase() + 1
 				: Integer.MAX_VALUE;
-		this.eventLoops = onEventLoops.keySet().toArray(new EventLoop[0]);
-		this.onEventLoops = onEventLoops.values()
-			.stream()
-			.map(LettuceScriptConnection::new)
-			.toArray(LettuceScriptConnection[]::new);
-		this.batches = new LoopTurnBatch[this.eventLoops.length];
-		int other = -1;
-		for (int i = 0; i < this.eventLoops.length; i++) {
-			this.batches[i] = (this.onEventLoops[i].isCluster()) ? null
-					: new LoopTurnBatch(this.eventLoops[i], this.onEventLoops[i]);
-			if (this.eventLoops[i] == forOtherThreads) {
-				other = i;
-			}
-		}
-		this.forOtherThreads = other;
+		this.onEventLoops = onEventLoops;
+		this.forOtherThreads = forOtherThreads;
+		this.routing = new Routing(onEventLoops.get(), forOtherThreads, Routing.NONE);
 		allConnections().forEach(LettuceScriptConnection::connectInBackground);
 	}
 
 	private List<LettuceScriptConnection> allConnections() {
-		List<LettuceScriptConnection> all = new ArrayList<>(this.onEventLoops.length + 1);
+		Routing current = this.routing;
+		List<LettuceScriptConnection> all = new ArrayList<>(current.connections.length + 1);
 		all.add(this.connection);
-		all.addAll(List.of(this.onEventLoops));
+		all.addAll(List.of(current.connections));
 		return all;
-	}
-
-	/**
-	 * The loop whose connection the calling thread's calls go out on: the loop the thread runs, else the loop for
-	 * other threads.
-	 * @return the index into {@link #eventLoops}, or -1 for the shared connection
-	 */
-	private int eventLoopForThisThread() {
-		for (int i = 0; i < this.eventLoops.length; i++) {
-			if (this.eventLoops[i].inEventLoop()) {
-				return i;
-			}
-		}
-		return this.forOtherThreads;
-	}
-
-	/**
-	 * Whether a loop's connection is open; if not, it is opened in the background meanwhile.
-	 * @param loop index into {@link #eventLoops}, or -1
-	 * @return whether calls can go out on the loop's connection
-	 */
-	private boolean isOpen(int loop) {
-		if (loop < 0) {
-			return false;
-		}
-		LettuceScriptConnection onLoop = this.onEventLoops[loop];
-		if (onLoop.isOpen()) {
-			return true;
-		}
-		onLoop.connectInBackground();
-		return false;
-	}
-
-	/**
-	 * The connection of the calling thread: its loop's when open (see {@link #eventLoopForThisThread()}), else the
-	 * shared one.
-	 */
-	private LettuceScriptConnection connectionOfThisThread() {
-		int loop = eventLoopForThisThread();
-		return isOpen(loop) ? this.onEventLoops[loop] : this.connection;
 	}
 
 	/**
@@ -163,12 +112,13 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	 */
 	@Override
 	public CompletableFuture<List<Object>> eval(LuaScript script, byte[][] keys, byte[][] args) {
-		int loop = eventLoopForThisThread();
-		if (!isOpen(loop)) {
+		Routing current = this.routing;
+		int loop = current.eventLoopForThisThread();
+		if (!current.isOpen(loop)) {
 			return this.connection.evalsha(script, keys, args);
 		}
-		LoopTurnBatch batch = this.batches[loop];
-		return (batch != null) ? batch.eval(script, keys, args) : this.onEventLoops[loop].evalsha(script, keys, args);
+		LoopTurnBatch batch = current.batches[loop];
+		return (batch != null) ? batch.eval(script, keys, args) : current.connections[loop].evalsha(script, keys, args);
 	}
 
 	@Override
@@ -179,6 +129,16 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	@Override
 	public CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member) {
 		return connectionOfThisThread().zrem(key, member);
+	}
+
+	/**
+	 * The connection of the calling thread: its loop's when open (see {@link Routing#eventLoopForThisThread()}), else
+	 * the shared one.
+	 */
+	private LettuceScriptConnection connectionOfThisThread() {
+		Routing current = this.routing;
+		int loop = current.eventLoopForThisThread();
+		return current.isOpen(loop) ? current.connections[loop] : this.connection;
 	}
 
 	/** On a Redis Cluster: the masters, as the connection's view of the topology (Lettuce's refresh) has them. */
@@ -215,10 +175,20 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 		};
 	}
 
-	/** Open the connections again (in the background) after {@link #stop()}, from the factories' current clients. */
+	/**
+	 * Open the connections again (in the background) after {@link #stop()}, from the factories' current clients: a
+	 * connection per loop the factories are now given for (closing for good those of loops that are gone).
+	 */
 	@Override
 	public void start() {
 		this.running = true;
+		Routing before = this.routing;
+		Map<EventLoop, LettuceConnectionFactory> now = this.onEventLoops.get();
+		if (!before.isFor(now)) {
+			Routing after = new Routing(now, this.forOtherThreads, before);
+			this.routing = after;
+			before.connectionsNotIn(after).forEach(LettuceScriptConnection::close);
+		}
 		allConnections().forEach(LettuceScriptConnection::resume);
 	}
 
@@ -267,6 +237,108 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	@Override
 	public String toString() {
 		return "LettuceScriptExecutor";
+	}
+
+	/**
+	 * The event loops with connections of their own, those connections and their batches, index for index; the
+	 * connection of a loop whose factory is unchanged carries over from the routing before.
+	 */
+	private static final class Routing {
+
+		static final Routing NONE = new Routing(Map.of(), null, null);
+
+		final EventLoop[] eventLoops;
+
+		final LettuceScriptConnection[] connections;
+
+		/** Per loop, the batch of its turn's script calls; null on a Cluster (a batch's keys would span slots). */
+		final @Nullable LoopTurnBatch[] batches;
+
+		/** Index of the loop whose connection takes the calls of other threads, -1 for the shared connection. */
+		final int forOtherThreads;
+
+		private final Map<EventLoop, LettuceConnectionFactory> factories;
+
+		Routing(Map<EventLoop, LettuceConnectionFactory> factories, @Nullable EventLoop forOtherThreads,
+				@Nullable Routing before) {
+			this.factories = Map.copyOf(factories);
+			int size = factories.size();
+			this.eventLoops = new EventLoop[size];
+			this.connections = new LettuceScriptConnection[size];
+			this.batches = new LoopTurnBatch[size];
+			int other = -1;
+			int i = 0;
+			for (Map.Entry<EventLoop, LettuceConnectionFactory> entry : factories.entrySet()) {
+				EventLoop loop = entry.getKey();
+				int kept = (before != null) ? before.indexOf(loop, entry.getValue()) : -1;
+				this.eventLoops[i] = loop;
+				if (kept >= 0 && before != null) {
+					this.connections[i] = before.connections[kept];
+					this.batches[i] = before.batches[kept];
+				}
+				else {
+					this.connections[i] = new LettuceScriptConnection(entry.getValue());
+					this.batches[i] = (this.connections[i].isCluster()) ? null
+							: new LoopTurnBatch(loop, this.connections[i]);
+				}
+				if (loop == forOtherThreads) {
+					other = i;
+				}
+				i++;
+			}
+			this.forOtherThreads = other;
+		}
+
+		boolean isFor(Map<EventLoop, LettuceConnectionFactory> factories) {
+			return this.factories.equals(factories);
+		}
+
+		private int indexOf(EventLoop loop, LettuceConnectionFactory factory) {
+			for (int i = 0; i < this.eventLoops.length; i++) {
+				if (this.eventLoops[i] == loop && this.factories.get(loop) == factory) {
+					return i;
+				}
+			}
+			return -1;
+		}
+
+		List<LettuceScriptConnection> connectionsNotIn(Routing other) {
+			List<LettuceScriptConnection> gone = new ArrayList<>(List.of(this.connections));
+			gone.removeAll(List.of(other.connections));
+			return gone;
+		}
+
+		/**
+		 * The loop whose connection the calling thread's calls go out on: the loop the thread runs, else the loop for
+		 * other threads.
+		 * @return the index into {@link #eventLoops}, or -1 for the shared connection
+		 */
+		int eventLoopForThisThread() {
+			for (int i = 0; i < this.eventLoops.length; i++) {
+				if (this.eventLoops[i].inEventLoop()) {
+					return i;
+				}
+			}
+			return this.forOtherThreads;
+		}
+
+		/**
+		 * Whether a loop's connection is open; if not, it is opened in the background meanwhile.
+		 * @param loop index into {@link #eventLoops}, or -1
+		 * @return whether calls can go out on the loop's connection
+		 */
+		boolean isOpen(int loop) {
+			if (loop < 0) {
+				return false;
+			}
+			LettuceScriptConnection onLoop = this.connections[loop];
+			if (onLoop.isOpen()) {
+				return true;
+			}
+			onLoop.connectInBackground();
+			return false;
+		}
+
 	}
 
 }

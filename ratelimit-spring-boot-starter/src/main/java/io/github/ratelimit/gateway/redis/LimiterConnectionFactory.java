@@ -107,8 +107,8 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	/** Copies of {@link #own} on given event loops ({@link #onEventLoops}), owned by this factory; guarded by this. */
 	private final Map<EventLoop, LettuceConnectionFactory> onEventLoops = new LinkedHashMap<>();
 
-	/** Client resources of {@link #onEventLoops}' copies, shut down with them; guarded by this. */
-	private final List<ClientResources> onEventLoopsResources = new ArrayList<>();
+	/** Client resources of {@link #onEventLoops}' copies, per loop, shut down with them; guarded by this. */
+	private final Map<EventLoop, ClientResources> onEventLoopsResources = new LinkedHashMap<>();
 
 	/** Whether the event loops of the client's resources are held (see the class description). */
 	private boolean eventLoopsHeld;
@@ -314,7 +314,8 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	 * Copies of the limiter's own factory whose Lettuce clients do all their I/O (connects, reconnects, reads and
 	 * writes, on a Cluster to every node) on one given event loop each, so that a command written on that loop's
 	 * thread is answered on it. Owned by this factory: initialised (started) now, stopped, started and destroyed
-	 * with it. Asked again, answers the copies made the first time.
+	 * with it. Asked again, answers the copies already made for loops given before, makes copies for new loops, and
+	 * destroys the copies of loops no longer given (a server that was stopped and started again runs on new loops).
 	 * @param eventLoops the loops, e.g. the WebFlux server's
 	 * @return a copy per loop, in the loops' order; empty when this factory shares the application's, when its client
 	 * connects to a Unix socket, when no loop is given, or when the loops' transport is not Lettuce's (native epoll on
@@ -323,20 +324,25 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	public synchronized Map<EventLoop, LettuceConnectionFactory> onEventLoops(List<EventLoop> eventLoops) {
 		LettuceConnectionFactory lettuce = this.own;
 		ClientResources resources = this.ownResources;
-		if (!this.onEventLoops.isEmpty() || lettuce == null || resources == null
-				|| eventLoops.isEmpty() || configuredWith(lettuce) instanceof RedisSocketConfiguration) {
-			return Collections.unmodifiableMap(new LinkedHashMap<>(this.onEventLoops));
-		}
-		if (!SingleEventLoopProvider.canCarryLettuceChannels(eventLoops.get(0), MAX_CONNECT_TIMEOUT.toMillis())) {
-			logger.info("The rate limiter's Redis connections stay on Lettuce's own threads: the server's event loops "
-					+ "({}) cannot carry Lettuce's channels ({})", eventLoops.get(0).getClass().getName(),
-					Transports.socketChannelClass().getName());
+		if (lettuce == null || resources == null || configuredWith(lettuce) instanceof RedisSocketConfiguration) {
 			return Map.of();
+		}
+		List<EventLoop> gone = new ArrayList<>(this.onEventLoops.keySet());
+		gone.removeAll(eventLoops);
+		gone.forEach(this::destroyCopy);
+		List<EventLoop> added = new ArrayList<>(eventLoops);
+		added.removeAll(this.onEventLoops.keySet());
+		if (!added.isEmpty() && !SingleEventLoopProvider.canCarryLettuceChannels(added.get(0),
+				MAX_CONNECT_TIMEOUT.toMillis())) {
+			logger.info("The rate limiter's Redis connections stay on Lettuce's own threads: the server's event loops "
+					+ "({}) cannot carry Lettuce's channels ({})", added.get(0).getClass().getName(),
+					Transports.socketChannelClass().getName());
+			added.clear();
 		}
 		RedisConfiguration configuration = redisConfiguration(lettuce);
 		LettuceClientConfiguration client = lettuce.getClientConfiguration();
 		ClientOptions options = client.getClientOptions().orElseGet(ClientOptions::create);
-		for (EventLoop eventLoop : eventLoops) {
+		for (EventLoop eventLoop : added) {
 			ClientResources onLoop = onEventLoop(resources, eventLoop);
 			LettuceClientConfiguration copy = clientConfiguration(client, options, onLoop);
 			LettuceConnectionFactory factory = (configuration instanceof RedisStandaloneConfiguration standalone)
@@ -344,10 +350,29 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 					: new LettuceConnectionFactory(Objects.requireNonNull(configuration), copy);
 			factory.setPhase(lettuce.getPhase());
 			factory.afterPropertiesSet();
-			this.onEventLoopsResources.add(onLoop);
+			this.onEventLoopsResources.put(eventLoop, onLoop);
 			this.onEventLoops.put(eventLoop, factory);
 		}
-		return Collections.unmodifiableMap(new LinkedHashMap<>(this.onEventLoops));
+		Map<EventLoop, LettuceConnectionFactory> copies = new LinkedHashMap<>();
+		for (EventLoop eventLoop : eventLoops) {
+			LettuceConnectionFactory copy = this.onEventLoops.get(eventLoop);
+			if (copy != null) {
+				copies.put(eventLoop, copy);
+			}
+		}
+		return Collections.unmodifiableMap(copies);
+	}
+
+	/** Destroys the copy on a loop and shuts its resources down (which stops nothing: the loop is not theirs). */
+	private void destroyCopy(EventLoop eventLoop) {
+		LettuceConnectionFactory copy = this.onEventLoops.remove(eventLoop);
+		ClientResources resources = this.onEventLoopsResources.remove(eventLoop);
+		if (copy != null) {
+			copy.destroy();
+		}
+		if (resources != null) {
+			resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
+		}
 	}
 
 	/**
@@ -457,7 +482,7 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		long quietPeriod = Math.min(client.getShutdownQuietPeriod().toMillis(), timeout);
 		List<ClientResources> resources = new ArrayList<>();
 		synchronized (this) {
-			resources.addAll(this.onEventLoopsResources);
+			resources.addAll(this.onEventLoopsResources.values());
 		}
 		if (this.ownResources != null) {
 			resources.add(this.ownResources);

@@ -7,16 +7,15 @@ import io.netty.channel.EventLoop;
 /**
  * The event loops a Netty-based server handles its requests on (the WebFlux server's), on which the limiter keeps a
  * Redis connection each ({@link LettuceScriptExecutor}).
- *
- * @param eventLoops the loops; empty when the server's are not known
  */
-public record ServerEventLoops(List<EventLoop> eventLoops) {
+@FunctionalInterface
+public interface ServerEventLoops {
 
 	/**
-	 * @param eventLoops the loops, copied
+	 * The server's loops now: asked again after the application context is stopped and started (a server may then run
+	 * on new loops).
+	 * @return the loops; empty when the server's are not known
 	 */
-	public ServerEventLoops {
-		eventLoops = List.copyOf(eventLoops);
-	}
+	List<EventLoop> eventLoops();
 
 }

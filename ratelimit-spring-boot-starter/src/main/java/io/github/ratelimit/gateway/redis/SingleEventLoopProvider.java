@@ -10,6 +10,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutorGroup;
 import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ImmediateEventExecutor;
 
 /**
  * Gives a Lettuce client one event loop it does not own, for every channel it opens (connects, reconnects and, on a
@@ -66,12 +67,12 @@ final class SingleEventLoopProvider implements EventLoopGroupProvider {
 	@Override
 	public Future<Boolean> release(EventExecutorGroup eventLoopGroup, long quietPeriod, long timeout,
 			TimeUnit unit) {
-		return this.eventLoop.newSucceededFuture(Boolean.TRUE);
+		return ImmediateEventExecutor.INSTANCE.newSucceededFuture(Boolean.TRUE);
 	}
 
 	@Override
 	public Future<Boolean> shutdown(long quietPeriod, long timeout, TimeUnit timeUnit) {
-		return this.eventLoop.newSucceededFuture(Boolean.TRUE);
+		return ImmediateEventExecutor.INSTANCE.newSucceededFuture(Boolean.TRUE);
 	}
 
 }

@@ -24,11 +24,20 @@ public final class ReactorNettyEventLoops {
 	}
 
 	/**
-	 * The server's event loops (their group is created now when it was not yet, as the server would create it).
+	 * The server's event loops, read anew each time they are asked for (a factory with loops of its own disposes them
+	 * when it stops and makes new ones when it starts).
 	 * @param resourceFactory the server's resource factory; {@code null}: the server uses the global resources
-	 * @return the loops; empty when the factory has resources of its own that it has not created yet
+	 * @return the loops
 	 */
 	public static ServerEventLoops of(@Nullable ReactorResourceFactory resourceFactory) {
+		return () -> eventLoops(resourceFactory);
+	}
+
+	/**
+	 * The server's event loops now (their group is created now when it was not yet, as the server would create it).
+	 * @return the loops; empty when the factory has resources of its own that it has not created yet, or has disposed
+	 */
+	private static List<EventLoop> eventLoops(@Nullable ReactorResourceFactory resourceFactory) {
 		LoopResources resources;
 		if (resourceFactory == null || resourceFactory.isUseGlobalResources()) {
 			resources = HttpResources.get();
@@ -38,7 +47,7 @@ public final class ReactorNettyEventLoops {
 				resources = resourceFactory.getLoopResources();
 			}
 			catch (IllegalStateException ex) { // not initialised yet
-				return new ServerEventLoops(List.of());
+				return List.of();
 			}
 		}
 		EventLoopGroup group = resources.onServer(LoopResources.DEFAULT_NATIVE);
@@ -48,7 +57,7 @@ public final class ReactorNettyEventLoops {
 				loops.add(loop);
 			}
 		}
-		return new ServerEventLoops(loops);
+		return loops;
 	}
 
 }

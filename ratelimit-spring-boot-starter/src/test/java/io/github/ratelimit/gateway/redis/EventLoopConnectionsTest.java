@@ -38,6 +38,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
@@ -94,7 +95,8 @@ class EventLoopConnectionsTest {
 		assertThat(onLoops).containsOnlyKeys(loops);
 		assertThat(this.limiter.onEventLoops(loops)).isEqualTo(onLoops); // asked again: the same copies
 		RedisRateLimitStore store = new RedisRateLimitStore(
-				new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(), onLoops, null),
+				new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(), () -> onLoops,
+						null),
 				new BucketKeys("rl"));
 		try {
 			for (EventLoop loop : loops) {
@@ -125,11 +127,26 @@ class EventLoopConnectionsTest {
 	}
 
 	@Test
+	void askedForOtherLoopsTheFactoryKeepsTheCopiesOfLoopsStillGivenAndDestroysTheOthers() {
+		List<EventLoop> loops = loops(this.serverLoops);
+		Map<EventLoop, LettuceConnectionFactory> both = this.limiter.onEventLoops(loops);
+		Map<EventLoop, LettuceConnectionFactory> first = this.limiter.onEventLoops(loops.subList(0, 1));
+		assertThat(first).containsOnlyKeys(loops.get(0));
+		assertThat(first.get(loops.get(0))).isSameAs(both.get(loops.get(0)));
+		LettuceConnectionFactory dropped = both.get(loops.get(1));
+		assertThat(dropped.isRunning()).isFalse();
+		assertThatIllegalStateException().isThrownBy(dropped::getConnection);
+		Map<EventLoop, LettuceConnectionFactory> again = this.limiter.onEventLoops(loops);
+		assertThat(again.get(loops.get(1))).isNotSameAs(dropped);
+		assertThat(again.get(loops.get(1)).getConnection().ping()).isEqualTo("PONG");
+	}
+
+	@Test
 	void stoppingTheStoreThenTheFactoryClosesEveryConnectionOnce() throws Exception {
 		List<EventLoop> loops = loops(this.serverLoops);
 		RedisRateLimitStore store = new RedisRateLimitStore(
 				new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(),
-						this.limiter.onEventLoops(loops), null),
+						() -> this.limiter.onEventLoops(loops), null),
 				new BucketKeys("rl"));
 		for (EventLoop loop : loops) {
 			ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "stop-" + loop.hashCode(), "free");

@@ -88,7 +88,7 @@ class LoopTurnBatchTest {
 		assertThat(onLoop).hasSize(1);
 		// the loop also takes the calls of other threads (as one of the client's own loops does for Server MVC)
 		this.executor = new LettuceScriptExecutor((LettuceConnectionFactory) this.limiter.getConnectionFactory(),
-				onLoop, this.loop);
+				() -> onLoop, this.loop);
 		this.store = new RedisRateLimitStore(this.executor, new BucketKeys("rl"));
 		// the loop's connection opens in the background: wait until a check made on the loop is answered on it
 		await().atMost(Duration.ofSeconds(20)).until(() -> this.<Boolean>onLoop((store) -> {
