@@ -97,6 +97,9 @@ public class LeasingRateLimiter implements StoreLayer {
 			.expireAfterAccess(Duration.ofNanos(2 * this.durationNanos))
 			.ticker(ticker)
 			.scheduler(scheduler)
+			// the cache's upkeep (and so the removal listener) runs on the thread that uses the cache: no other
+			// thread is woken per request
+			.executor(Runnable::run)
 			// evicted (idle, or beyond max-entries): the lease goes back; explicit removals (stop, reset, refreshed
 			// limits) end the lease themselves, so that stop() waits for its own returns
 			.<SlotKey, Slot>removalListener((key, slot, cause) -> {

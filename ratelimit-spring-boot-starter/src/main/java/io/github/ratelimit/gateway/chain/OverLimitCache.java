@@ -39,22 +39,27 @@ public class OverLimitCache implements LimiterChain {
 	public OverLimitCache(LimiterChain next, long maxEntries, CheckListener listener) {
 		this.next = next;
 		this.listener = listener;
-		this.denials = Caffeine.newBuilder().maximumSize(maxEntries).expireAfter(new Expiry<Key, Denial>() {
-			@Override
-			public long expireAfterCreate(Key key, Denial denial, long currentTime) {
-				return Math.max(0, denial.untilNanos - System.nanoTime());
-			}
+		// the cache's upkeep runs on the thread that uses it: no other thread is woken by a check
+		this.denials = Caffeine.newBuilder()
+			.maximumSize(maxEntries)
+			.executor(Runnable::run)
+			.expireAfter(new Expiry<Key, Denial>() {
+				@Override
+				public long expireAfterCreate(Key key, Denial denial, long currentTime) {
+					return Math.max(0, denial.untilNanos - System.nanoTime());
+				}
 
-			@Override
-			public long expireAfterUpdate(Key key, Denial denial, long currentTime, long currentDuration) {
-				return expireAfterCreate(key, denial, currentTime);
-			}
+				@Override
+				public long expireAfterUpdate(Key key, Denial denial, long currentTime, long currentDuration) {
+					return expireAfterCreate(key, denial, currentTime);
+				}
 
-			@Override
-			public long expireAfterRead(Key key, Denial denial, long currentTime, long currentDuration) {
-				return currentDuration;
-			}
-		}).build();
+				@Override
+				public long expireAfterRead(Key key, Denial denial, long currentTime, long currentDuration) {
+					return currentDuration;
+				}
+			})
+			.build();
 	}
 
 	/**

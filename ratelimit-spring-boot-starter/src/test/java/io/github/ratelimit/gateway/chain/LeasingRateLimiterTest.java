@@ -17,6 +17,7 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.StoredTokens;
+import com.github.benmanes.caffeine.cache.Scheduler;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -158,6 +159,34 @@ class LeasingRateLimiterTest {
 	}
 
 	@Test
+	void anIdleClientsLeaseGoesBackFromTheThreadThatUsesTheCacheNextWithNoOtherThreadWoken() {
+		AtomicLong nanos = new AtomicLong();
+		List<Thread> returnedOn = new ArrayList<>();
+		CountingStore returns = new CountingStore(store) {
+
+			@Override
+			public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+					long durationMicros, ReturnedLease previous) {
+				if (wanted == 0 && previous.granted() > 0) {
+					returnedOn.add(Thread.currentThread());
+				}
+				return super.lease(client, limits, cost, wanted, durationMicros, previous);
+			}
+
+		};
+		LeasingRateLimiter limiter = new LeasingRateLimiter(returns, Duration.ofSeconds(1), 1000, nanos::get,
+				Scheduler.disabledScheduler());
+		PlanLimits hourly = hourly();
+		consume(limiter, hourly, 1);
+		assertThat(consume(limiter, hourly, 1).statuses().get(0).remaining()).isEqualTo(1_998); // a lease
+		nanos.addAndGet(Duration.ofSeconds(3).toNanos()); // idle for more than two lease durations
+		ClientKey bob = new ClientKey(ClientKey.Kind.API_KEY, "bob", "pro");
+		limiter.tryConsume(bob, hourly, 1).orTimeout(10, TimeUnit.SECONDS).join();
+		assertThat(returnedOn).containsExactly(Thread.currentThread());
+		limiter.stop();
+	}
+
+	@Test
 	void limitsWithoutALeaseBudgetAreExactStoreChecks() {
 		PlanLimits exact = new PlanLimits("pro", "other",
 				List.of(new LimitDefinition("pro-other", 2_000, 1_000, Duration.ofSeconds(1))));
@@ -286,7 +315,7 @@ class LeasingRateLimiterTest {
 	}
 
 	/** The Redis store, counting its script calls. */
-	private static final class CountingStore implements RateLimitStore, LeaseStore {
+	private static class CountingStore implements RateLimitStore, LeaseStore {
 
 		final AtomicLong calls = new AtomicLong();
 
