@@ -11,6 +11,7 @@ local HOLD_WEIGHT = 0.125             -- weight of the newest hold time in the m
 local HOLD_TTL_MS = 3600000           -- hold statistics are kept an hour after the last release (or a refill period)
 local UNKNOWN_HOLD_WAIT = 1000000     -- retry estimate (us) of a concurrency limit with no hold time measured yet
 
+local function define_cc()   -- called on a run's first use of the algorithm (dispatch.lua)
 local cc = {}
 
 local function cc_needed()
@@ -86,4 +87,7 @@ function cc.release(l)
   if l.period / 1000 > ttl then ttl = math.ceil(l.period / 1000) end
   expire(l.stats, ttl)
   return 1
+end
+
+return cc
 end

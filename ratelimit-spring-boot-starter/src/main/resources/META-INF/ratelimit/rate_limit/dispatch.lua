@@ -76,7 +76,21 @@
 -- never reads another's state). Missing or corrupt state (nil, NaN, infinite, negative) is an unused limit: a full
 -- bucket, an empty window, no slot taken.
 
-local ALGORITHMS = { tb = tb, swl = swl, swc = swc, fw = fw, cc = cc }
+-- An algorithm's functions are made on a run's first use of it: making all of them on every run (every EVALSHA)
+-- would cost more than a check.
+local DEFINE = { tb = define_tb, swl = define_swl, swc = define_swc, fw = define_fw, cc = define_cc }
+local defined = {}
+
+local function algorithm_of(code)   -- the algorithm of a code, nil for an unknown code
+  local algorithm = defined[code]
+  if algorithm == nil then
+    local define = DEFINE[code]
+    if define == nil then return nil end
+    algorithm = define()
+    defined[code] = algorithm
+  end
+  return algorithm
+end
 
 -- One call (see the contract above), as sent alone or as one call of a batch.
 local function run()
@@ -98,18 +112,18 @@ local function run()
   for i = 1, n do
     local at = header + 4 * (i - 1) + 1
     local code = ARGV[at]
-    local algorithm = ALGORITHMS[code]
-    if algorithm == nil or (operation == 'lease' and algorithm ~= tb) then
+    local algorithm = algorithm_of(code)
+    if algorithm == nil or (operation == 'lease' and code ~= 'tb') then
       return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i
         .. ' of a ' .. operation)
     end
-    if operation == 'check' and algorithm == cc and cost ~= 0 then
+    if operation == 'check' and code == 'cc' and cost ~= 0 then
       return redis.error_reply('ERR concurrency limit ' .. i .. ' takes a slot: \'acquire\', not \'check\' (cost '
         .. tostring(ARGV[2]) .. ')')
     end
-    limits[i] = { i = i, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
+    limits[i] = { i = i, code = code, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
                   refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]) }
-    if algorithm == cc then
+    if code == 'cc' then
       slots = slots + 1
       limits[i].stats = n + slots
     end
@@ -134,8 +148,8 @@ local function run()
     local released = 0
     for i = 1, n do
       local l = limits[i]
-      if l.algorithm == cc then
-        released = released + cc.release(l)
+      if l.code == 'cc' then
+        released = released + l.algorithm.release(l)
       elseif cost > 0 then
         released = released + l.algorithm.refund(l)
       end
@@ -163,7 +177,7 @@ local function run()
     -- the instance's previous lease ends (its start is its end less the duration)
     if returned > 0 then
       for i = 1, n do
-        tb.give_back(limits[i], returned, unused, returned_until - duration, returned_until, want)
+        limits[i].algorithm.give_back(limits[i], returned, unused, returned_until - duration, returned_until, want)
       end
     end
   end
@@ -189,7 +203,7 @@ local function run()
   if operation == 'lease' and allowed == 1 then
     lease_until = now + duration
     for i = 1, n do
-      tb.lease(limits[i], granted, lease_until)
+      limits[i].algorithm.lease(limits[i], granted, lease_until)
     end
   end
   local consumes = allowed

@@ -2,6 +2,7 @@
 -- since the Unix epoch.
 -- State in KEYS[i]: a hash {w = start of the window (microseconds), c = tokens admitted in it}.
 
+local function define_fw()   -- called on a run's first use of the algorithm (dispatch.lua)
 local fw = {}
 
 function fw.read(l)
@@ -38,3 +39,6 @@ end
 
 -- Takes cost from the window's count.
 fw.refund = refund_count
+
+return fw
+end

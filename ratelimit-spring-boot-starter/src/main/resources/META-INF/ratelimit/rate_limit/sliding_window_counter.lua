@@ -6,6 +6,7 @@
 -- State in KEYS[i]: a hash {w = start of the current window (microseconds), c = tokens admitted in it, p = tokens
 -- admitted in the window before it}.
 
+local function define_swc()   -- called on a run's first use of the algorithm (dispatch.lua)
 local swc = {}
 
 function swc.read(l)
@@ -100,3 +101,6 @@ end
 
 -- Takes cost from the latest window's count (where the check was counted, unless a window ended in between).
 swc.refund = refund_count
+
+return swc
+end

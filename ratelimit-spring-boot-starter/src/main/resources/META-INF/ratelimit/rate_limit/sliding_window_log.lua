@@ -6,6 +6,7 @@
 
 local LOG_BATCH = 500                 -- sorted-set members per ZADD call (Lua's unpack has a stack limit)
 
+local function define_swl()   -- called on a run's first use of the algorithm (dispatch.lua)
 local swl = {}
 
 function swl.read(l)
@@ -76,4 +77,7 @@ function swl.refund(l)
     return 1
   end
   return 0
+end
+
+return swl
 end

@@ -8,6 +8,7 @@
 -- State in KEYS[i], a string: 'tat', or 'tat:reserved:until:since' while leases are out ('since': when the
 -- reservation's first lease was taken).
 
+local function define_tb()   -- called on a run's first use of the algorithm (dispatch.lua)
 local tb = {}
 
 local function tb_reserved_floor(l, t)   -- the lowest tat the reservation allows at time t (t >= now)
@@ -174,4 +175,7 @@ function tb.lease(l, granted, lease_until)
     if lease_until > l.reserved_until then l.reserved_until = lease_until end
   end
   l.changed = l.changed or cost + granted > 0
+end
+
+return tb
 end
