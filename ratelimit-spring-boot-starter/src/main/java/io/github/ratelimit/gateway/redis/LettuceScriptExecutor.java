@@ -121,6 +121,11 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 		return (batch != null) ? batch.eval(script, keys, args) : current.connections[loop].evalsha(script, keys, args);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>On the calling thread's connection (see the class description), at once: ahead of that loop's script calls
+	 * of the same turn, which wait for the end of the turn. The same holds for {@link #removeFromSortedSet}.
+	 */
 	@Override
 	public CompletableFuture<Long> delete(byte[][] keys) {
 		return connectionOfThisThread().del(keys);
