@@ -631,11 +631,10 @@ final class ReportWriter {
 			.append("10,000 addresses, the same Redis (emptied before each gateway starts), a warm-up until 10 s of ")
 			.append("traffic on both routes cost the gateway's JIT compiler threads under 0.3 s of CPU, then ")
 			.append("interleaved rounds, the order alternating per round; medians of the rounds. It runs once per ")
-			.append("thread kind, each in a gateway process of its own: on the default Java with requests on ")
-			.append("Tomcat's platform thread pool, and on a Java 21 or newer with virtual threads ")
-			.append("(`spring.threads.virtual.enabled`). The ratio inside one process compares like with like; the ")
-			.append("two processes differ in JVM and ran one after the other, so their absolute figures are no ")
-			.append("comparison of thread kinds. ")
+			.append("thread kind, each in a gateway process of its own, both on the Java 21 or newer the run found ")
+			.append("(on the default Java, platform threads only, when there is none): with requests on Tomcat's ")
+			.append("platform thread pool, then with virtual threads (`spring.threads.virtual.enabled`). The ratio ")
+			.append("inside one process compares like with like; the two processes ran one after the other. ")
 			.append(upstream())
 			.append("\n\n");
 		for (String threads : MVC_THREADS) {
