@@ -80,8 +80,11 @@ final class RouteComparison {
 	/** Length of each profile window, seconds (the {@code profile-seconds} option; {@code --quick}: 3). */
 	static final int PROFILE_SECONDS = 20;
 
-	/** Load on each profiled route under a first recording that is thrown away, seconds ({@code --quick}: 2). */
-	static final int PROFILE_SETTLE_SECONDS = 5;
+	/** One settling pass: load on each profiled route under the first recording, seconds. */
+	static final int PROFILE_SETTLE_SECONDS = 3;
+
+	/** Settling passes at most ({@code --quick}: 6). */
+	static final int PROFILE_SETTLE_PASSES = 15;
 
 	/** Period of JFR's execution samples in the profile windows, milliseconds. */
 	static final int PROFILE_PERIOD_MS = 5;
@@ -225,11 +228,9 @@ final class RouteComparison {
 		idleKeyMemory();
 		int profileSeconds = Integer
 			.parseInt(this.options.getOrDefault("profile-seconds", this.quick ? "3" : String.valueOf(PROFILE_SECONDS)));
-		int settleSeconds = this.quick ? 2 : PROFILE_SETTLE_SECONDS;
 		settings.setProperty("profile_seconds", String.valueOf(profileSeconds));
-		settings.setProperty("profile_settle_seconds", String.valueOf(settleSeconds));
 		settings.setProperty("profile_period_ms", String.valueOf(PROFILE_PERIOD_MS));
-		profile(measurements.get(0), profileSeconds, settleSeconds);
+		profile(measurements.get(0), profileSeconds, settings);
 		try (var writer = Files.newBufferedWriter(this.out.resolve("routes.properties"))) {
 			settings.store(writer, "settings of the route comparison");
 		}
@@ -240,8 +241,11 @@ final class RouteComparison {
 	 * the route with {@code RateLimit}, then one on the route without a filter, each under a recording of its own
 	 * ({@code jcmd JFR.start}/{@code JFR.stop} on the gateway's pid, {@code jdk.ExecutionSample} only, every
 	 * {@value #PROFILE_PERIOD_MS} ms), with the gateway's CPU time over the window from {@code /proc}. Before them a
-	 * recording with the same settings over {@code settleSeconds} of load on each route, thrown away: the JVM's first
-	 * recording deoptimizes code, and the /rl buckets the idle-key measurement flushed are written again.
+	 * recording with the same settings, thrown away, over passes of {@value #PROFILE_SETTLE_SECONDS} s of load on each
+	 * route until a pass costs the JIT compiler threads under 3% of one core (at most {@value #PROFILE_SETTLE_PASSES}
+	 * passes, {@code quick} 6): the JVM's first recording makes HotSpot recompile much of the hot code (measured: 13 s
+	 * of compiler CPU over 30 s on 2 cores, the throughput down to a few % at first; a second recording none), and
+	 * the /rl buckets the idle-key measurement flushed are written again.
 	 *
 	 * <p>Writes {@code routes-profile.tsv} ({@link GatewayProfile#WINDOW_HEADER}), {@code routes-profile-groups.tsv},
 	 * {@code routes-profile-frames.tsv}, the recordings {@code routes-profile-<route>.jfr} and their settings
@@ -249,9 +253,9 @@ final class RouteComparison {
 	 * to {@code routes-profile-error.txt}, and the comparison goes on: its measured rounds stay in the report.
 	 * @param m the measurement whose wrk invocation the windows use (uniform keys, 32 connections)
 	 * @param seconds length of each window; 0 or less: no profile
-	 * @param settleSeconds load per route under the thrown-away recording
+	 * @param settings where the settling passes and their compiler time are noted ({@code profile_settle_*})
 	 */
-	private void profile(Measurement m, int seconds, int settleSeconds) throws IOException {
+	private void profile(Measurement m, int seconds, Properties settings) throws IOException {
 		for (String name : List.of("routes-profile.tsv", "routes-profile-groups.tsv", "routes-profile-frames.tsv",
 				"routes-profile-error.txt")) {
 			Files.deleteIfExists(this.out.resolve(name));
@@ -266,19 +270,37 @@ final class RouteComparison {
 			return;
 		}
 		try {
-			Path settings = this.out.resolve("routes-profile.jfc");
-			Files.writeString(settings, jfrSettings(PROFILE_PERIOD_MS), StandardCharsets.UTF_8);
-			logger.info("profile: a thrown-away recording over {} s per route, then {} s windows on {}", settleSeconds,
-					seconds, profiled);
-			jcmd("JFR.start", "name=routes-settle", "settings=" + settings);
-			for (String route : profiled) {
-				wrk(m, route, settleSeconds, "profile settle");
+			Path jfc = this.out.resolve("routes-profile.jfc");
+			Files.writeString(jfc, jfrSettings(PROFILE_PERIOD_MS), StandardCharsets.UTF_8);
+			logger.info("profile: a thrown-away recording over passes of {} s per route until the JIT compiler is "
+					+ "(nearly) idle, then {} s windows on {}", PROFILE_SETTLE_SECONDS, seconds, profiled);
+			jcmd("JFR.start", "name=routes-settle", "settings=" + jfc);
+			int passes = 0;
+			int maxPasses = this.quick ? 6 : PROFILE_SETTLE_PASSES;
+			double compilerSeconds = Double.NaN;
+			while (passes < maxPasses) {
+				passes++;
+				long before = ProcessCounters.compilerTicks(this.gatewayPid);
+				long start = System.nanoTime();
+				for (String route : profiled) {
+					wrk(m, route, PROFILE_SETTLE_SECONDS, "profile settle");
+				}
+				compilerSeconds = (ProcessCounters.compilerTicks(this.gatewayPid) - before) / (double) this.clockTicks;
+				double wall = (System.nanoTime() - start) / 1e9;
+				logger.info("profile settle pass {}: JIT compiler CPU {} s over {} s of traffic", passes,
+						BenchmarkMain.fmt(compilerSeconds), BenchmarkMain.fmt(wall));
+				if (compilerSeconds < 0.03 * wall) {
+					break;
+				}
 			}
 			jcmd("JFR.stop", "name=routes-settle");
+			settings.setProperty("profile_settle_passes", String.valueOf(passes));
+			settings.setProperty("profile_settle_seconds", String.valueOf(PROFILE_SETTLE_SECONDS));
+			settings.setProperty("profile_settle_last_compiler_s", BenchmarkMain.fmt(compilerSeconds));
 			for (String route : profiled) {
 				String name = "routes-profile-" + route;
 				Path file = this.out.resolve(name + ".jfr");
-				jcmd("JFR.start", "name=" + name, "settings=" + settings);
+				jcmd("JFR.start", "name=" + name, "settings=" + jfc);
 				long compilerBefore = ProcessCounters.compilerTicks(this.gatewayPid);
 				ProcessCounters before = ProcessCounters.read(this.gatewayPid);
 				Instant from = Instant.now();

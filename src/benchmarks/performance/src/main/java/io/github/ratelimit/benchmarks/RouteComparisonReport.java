@@ -381,9 +381,12 @@ final class RouteComparisonReport {
 			.append(" keys, as in the rounds) per route, each under a JFR recording of its own of the gateway (`jcmd ")
 			.append("<pid> JFR.start`, `jdk.ExecutionSample` alone, every ")
 			.append(this.settings.getProperty("profile_period_ms", "?"))
-			.append(" ms), after a recording with the same settings over ")
-			.append(this.settings.getProperty("profile_settle_seconds", "?"))
-			.append(" s of load per route that is thrown away (a JVM's first recording deoptimizes code). ")
+			.append(" ms). Before them a recording with the same settings, thrown away: a JVM's first recording ")
+			.append("makes HotSpot recompile much of the hot code, for half a minute or more on 2 cores, a second one ")
+			.append("does not; under it ").append(this.settings.getProperty("profile_settle_passes", "?"))
+			.append(" passes of ").append(this.settings.getProperty("profile_settle_seconds", "?"))
+			.append(" s per route, until a pass cost the JIT compiler threads under 3% of one core (the last: ")
+			.append(this.settings.getProperty("profile_settle_last_compiler_s", "?")).append(" s of compiler CPU). ")
 			.append(jvmArgs.contains("DebugNonSafepoints")
 					? "The gateway's JVM runs with `-XX:+DebugNonSafepoints`, so a sample names the method running, "
 							+ "inlined or not, rather than the nearest safepoint. "
