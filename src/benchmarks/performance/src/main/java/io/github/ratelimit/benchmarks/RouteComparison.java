@@ -278,7 +278,8 @@ final class RouteComparison {
 			int passes = 0;
 			int maxPasses = this.quick ? 6 : PROFILE_SETTLE_PASSES;
 			double compilerSeconds = Double.NaN;
-			while (passes < maxPasses) {
+			boolean idle = false;
+			while (!idle && passes < maxPasses) {
 				passes++;
 				long before = ProcessCounters.compilerTicks(this.gatewayPid);
 				long start = System.nanoTime();
@@ -289,11 +290,10 @@ final class RouteComparison {
 				double wall = (System.nanoTime() - start) / 1e9;
 				logger.info("profile settle pass {}: JIT compiler CPU {} s over {} s of traffic", passes,
 						BenchmarkMain.fmt(compilerSeconds), BenchmarkMain.fmt(wall));
-				if (compilerSeconds < 0.03 * wall) {
-					break;
-				}
+				idle = compilerSeconds < 0.03 * wall;
 			}
 			jcmd("JFR.stop", "name=routes-settle");
+			settings.setProperty("profile_settle_idle", String.valueOf(idle));
 			settings.setProperty("profile_settle_passes", String.valueOf(passes));
 			settings.setProperty("profile_settle_seconds", String.valueOf(PROFILE_SETTLE_SECONDS));
 			settings.setProperty("profile_settle_last_compiler_s", BenchmarkMain.fmt(compilerSeconds));

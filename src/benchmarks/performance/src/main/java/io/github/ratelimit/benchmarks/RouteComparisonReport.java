@@ -385,7 +385,10 @@ final class RouteComparisonReport {
 			.append("makes HotSpot recompile much of the hot code, for half a minute or more on 2 cores, a second one ")
 			.append("does not; under it ").append(this.settings.getProperty("profile_settle_passes", "?"))
 			.append(" passes of ").append(this.settings.getProperty("profile_settle_seconds", "?"))
-			.append(" s per route, until a pass cost the JIT compiler threads under 3% of one core (the last: ")
+			.append(" s per route, ")
+			.append(Boolean.parseBoolean(this.settings.getProperty("profile_settle_idle", "false"))
+					? "until a pass cost the JIT compiler threads under 3% of one core (the last: "
+					: "the most it runs, and the JIT compiler was still busy (the last pass: ")
 			.append(this.settings.getProperty("profile_settle_last_compiler_s", "?")).append(" s of compiler CPU). ")
 			.append(jvmArgs.contains("DebugNonSafepoints")
 					? "The gateway's JVM runs with `-XX:+DebugNonSafepoints`, so a sample names the method running, "
