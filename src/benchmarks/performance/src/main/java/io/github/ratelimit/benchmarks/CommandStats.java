@@ -29,7 +29,7 @@ final class CommandStats {
 	/**
 	 * Parse the execution times of {@code INFO commandstats}: per command, the {@code usec} Redis has spent in it
 	 * since its start or the last {@code CONFIG RESETSTAT} (wall time on Redis' main thread around the command's
-	 * execution; for EVALSHA and EVAL the whole script, the commands it calls included, which also count in their
+	 * execution, preemption included; for EVALSHA and EVAL the whole script, the commands it calls included, which also count in their
 	 * own lines).
 	 * @param info the INFO text
 	 * @return microseconds by command name (lower case, e.g. {@code evalsha})

@@ -157,7 +157,8 @@ final class RouteComparisonReport {
 			.append("EVAL; all commands but INFO, including those scripts run inside Redis), divided by the allowed ")
 			.append("requests. Redis script µs: the growth of `usec` of EVALSHA + EVAL in `INFO commandstats` over ")
 			.append("a run (the time Redis' main thread spent executing the scripts, the commands they call ")
-			.append("included), per request and per script call (a call carries several checks when the starter ")
+			.append("included; wall time on a monotonic clock, so a preempted script counts its wait too and on a busy ")
+			.append("machine the figure can exceed Redis' CPU), per request and per script call (a call carries several checks when the starter ")
 			.append("batches them, fewer with leases): beside Redis' CPU per request from `/proc`, it shows how much ")
 			.append("of Redis' CPU per check is the script itself and how much reading, parsing and answering the ")
 			.append("calls. Lease route: ").append(leaseState()).append(".\n\n");
