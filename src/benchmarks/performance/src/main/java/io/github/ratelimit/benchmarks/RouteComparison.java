@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -39,13 +40,16 @@ import org.slf4j.LoggerFactory;
  * {@code wrk -t1} against its routes, one Redis, interleaved rounds (the route order rotated each round), medians
  * in the report. Per run: requests per second, latency percentiles, per request the CPU time of the gateway, of
  * Redis and of the whole machine and their context switches ({@link ProcessCounters}, {@link MachineCounters}: all
- * read from {@code /proc} over the same window), and Redis calls per allowed request (from {@code INFO commandstats}).
- * Before the rounds: a check that every route answers as configured, a census of the buckets the limiters touch
- * (MONITOR: every API key must be a bucket of its own), a warm-up until the JIT compiler is (nearly) idle. After
- * them: the Redis memory per idle token-bucket key.
+ * read from {@code /proc} over the same window), Redis calls per allowed request and Redis' time executing the
+ * scripts per request and per call (from {@code INFO commandstats}). Before the rounds: a check that every route
+ * answers as configured, a census of the buckets the limiters touch (MONITOR: every API key must be a bucket of its
+ * own), a warm-up until the JIT compiler is (nearly) idle. After them: the Redis memory per idle token-bucket key,
+ * then a JFR profile of the gateway on the route with {@code RateLimit} and on the route without a filter
+ * ({@link GatewayProfile}).
  *
  * <p>Writes into the output directory: {@code routes.tsv} (one row per wrk run), {@code routes-census.tsv},
- * {@code routes-memory.tsv}, {@code routes.properties} (settings) and {@code routes-wrk.log} (wrk's raw output).
+ * {@code routes-memory.tsv}, {@code routes-profile*.tsv} and the recordings {@code routes-profile-<route>.jfr},
+ * {@code routes.properties} (settings) and {@code routes-wrk.log} (wrk's raw output).
  */
 final class RouteComparison {
 
@@ -55,7 +59,7 @@ final class RouteComparison {
 			"connections", "seconds", "req_per_s", "p50_us", "p90_us", "p99_us", "requests", "non2xx",
 			"socket_errors", "cpu_us_per_req", "script_calls", "all_calls", "script_calls_per_allowed",
 			"all_calls_per_allowed", "redis_cpu_us_per_req", "machine_cpu_us_per_req", "gateway_cs_per_req",
-			"redis_cs_per_req", "machine_cs_per_req");
+			"redis_cs_per_req", "machine_cs_per_req", "redis_script_us_per_req", "redis_script_us_per_call");
 
 	static final List<String> CENSUS_HEADER = List.of("route", "keys_sent", "requests", "script_calls",
 			"distinct_buckets", "api_key_buckets", "ip_buckets", "example_key");
@@ -72,6 +76,18 @@ final class RouteComparison {
 
 	/** Exponent of the Zipf law. */
 	static final double ZIPF_S = 1.0;
+
+	/** Length of each profile window, seconds (the {@code profile-seconds} option; {@code --quick}: 3). */
+	static final int PROFILE_SECONDS = 20;
+
+	/** One settling pass: load on each profiled route under the first recording, seconds. */
+	static final int PROFILE_SETTLE_SECONDS = 3;
+
+	/** Settling passes at most ({@code --quick}: 6). */
+	static final int PROFILE_SETTLE_PASSES = 15;
+
+	/** Period of JFR's execution samples in the profile windows, milliseconds. */
+	static final int PROFILE_PERIOD_MS = 5;
 
 	/** Idle keys whose Redis memory is measured. */
 	static final int IDLE_KEYS = 200_000;
@@ -131,7 +147,8 @@ final class RouteComparison {
 	 * @param options {@code gateway-port}, {@code gateway-pid}, {@code redis-port}, {@code scripts} (the folder
 	 * holding {@code api-keys.lua}), {@code out}, {@code routes} (comma-separated), optional {@code quick},
 	 * {@code rounds}, {@code seconds}, {@code clk-tck}, {@code redis-pid} (default: {@code process_id} of
-	 * {@code INFO server}; either way Redis must run on this machine)
+	 * {@code INFO server}; either way Redis must run on this machine), {@code profile-seconds} (each profile window,
+	 * default {@value #PROFILE_SECONDS}, {@code quick} 3; 0: no profile)
 	 * @throws Exception on failure
 	 */
 	static void run(Map<String, String> options) throws Exception {
@@ -209,9 +226,152 @@ final class RouteComparison {
 			}
 		}
 		idleKeyMemory();
+		int profileSeconds = Integer
+			.parseInt(this.options.getOrDefault("profile-seconds", this.quick ? "3" : String.valueOf(PROFILE_SECONDS)));
+		settings.setProperty("profile_seconds", String.valueOf(profileSeconds));
+		settings.setProperty("profile_period_ms", String.valueOf(PROFILE_PERIOD_MS));
+		profile(measurements.get(0), profileSeconds, settings);
 		try (var writer = Files.newBufferedWriter(this.out.resolve("routes.properties"))) {
 			settings.store(writer, "settings of the route comparison");
 		}
+	}
+
+	/**
+	 * A JFR profile of the gateway, after everything else (so no measured run carries a recording): one wrk window on
+	 * the route with {@code RateLimit}, then one on the route without a filter, each under a recording of its own
+	 * ({@code jcmd JFR.start}/{@code JFR.stop} on the gateway's pid, {@code jdk.ExecutionSample} only, every
+	 * {@value #PROFILE_PERIOD_MS} ms), with the gateway's CPU time over the window from {@code /proc}. Before them a
+	 * recording with the same settings, thrown away, over passes of {@value #PROFILE_SETTLE_SECONDS} s of load on each
+	 * route until a pass costs the JIT compiler threads under 3% of one core (at most {@value #PROFILE_SETTLE_PASSES}
+	 * passes, {@code quick} 6): the JVM's first recording makes HotSpot recompile much of the hot code (measured: 13 s
+	 * of compiler CPU over 30 s on 2 cores, the throughput down to a few % at first; a second recording none), and
+	 * the /rl buckets the idle-key measurement flushed are written again.
+	 *
+	 * <p>Writes {@code routes-profile.tsv} ({@link GatewayProfile#WINDOW_HEADER}), {@code routes-profile-groups.tsv},
+	 * {@code routes-profile-frames.tsv}, the recordings {@code routes-profile-<route>.jfr} and their settings
+	 * {@code routes-profile.jfc}. A failure (no {@code jcmd}, no JFR, an unreadable recording) is logged and written
+	 * to {@code routes-profile-error.txt}, and the comparison goes on: its measured rounds stay in the report.
+	 * @param m the measurement whose wrk invocation the windows use (uniform keys, 32 connections)
+	 * @param seconds length of each window; 0 or less: no profile
+	 * @param settings where the settling passes and their compiler time are noted ({@code profile_settle_*})
+	 */
+	private void profile(Measurement m, int seconds, Properties settings) throws IOException {
+		for (String name : List.of("routes-profile.tsv", "routes-profile-groups.tsv", "routes-profile-frames.tsv",
+				"routes-profile-error.txt")) {
+			Files.deleteIfExists(this.out.resolve(name));
+		}
+		List<String> profiled = new ArrayList<>();
+		for (String route : List.of(BenchGateway.RL, BenchGateway.PLAIN)) {
+			if (this.routes.contains(route)) {
+				profiled.add(route);
+			}
+		}
+		if (seconds <= 0 || profiled.isEmpty()) {
+			return;
+		}
+		try {
+			Path jfc = this.out.resolve("routes-profile.jfc");
+			Files.writeString(jfc, jfrSettings(PROFILE_PERIOD_MS), StandardCharsets.UTF_8);
+			logger.info("profile: a thrown-away recording over passes of {} s per route until the JIT compiler is "
+					+ "(nearly) idle, then {} s windows on {}", PROFILE_SETTLE_SECONDS, seconds, profiled);
+			jcmd("JFR.start", "name=routes-settle", "settings=" + jfc);
+			int passes = 0;
+			int maxPasses = this.quick ? 6 : PROFILE_SETTLE_PASSES;
+			double compilerSeconds = Double.NaN;
+			boolean idle = false;
+			while (!idle && passes < maxPasses) {
+				passes++;
+				long before = ProcessCounters.compilerTicks(this.gatewayPid);
+				long start = System.nanoTime();
+				for (String route : profiled) {
+					wrk(m, route, PROFILE_SETTLE_SECONDS, "profile settle");
+				}
+				compilerSeconds = (ProcessCounters.compilerTicks(this.gatewayPid) - before) / (double) this.clockTicks;
+				double wall = (System.nanoTime() - start) / 1e9;
+				logger.info("profile settle pass {}: JIT compiler CPU {} s over {} s of traffic", passes,
+						BenchmarkMain.fmt(compilerSeconds), BenchmarkMain.fmt(wall));
+				idle = compilerSeconds < 0.03 * wall;
+			}
+			jcmd("JFR.stop", "name=routes-settle");
+			settings.setProperty("profile_settle_idle", String.valueOf(idle));
+			settings.setProperty("profile_settle_passes", String.valueOf(passes));
+			settings.setProperty("profile_settle_seconds", String.valueOf(PROFILE_SETTLE_SECONDS));
+			settings.setProperty("profile_settle_last_compiler_s", BenchmarkMain.fmt(compilerSeconds));
+			for (String route : profiled) {
+				String name = "routes-profile-" + route;
+				Path file = this.out.resolve(name + ".jfr");
+				jcmd("JFR.start", "name=" + name, "settings=" + jfc);
+				long compilerBefore = ProcessCounters.compilerTicks(this.gatewayPid);
+				ProcessCounters before = ProcessCounters.read(this.gatewayPid);
+				Instant from = Instant.now();
+				WrkResult r = wrk(m, route, seconds, "profile");
+				Instant to = Instant.now();
+				ProcessCounters after = ProcessCounters.read(this.gatewayPid);
+				long compilerTicks = ProcessCounters.compilerTicks(this.gatewayPid) - compilerBefore;
+				jcmd("JFR.stop", "name=" + name, "filename=" + file);
+				GatewayProfile.Samples samples = GatewayProfile.read(file, from, to);
+				double cpuPerRequest = microsPerRequest(after.cpuTicksSince(before), r.requests());
+				logger.info("profile {}: {} req/s, gateway CPU {} us/request ({} ms of it JIT compiler), {} samples, {} "
+						+ "with a starter frame", route, BenchmarkMain.fmt(r.requestsPerSecond()),
+						BenchmarkMain.fmt(cpuPerRequest), compilerTicks * 1000 / this.clockTicks, samples.samples(),
+						samples.starterSamples());
+				Tsv.append(this.out.resolve("routes-profile.tsv"), GatewayProfile.WINDOW_HEADER,
+						List.of(route, m.distribution(), m.keys(), m.connections(), seconds,
+								BenchmarkMain.fmt(r.requestsPerSecond()), BenchmarkMain.fmt(r.p99Micros()), r.requests(),
+								r.non2xx(), BenchmarkMain.fmt(cpuPerRequest), compilerTicks * 1000 / this.clockTicks,
+								samples.samples(), samples.starterSamples(),
+								file.getFileName()));
+				for (Map.Entry<String, Long> group : samples.byGroup().entrySet()) {
+					Tsv.append(this.out.resolve("routes-profile-groups.tsv"), GatewayProfile.GROUP_HEADER,
+							List.of(route, group.getKey(), group.getValue()));
+				}
+				for (Map.Entry<String, Long> frame : samples.byStarterFrame().entrySet()) {
+					Tsv.append(this.out.resolve("routes-profile-frames.tsv"), GatewayProfile.FRAME_HEADER,
+							List.of(route, frame.getKey(), frame.getValue()));
+				}
+			}
+		}
+		catch (Exception ex) {
+			logger.warn("no gateway profile: {}", ex.toString());
+			Files.writeString(this.out.resolve("routes-profile-error.txt"), ex.toString(), StandardCharsets.UTF_8);
+		}
+	}
+
+	/**
+	 * JFR settings with the execution samples alone.
+	 * @param periodMillis their period
+	 * @return a {@code .jfc} file's text
+	 */
+	static String jfrSettings(int periodMillis) {
+		return """
+				<?xml version="1.0" encoding="UTF-8"?>
+				<configuration version="2.0" label="route comparison profile" provider="ratelimit-benchmarks">
+				  <event name="jdk.ExecutionSample">
+				    <setting name="enabled">true</setting>
+				    <setting name="period">%d ms</setting>
+				  </event>
+				</configuration>
+				""".formatted(periodMillis);
+	}
+
+	/**
+	 * Run one diagnostic command in the gateway (the {@code jcmd} of this JVM's Java, else the one on the PATH).
+	 * @param command the command and its arguments, e.g. {@code JFR.start name=x}
+	 * @return what jcmd printed
+	 * @throws IllegalStateException if jcmd fails, or takes over 60 s
+	 */
+	private String jcmd(String... command) throws Exception {
+		Path own = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+		List<String> line = new ArrayList<>(
+				List.of(Files.isExecutable(own) ? own.toString() : "jcmd", String.valueOf(this.gatewayPid)));
+		line.addAll(List.of(command));
+		Process process = new ProcessBuilder(line).redirectErrorStream(true).start();
+		String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0 || text.contains("Exception")) {
+			process.destroyForcibly();
+			throw new IllegalStateException("jcmd failed: " + line + "\n" + text);
+		}
+		return text;
 	}
 
 	/**
@@ -248,9 +408,11 @@ final class RouteComparison {
 		ProcessCounters gatewayBefore = ProcessCounters.read(this.gatewayPid);
 		ProcessCounters redisBefore = ProcessCounters.read(this.redisPid);
 		MachineCounters machineBefore = MachineCounters.read();
-		Map<String, Long> before = CommandStats.parse(this.redis.info("commandstats"));
+		String statsBefore = this.redis.info("commandstats");
 		WrkResult r = wrk(m, route, seconds, m.name() + " round " + round);
-		Map<String, Long> after = CommandStats.parse(this.redis.info("commandstats"));
+		String statsAfter = this.redis.info("commandstats");
+		Map<String, Long> before = CommandStats.parse(statsBefore);
+		Map<String, Long> after = CommandStats.parse(statsAfter);
 		ProcessCounters gatewayAfter = ProcessCounters.read(this.gatewayPid);
 		ProcessCounters redisAfter = ProcessCounters.read(this.redisPid);
 		MachineCounters machineAfter = MachineCounters.read();
@@ -263,20 +425,27 @@ final class RouteComparison {
 		long scriptCalls = CommandStats.scriptCalls(after) - CommandStats.scriptCalls(before);
 		// the INFO that read `after` is not counted; neither is the one that read `before` (allCalls skips info)
 		long allCalls = CommandStats.allCalls(after) - CommandStats.allCalls(before);
+		long scriptMicros = CommandStats.scriptMicros(CommandStats.micros(statsAfter))
+				- CommandStats.scriptMicros(CommandStats.micros(statsBefore));
+		double scriptMicrosPerRequest = (double) scriptMicros / Math.max(1, r.requests());
+		String scriptMicrosPerCall = (scriptCalls > 0)
+				? BenchmarkMain.fmt((double) scriptMicros / scriptCalls) : "NaN";
 		logger.info("{} round {} {}: {} req/s, p50 {} us, p99 {} us, CPU us/request: gateway {}, Redis {}, machine {}; "
 				+ "context switches/request: gateway {}, Redis {}, machine {}; {} script calls per allowed request, "
-				+ "non-2xx {}, socket errors {}", m.name(), round, route, BenchmarkMain.fmt(r.requestsPerSecond()),
-				BenchmarkMain.fmt(r.p50Micros()), BenchmarkMain.fmt(r.p99Micros()), BenchmarkMain.fmt(cpuPerRequest),
-				BenchmarkMain.fmt(redisCpuPerRequest), BenchmarkMain.fmt(machineCpuPerRequest), gatewaySwitchesPerRequest,
-				redisSwitchesPerRequest, machineSwitchesPerRequest, perAllowed(scriptCalls, r.allowed()), r.non2xx(),
-				r.socketErrors());
+				+ "Redis script us/request {} ({} per call), non-2xx {}, socket errors {}", m.name(), round, route,
+				BenchmarkMain.fmt(r.requestsPerSecond()), BenchmarkMain.fmt(r.p50Micros()),
+				BenchmarkMain.fmt(r.p99Micros()), BenchmarkMain.fmt(cpuPerRequest), BenchmarkMain.fmt(redisCpuPerRequest),
+				BenchmarkMain.fmt(machineCpuPerRequest), gatewaySwitchesPerRequest, redisSwitchesPerRequest,
+				machineSwitchesPerRequest, perAllowed(scriptCalls, r.allowed()), BenchmarkMain.fmt(scriptMicrosPerRequest),
+				scriptMicrosPerCall, r.non2xx(), r.socketErrors());
 		return List.of(m.name(), round, route, m.distribution(), m.keys(), m.connections(), seconds,
 				BenchmarkMain.fmt(r.requestsPerSecond()), BenchmarkMain.fmt(r.p50Micros()),
 				BenchmarkMain.fmt(r.p90Micros()), BenchmarkMain.fmt(r.p99Micros()), r.requests(), r.non2xx(),
 				r.socketErrors(), BenchmarkMain.fmt(cpuPerRequest), scriptCalls, allCalls,
 				perAllowed(scriptCalls, r.allowed()), perAllowed(allCalls, r.allowed()),
 				BenchmarkMain.fmt(redisCpuPerRequest), BenchmarkMain.fmt(machineCpuPerRequest), gatewaySwitchesPerRequest,
-				redisSwitchesPerRequest, machineSwitchesPerRequest);
+				redisSwitchesPerRequest, machineSwitchesPerRequest, BenchmarkMain.fmt(scriptMicrosPerRequest),
+				scriptMicrosPerCall);
 	}
 
 	/**

@@ -1,9 +1,15 @@
 package io.github.ratelimit.benchmarks;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
@@ -49,6 +55,14 @@ final class RouteComparisonReport {
 
 	private final List<Map<String, String>> memory;
 
+	private final List<Map<String, String>> profileWindows;
+
+	private final List<Map<String, String>> profileGroups;
+
+	private final List<Map<String, String>> profileFrames;
+
+	private final String profileError;
+
 	private final Properties gateway;
 
 	private final Properties settings;
@@ -59,6 +73,11 @@ final class RouteComparisonReport {
 		this.rows = Tsv.read(results.resolve("routes.tsv"));
 		this.census = Tsv.read(results.resolve("routes-census.tsv"));
 		this.memory = Tsv.read(results.resolve("routes-memory.tsv"));
+		this.profileWindows = Tsv.read(results.resolve("routes-profile.tsv"));
+		this.profileGroups = Tsv.read(results.resolve("routes-profile-groups.tsv"));
+		this.profileFrames = Tsv.read(results.resolve("routes-profile-frames.tsv"));
+		Path error = results.resolve("routes-profile-error.txt");
+		this.profileError = Files.exists(error) ? Files.readString(error, StandardCharsets.UTF_8).trim() : null;
 		this.gateway = ReportWriter.properties(results.resolve("routes-gateway.properties"));
 		this.settings = ReportWriter.properties(results.resolve("routes.properties"));
 		this.machine = machine;
@@ -136,7 +155,13 @@ final class RouteComparisonReport {
 			.append("threads that ended during a run not counted) and the machine's (`ctxt` of `/proc/stat`). ")
 			.append("Redis calls: deltas of `INFO commandstats` over a run (EVALSHA + ")
 			.append("EVAL; all commands but INFO, including those scripts run inside Redis), divided by the allowed ")
-			.append("requests. Lease route: ").append(leaseState()).append(".\n\n");
+			.append("requests. Redis script µs: the growth of `usec` of EVALSHA + EVAL in `INFO commandstats` over ")
+			.append("a run (the time Redis' main thread spent executing the scripts, the commands they call ")
+			.append("included; wall time on a monotonic clock, so a preempted script counts its wait too and on a busy ")
+			.append("machine the figure can exceed Redis' CPU), per request and per script call (a call carries several checks when the starter ")
+			.append("batches them, fewer with leases): beside Redis' CPU per request from `/proc`, it shows how much ")
+			.append("of Redis' CPU per check is the script itself and how much reading, parsing and answering the ")
+			.append("calls. Lease route: ").append(leaseState()).append(".\n\n");
 		targets(md);
 		fallbackNote(md);
 		for (String measurement : List.of("uniform-c32", "uniform-c4", "zipf-c32")) {
@@ -145,6 +170,7 @@ final class RouteComparisonReport {
 		ratios(md);
 		censusTable(md);
 		memoryTable(md);
+		profileSection(md);
 		md.append("Benchmark gateway JVM: `").append(this.machine.getProperty("routes_gateway_jvm_args", "?"))
 			.append("`; plan resolver `").append(this.gateway.getProperty("plan_resolver", "?"))
 			.append("`, Gateway key resolver `").append(this.gateway.getProperty("key_resolver", "?"))
@@ -243,19 +269,21 @@ final class RouteComparisonReport {
 			default -> "Zipf over " + n(RouteComparison.ZIPF_KEYS) + " keys, 32 connections";
 		};
 		md.append("### ").append(title).append("\n\n");
-		md.append("| route | rounds | req/s (median) | range | p50 µs | p90 µs | p99 µs | gateway CPU µs per request | Redis CPU µs per request | machine CPU µs per request | gateway context switches per request | Redis context switches per request | machine context switches per request | EVALSHA+EVAL per allowed | all commands per allowed | non-2xx | socket errors |\n");
-		md.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		md.append("| route | rounds | req/s (median) | range | p50 µs | p90 µs | p99 µs | gateway CPU µs per request | Redis CPU µs per request | Redis script µs per request | Redis script µs per call | machine CPU µs per request | gateway context switches per request | Redis context switches per request | machine context switches per request | EVALSHA+EVAL per allowed | all commands per allowed | non-2xx | socket errors |\n");
+		md.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (String route : ROUTE_ORDER) {
 			List<Double> rps = values(measurement, route, "req_per_s");
 			if (rps.isEmpty()) {
 				continue;
 			}
 			md.append(String.format(Locale.ROOT,
-					"| %s | %d | %s | %s-%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+					"| %s | %d | %s | %s-%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
 					ROUTE_NAMES.get(route), rps.size(), n(Stats.median(rps)), n(Stats.min(rps)), n(Stats.max(rps)),
 					n(median(measurement, route, "p50_us")), n(median(measurement, route, "p90_us")),
 					n(median(measurement, route, "p99_us")), n(median(measurement, route, "cpu_us_per_req")),
 					n(median(measurement, route, "redis_cpu_us_per_req")),
+					n(median(measurement, route, "redis_script_us_per_req")),
+					n(median(measurement, route, "redis_script_us_per_call")),
 					n(median(measurement, route, "machine_cpu_us_per_req")),
 					n2(median(measurement, route, "gateway_cs_per_req")),
 					n2(median(measurement, route, "redis_cs_per_req")),
@@ -269,18 +297,19 @@ final class RouteComparisonReport {
 
 	private void ratios(StringBuilder md) {
 		md.append("### Ratios and what each filter costs\n\n");
-		md.append("| measurement | route | req/s ÷ no filter | req/s ÷ `RequestRateLimiter` | p99 added µs | gateway CPU added µs per request | Redis CPU added µs per request | machine CPU added µs per request |\n");
-		md.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
+		md.append("| measurement | route | req/s ÷ no filter | req/s ÷ `RequestRateLimiter` | p99 added µs | gateway CPU added µs per request | Redis CPU added µs per request | Redis script added µs per request | machine CPU added µs per request |\n");
+		md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (String measurement : List.of("uniform-c32", "uniform-c4", "zipf-c32")) {
 			for (String route : ROUTE_ORDER) {
 				if (route.equals(BenchGateway.PLAIN) || values(measurement, route, "req_per_s").isEmpty()) {
 					continue;
 				}
-				md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", measurement,
+				md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", measurement,
 						ROUTE_NAMES.get(route), x(ratio(measurement, route, BenchGateway.PLAIN)),
 						route.equals(BenchGateway.SCG) ? "-" : x(ratio(measurement, route, BenchGateway.SCG)),
 						signed(added(measurement, route, "p99_us")), signed(added(measurement, route, "cpu_us_per_req")),
 						signed(added(measurement, route, "redis_cpu_us_per_req")),
+						signed(added(measurement, route, "redis_script_us_per_req")),
 						signed(added(measurement, route, "machine_cpu_us_per_req"))));
 			}
 		}
@@ -328,6 +357,176 @@ final class RouteComparisonReport {
 				row.get("other_keys"), n(Double.parseDouble(row.get("used_memory_before"))),
 				n(Double.parseDouble(row.get("used_memory_after"))), row.get("bytes_per_key"),
 				row.get("memory_usage_one_key"), row.get("ttl_ms_one_key"), cell(row.get("example_key"))));
+	}
+
+	/** Starter frames the profile section lists, the most sampled first. */
+	static final int PROFILE_FRAMES = 20;
+
+	/**
+	 * Where the gateway's time goes: µs per request by leaf group on {@code /rl}, on {@code /plain} and their
+	 * difference, and the innermost starter frames on {@code /rl} (the method of
+	 * {@code src/docs/reports/request-thread/profile.md}).
+	 */
+	private void profileSection(StringBuilder md) {
+		md.append("### Where the gateway's time goes (JFR)\n\n");
+		if (this.profileWindows.isEmpty()) {
+			md.append((this.profileError != null) ? "Not recorded in this run: `" + this.profileError + "`.\n\n"
+					: "Not recorded in this run.\n\n");
+			return;
+		}
+		String jvmArgs = this.machine.getProperty("routes_gateway_jvm_args", "");
+		Map<String, String> first = this.profileWindows.get(0);
+		md.append("After the measured rounds and the idle-key measurement, one `wrk -t1 -c")
+			.append(first.get("connections")).append(" -d").append(first.get("seconds")).append("s` window (")
+			.append(first.get("distribution")).append(" over ").append(n(Double.parseDouble(first.get("keys"))))
+			.append(" keys, as in the rounds) per route, each under a JFR recording of its own of the gateway (`jcmd ")
+			.append("<pid> JFR.start`, `jdk.ExecutionSample` alone, every ")
+			.append(this.settings.getProperty("profile_period_ms", "?"))
+			.append(" ms). Before them a recording with the same settings, thrown away: a JVM's first recording ")
+			.append("makes HotSpot recompile much of the hot code, for half a minute or more on 2 cores, a second one ")
+			.append("does not; under it ").append(this.settings.getProperty("profile_settle_passes", "?"))
+			.append(" passes of ").append(this.settings.getProperty("profile_settle_seconds", "?"))
+			.append(" s per route, ")
+			.append(Boolean.parseBoolean(this.settings.getProperty("profile_settle_idle", "false"))
+					? "until a pass cost the JIT compiler threads under 3% of one core (the last: "
+					: "the most it runs, and the JIT compiler was still busy (the last pass: ")
+			.append(this.settings.getProperty("profile_settle_last_compiler_s", "?")).append(" s of compiler CPU). ")
+			.append(jvmArgs.contains("DebugNonSafepoints")
+					? "The gateway's JVM runs with `-XX:+DebugNonSafepoints`, so a sample names the method running, "
+							+ "inlined or not, rather than the nearest safepoint. "
+					: "The gateway's JVM ran without `-XX:+DebugNonSafepoints`: samples are placed at safepoints, "
+							+ "inlined methods charged to their callers. ")
+			.append("Only samples taken inside the wrk window count. µs per request = a row's share of the window's ")
+			.append("samples × the gateway process' CPU time per request over the window (`/proc/<pid>/stat`, the ")
+			.append("recording's own sampling included): an apportionment, as JFR samples threads running Java code ")
+			.append("only; the kernel's time (sockets), the GC's and the JIT compiler's are spread in proportion. ")
+			.append("Recordings: ");
+		List<String> files = new ArrayList<>();
+		for (Map<String, String> window : this.profileWindows) {
+			files.add("`" + window.get("jfr") + "`");
+		}
+		md.append(String.join(", ", files)).append(" (JDK Mission Control, or `jfr print --events ExecutionSample`).\n\n");
+		md.append("| route | req/s | p99 µs | gateway CPU µs per request | the same in the rounds (median, uniform-c32) | of the window's CPU, JIT compiler threads | execution samples | samples with a starter frame |\n");
+		md.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (Map<String, String> window : this.profileWindows) {
+			String route = window.get("route");
+			double cpuSeconds = Double.parseDouble(window.get("cpu_us_per_req"))
+					* Long.parseLong(window.get("requests")) / 1e6;
+			md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %,d | %,d |%n",
+					ROUTE_NAMES.getOrDefault(route, route), n(Double.parseDouble(window.get("req_per_s"))),
+					n(Double.parseDouble(window.get("p99_us"))), n(Double.parseDouble(window.get("cpu_us_per_req"))),
+					n(median("uniform-c32", route, "cpu_us_per_req")),
+					share(Long.parseLong(window.get("compiler_ms")), Math.round(cpuSeconds * 1000)),
+					Long.parseLong(window.get("samples")), Long.parseLong(window.get("starter_samples"))));
+		}
+		md.append('\n');
+		groupTable(md);
+		frameTable(md);
+	}
+
+	/** µs per request by leaf group, {@code /rl}, {@code /plain} and the difference, the largest difference first. */
+	private void groupTable(StringBuilder md) {
+		Map<String, Long> rl = profileCounts(this.profileGroups, BenchGateway.RL, "group");
+		Map<String, Long> plain = profileCounts(this.profileGroups, BenchGateway.PLAIN, "group");
+		long rlTotal = profileSamples(BenchGateway.RL);
+		long plainTotal = profileSamples(BenchGateway.PLAIN);
+		double rlCpu = profileCpu(BenchGateway.RL);
+		double plainCpu = profileCpu(BenchGateway.PLAIN);
+		Set<String> groups = new LinkedHashSet<>(rl.keySet());
+		groups.addAll(plain.keySet());
+		List<String> order = new ArrayList<>(groups);
+		order.sort(Comparator.comparingDouble((String g) -> micros(rl.getOrDefault(g, 0L), rlTotal, rlCpu)
+				- micros(plain.getOrDefault(g, 0L), plainTotal, plainCpu))
+			.reversed()
+			.thenComparing(Comparator.naturalOrder()));
+		md.append("#### Self samples by package group of the leaf frame\n\n");
+		md.append("| group | /rl samples | /rl share | /rl µs/req | /plain samples | /plain share | /plain µs/req | /rl − /plain µs/req |\n");
+		md.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (String group : order) {
+			groupRow(md, group, rl.getOrDefault(group, 0L), rlTotal, rlCpu, plain.getOrDefault(group, 0L), plainTotal,
+					plainCpu);
+		}
+		groupRow(md, "total", rlTotal, rlTotal, rlCpu, plainTotal, plainTotal, plainCpu);
+		md.append('\n');
+	}
+
+	private static void groupRow(StringBuilder md, String group, long rl, long rlTotal, double rlCpu, long plain,
+			long plainTotal, double plainCpu) {
+		double rlMicros = micros(rl, rlTotal, rlCpu);
+		double plainMicros = micros(plain, plainTotal, plainCpu);
+		md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %d | %s | %s | %s |%n", group, rl,
+				share(rl, rlTotal), n2(rlMicros), plain, share(plain, plainTotal), n2(plainMicros),
+				signed2(rlMicros - plainMicros)));
+	}
+
+	/** The innermost starter frames on {@code /rl}, the most sampled first. */
+	private void frameTable(StringBuilder md) {
+		Map<String, Long> frames = profileCounts(this.profileFrames, BenchGateway.RL, "frame");
+		long total = profileSamples(BenchGateway.RL);
+		double cpu = profileCpu(BenchGateway.RL);
+		if (frames.isEmpty() || total == 0) {
+			return;
+		}
+		long starter = frames.values().stream().mapToLong(Long::longValue).sum();
+		List<Map.Entry<String, Long>> entries = new ArrayList<>(frames.entrySet());
+		entries.sort(Map.Entry.<String, Long>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()));
+		md.append("#### Innermost starter frame (`io.github.ratelimit.*`, top ").append(PROFILE_FRAMES)
+			.append("), /rl\n\n");
+		md.append(String.format(Locale.ROOT,
+				"%,d of the %,d samples (%s, %s µs/request) have a starter frame on the stack; each counts once, for the "
+						+ "starter frame nearest its leaf. A frame that continues the reactive chain (a callback "
+						+ "completing the decision) carries the rest of the request's work run from it too: its row is "
+						+ "an upper bound of the starter's own work.%n%n",
+				starter, total, share(starter, total), n2(micros(starter, total, cpu))));
+		md.append("| frame | samples | share | µs/request |\n|---|---:|---:|---:|\n");
+		for (Map.Entry<String, Long> e : entries.subList(0, Math.min(PROFILE_FRAMES, entries.size()))) {
+			md.append(String.format(Locale.ROOT, "| `%s` | %d | %s | %s |%n", e.getKey(), e.getValue(),
+					share(e.getValue(), total), n2(micros(e.getValue(), total, cpu))));
+		}
+		md.append('\n');
+	}
+
+	private static Map<String, Long> profileCounts(List<Map<String, String>> rows, String route, String column) {
+		Map<String, Long> counts = new HashMap<>();
+		for (Map<String, String> row : rows) {
+			if (route.equals(row.get("route"))) {
+				counts.merge(row.get(column), Long.parseLong(row.get("samples")), Long::sum);
+			}
+		}
+		return counts;
+	}
+
+	/** Execution samples in a route's profile window, 0 if it was not profiled. */
+	private long profileSamples(String route) {
+		for (Map<String, String> window : this.profileWindows) {
+			if (route.equals(window.get("route"))) {
+				return Long.parseLong(window.get("samples"));
+			}
+		}
+		return 0;
+	}
+
+	/** The gateway's CPU µs per request over a route's profile window, {@code NaN} if it was not profiled. */
+	private double profileCpu(String route) {
+		for (Map<String, String> window : this.profileWindows) {
+			if (route.equals(window.get("route"))) {
+				return Double.parseDouble(window.get("cpu_us_per_req"));
+			}
+		}
+		return Double.NaN;
+	}
+
+	/** A count's share of the samples × CPU µs per request; {@code NaN} without samples. */
+	static double micros(long count, long total, double cpuPerRequest) {
+		return (total > 0) ? cpuPerRequest * count / total : Double.NaN;
+	}
+
+	private static String share(long count, long total) {
+		return (total > 0) ? String.format(Locale.ROOT, "%.1f%%", 100.0 * count / total) : "-";
+	}
+
+	private static String signed2(double v) {
+		return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%+.2f", v);
 	}
 
 	/** A table cell's text: a {@code |} (in Redis key names) escaped. */

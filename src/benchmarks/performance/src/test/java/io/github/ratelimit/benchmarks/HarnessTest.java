@@ -36,6 +36,16 @@ class HarnessTest {
 	}
 
 	@Test
+	void commandStatsGiveTheScriptsExecutionTime() {
+		String info = "# Commandstats\r\ncmdstat_evalsha:calls=120,usec=2400,usec_per_call=20.00,rejected_calls=0,failed_calls=0\r\n"
+				+ "cmdstat_eval:calls=3,usec=115\r\ncmdstat_client|setname:calls=2,usec=4\r\ncmdstat_hmget:calls=123,usec=60\r\n";
+		Map<String, Long> micros = CommandStats.micros(info);
+		assertThat(CommandStats.scriptMicros(micros)).isEqualTo(2515);
+		assertThat(micros).containsEntry("client|setname", 4L).containsEntry("hmget", 60L);
+		assertThat(CommandStats.scriptMicros(CommandStats.micros("# Commandstats\r\n"))).isZero();
+	}
+
+	@Test
 	void monitorLineIsSplitIntoItsQuotedWords() {
 		List<String> words = ScriptCapture.wordsForTest(
 				"1700000000.123456 [0 127.0.0.1:5555] \"EVALSHA\" \"abc\" \"1\" \"rl:{g|k:x}:0\" \"1\" \"tb\"");

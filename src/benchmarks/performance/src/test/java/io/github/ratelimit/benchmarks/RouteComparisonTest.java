@@ -315,11 +315,14 @@ class RouteComparisonTest {
 			.contains("**145 B**")
 			.contains("not measured (without leases: 0.60×)")
 			.contains("rl:{idle\\|k:x}:0")
-			// gateway 40, Redis 10, machine 120 µs CPU per request; context switches 0.25, 0.5, 3
-			.contains("| 40.0 | 10.0 | 120 | 0.25 | 0.50 | 3.00 |")
+			// gateway 40, Redis 10 µs CPU per request (of it 6.5 executing scripts, 5.2 per call), machine 120;
+			// context switches 0.25, 0.5, 3
+			.contains("| 40.0 | 10.0 | 6.5 | 5.2 | 120 | 0.25 | 0.50 | 3.00 |")
+			.contains("`usec` of EVALSHA + EVAL")
 			.contains("`ctxt` of `/proc/stat`")
-			// ratios: the filter adds no gateway, Redis or machine CPU in these rows
-			.contains("| +0.0 | +0.0 | +0.0 |")
+			// ratios: the filter adds no gateway, Redis, script or machine CPU in these rows
+			.contains("| +0.0 | +0.0 | +0.0 | +0.0 |")
+			.contains("### Where the gateway's time goes (JFR)\n\nNot recorded in this run.")
 			.contains("no per-limit `lease` property yet");
 	}
 
@@ -331,7 +334,82 @@ class RouteComparisonTest {
 						rps, 100, 200, p99, requests, 0, 0, 40, scriptCalls, allCalls,
 						RouteComparison.perAllowed(scriptCalls, requests), RouteComparison.perAllowed(allCalls, requests),
 						10, 120, RouteComparison.perRequest(requests / 4, requests),
-						RouteComparison.perRequest(requests / 2, requests), 3));
+						RouteComparison.perRequest(requests / 2, requests), 3, 6.5, 5.2));
+	}
+
+	@Test
+	void profileSectionGivesMicrosPerRequestByLeafGroupAndStarterFrame(@TempDir Path dir) throws Exception {
+		for (int round = 1; round <= 3; round++) {
+			row(dir, "uniform-c32", round, "plain", 30000, 600, 0, 0);
+			row(dir, "uniform-c32", round, "rl", 20000, 900, 10000, 50000);
+		}
+		// /rl: 1,000 samples at 40 µs CPU per request; /plain: 2,000 samples at 25 µs
+		Tsv.append(dir.resolve("routes-profile.tsv"), GatewayProfile.WINDOW_HEADER,
+				List.of("rl", "uniform", 10000, 32, 20, "20000", "900", 400000, 0, "40.0", 160, 1000, 300,
+						"routes-profile-rl.jfr"));
+		Tsv.append(dir.resolve("routes-profile.tsv"), GatewayProfile.WINDOW_HEADER, List.of("plain", "uniform", 10000, 32,
+				20, "30000", "600", 600000, 0, "25.0", 0, 2000, 0, "routes-profile-plain.jfr"));
+		Path groups = dir.resolve("routes-profile-groups.tsv");
+		Tsv.append(groups, GatewayProfile.GROUP_HEADER, List.of("rl", "reactor.*", 500));
+		Tsv.append(groups, GatewayProfile.GROUP_HEADER, List.of("rl", "io.github.ratelimit.*", 250));
+		Tsv.append(groups, GatewayProfile.GROUP_HEADER, List.of("rl", "java.*", 250));
+		Tsv.append(groups, GatewayProfile.GROUP_HEADER, List.of("plain", "reactor.*", 1200));
+		Tsv.append(groups, GatewayProfile.GROUP_HEADER, List.of("plain", "java.*", 800));
+		Path frames = dir.resolve("routes-profile-frames.tsv");
+		Tsv.append(frames, GatewayProfile.FRAME_HEADER, List.of("rl", "io.github.ratelimit.gateway.a.B.c", 200));
+		Tsv.append(frames, GatewayProfile.FRAME_HEADER, List.of("rl", "io.github.ratelimit.gateway.a.B$$Lambda.accept", 100));
+		java.util.Properties machine = new java.util.Properties();
+		machine.setProperty("routes_gateway_jvm_args", "-Xms1g -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints");
+		StringBuilder md = new StringBuilder();
+		new RouteComparisonReport(dir, machine).section(md);
+		String text = md.toString();
+		assertThat(text).contains("### Where the gateway's time goes (JFR)")
+			.contains("`wrk -t1 -c32 -d20s` window (uniform over 10,000 keys")
+			.contains("runs with `-XX:+DebugNonSafepoints`")
+			// the window, and the rounds' median beside it
+			// 160 ms of the 16 s of CPU (40 µs × 400,000) in the JIT compiler
+			.contains("| `/rl` `RateLimit` (key-by api-key) | 20,000 | 900 | 40.0 | 40.0 | 1.0% | 1,000 | 300 |")
+			// 25% of 40 µs; nothing on /plain; the largest difference first
+			.contains("| group | /rl samples |")
+			.contains("| io.github.ratelimit.* | 250 | 25.0% | 10.00 | 0 | 0.0% | 0.00 | +10.00 |\n"
+					+ "| reactor.* | 500 | 50.0% | 20.00 | 1200 | 60.0% | 15.00 | +5.00 |\n"
+					+ "| java.* | 250 | 25.0% | 10.00 | 800 | 40.0% | 10.00 | +0.00 |\n"
+					+ "| total | 1000 | 100.0% | 40.00 | 2000 | 100.0% | 25.00 | +15.00 |")
+			.contains("300 of the 1,000 samples (30.0%, 12.00 µs/request)")
+			.contains("| `io.github.ratelimit.gateway.a.B.c` | 200 | 20.0% | 8.00 |\n"
+					+ "| `io.github.ratelimit.gateway.a.B$$Lambda.accept` | 100 | 10.0% | 4.00 |");
+	}
+
+	@Test
+	void profileSectionSaysWhyNothingWasRecorded(@TempDir Path dir) throws Exception {
+		row(dir, "uniform-c32", 1, "rl", 20000, 900, 10000, 50000);
+		Files.writeString(dir.resolve("routes-profile-error.txt"), "java.lang.IllegalStateException: jcmd failed");
+		StringBuilder md = new StringBuilder();
+		new RouteComparisonReport(dir, new java.util.Properties()).section(md);
+		assertThat(md.toString()).contains("Not recorded in this run: `java.lang.IllegalStateException: jcmd failed`.");
+	}
+
+	@Test
+	void leafGroupsAndStarterFramesOfTheProfile() {
+		assertThat(GatewayProfile.group("reactor.core.publisher.MonoDefer")).isEqualTo("reactor.*");
+		assertThat(GatewayProfile.group("org.springframework.cloud.gateway.handler.AsyncPredicate"))
+			.isEqualTo("org.springframework.cloud.gateway.*");
+		assertThat(GatewayProfile.group("org.springframework.core.OrderComparator")).isEqualTo("org.springframework.*");
+		assertThat(GatewayProfile.group("io.github.ratelimit.gateway.webflux.Outcomes"))
+			.isEqualTo("io.github.ratelimit.*");
+		assertThat(GatewayProfile.group("io.github.ratelimit.benchmarks.BenchGateway$EveryKeyPlanResolver"))
+			.startsWith("io.github.ratelimit.benchmarks.*");
+		assertThat(GatewayProfile.group("com.example.X")).isEqualTo(GatewayProfile.OTHER);
+		assertThat(GatewayProfile.group("")).isEqualTo(GatewayProfile.OTHER);
+		assertThat(GatewayProfile.isStarter("io.github.ratelimit.gateway.redis.LoopTurnBatch")).isTrue();
+		assertThat(GatewayProfile.isStarter("io.github.ratelimit.benchmarks.BenchGateway")).isFalse();
+		assertThat(GatewayProfile.methodName(
+				"io.github.ratelimit.gateway.route.RateLimitOutcome$$Lambda$1516+0x00007fe100742ae0.1356618853", "accept"))
+			.isEqualTo("io.github.ratelimit.gateway.route.RateLimitOutcome$$Lambda.accept");
+		assertThat(GatewayProfile.methodName("io.github.ratelimit.gateway.webflux.Outcomes", "lambda$toMono$1"))
+			.isEqualTo("io.github.ratelimit.gateway.webflux.Outcomes.lambda$toMono$1");
+		assertThat(RouteComparison.jfrSettings(5)).contains("<event name=\"jdk.ExecutionSample\">")
+			.contains("<setting name=\"period\">5 ms</setting>");
 	}
 
 }
