@@ -16,7 +16,10 @@ local cost = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local slot                            -- 'acquire', 'release' and 'abandon': the slot's id
 
+-- A number as the script stores it: '%.17g', exact for any double. A whole number in 1 .. 2^53 - 1 (a tat, a TTL)
+-- prints the same digits with '%d', which costs less than half as much.
 local function fmt(x)
+  if type(x) == 'number' and x >= 1 and x < MAX and x % 1 == 0 then return string.format('%d', x) end
   return string.format('%.17g', x)
 end
 

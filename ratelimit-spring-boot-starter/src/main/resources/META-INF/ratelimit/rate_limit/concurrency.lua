@@ -12,7 +12,8 @@ local HOLD_TTL_MS = 3600000           -- hold statistics are kept an hour after 
 local UNKNOWN_HOLD_WAIT = 1000000     -- retry estimate (us) of a concurrency limit with no hold time measured yet
 
 local function define_cc()   -- called on a run's first use of the algorithm (dispatch.lua)
-local cc = {}
+-- made with its fields (the functions below), so that the table is sized once, not grown field by field
+local cc = { read = false, admits = false, wait = false, finish = false, refund = false, release = false }
 
 local function cc_needed()
   if cost > 0 then return 1 end

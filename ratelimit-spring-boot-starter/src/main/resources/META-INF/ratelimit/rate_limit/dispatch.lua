@@ -209,7 +209,10 @@ local function run()
   local consumes = allowed
   if operation == 'lease' then consumes = 0 end   -- taken above
 
-  local result = { allowed }
+  -- made with room for one limit's four values: grown from { allowed } one value at a time, the table would be
+  -- reallocated three times (the nils end the reply, as Redis reads a table up to its first nil)
+  local result = { allowed, nil, nil, nil, nil }
+  local at = 1                           -- result's last index
   for i = 1, n do
     local l = limits[i]
     local satisfied = 1
@@ -223,15 +226,16 @@ local function run()
     if remaining < 0 then remaining = 0 end
     if retry_ms > MAX then retry_ms = MAX end
     if reset_ms > MAX then reset_ms = MAX end
-    result[#result + 1] = satisfied
-    result[#result + 1] = remaining
-    result[#result + 1] = retry_ms
-    result[#result + 1] = reset_ms
+    result[at + 1] = satisfied
+    result[at + 2] = remaining
+    result[at + 3] = retry_ms
+    result[at + 4] = reset_ms
+    at = at + 4
   end
   if operation == 'lease' then
-    result[#result + 1] = granted
     if granted == 0 then lease_until = 0 end
-    result[#result + 1] = lease_until
+    result[at + 1] = granted
+    result[at + 2] = lease_until
   end
   return result
 end

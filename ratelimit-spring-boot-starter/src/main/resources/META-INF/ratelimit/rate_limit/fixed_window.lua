@@ -3,7 +3,8 @@
 -- State in KEYS[i]: a hash {w = start of the window (microseconds), c = tokens admitted in it}.
 
 local function define_fw()   -- called on a run's first use of the algorithm (dispatch.lua)
-local fw = {}
+-- made with its fields (the functions below), so that the table is sized once, not grown field by field
+local fw = { read = false, admits = false, wait = false, finish = false, refund = false }
 
 function fw.read(l)
   local state = redis.call('HMGET', KEYS[l.i], 'w', 'c')

@@ -7,7 +7,8 @@
 -- admitted in the window before it}.
 
 local function define_swc()   -- called on a run's first use of the algorithm (dispatch.lua)
-local swc = {}
+-- made with its fields (the functions below), so that the table is sized once, not grown field by field
+local swc = { read = false, admits = false, wait = false, finish = false, refund = false }
 
 function swc.read(l)
   local state = redis.call('HMGET', KEYS[l.i], 'w', 'c', 'p')

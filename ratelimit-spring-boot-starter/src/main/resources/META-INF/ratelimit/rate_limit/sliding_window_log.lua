@@ -7,7 +7,8 @@
 local LOG_BATCH = 500                 -- sorted-set members per ZADD call (Lua's unpack has a stack limit)
 
 local function define_swl()   -- called on a run's first use of the algorithm (dispatch.lua)
-local swl = {}
+-- made with its fields (the functions below), so that the table is sized once, not grown field by field
+local swl = { read = false, admits = false, wait = false, finish = false, refund = false }
 
 function swl.read(l)
   local key = KEYS[l.i]

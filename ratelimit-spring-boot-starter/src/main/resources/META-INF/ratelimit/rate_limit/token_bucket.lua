@@ -9,7 +9,9 @@
 -- reservation's first lease was taken).
 
 local function define_tb()   -- called on a run's first use of the algorithm (dispatch.lua)
-local tb = {}
+-- made with its fields (the functions below), so that the table is sized once, not grown field by field
+local tb = { read = false, admits = false, wait = false, finish = false, refund = false, give_back = false,
+             lease = false }
 
 local function tb_reserved_floor(l, t)   -- the lowest tat the reservation allows at time t (t >= now)
   local f = t
@@ -43,12 +45,15 @@ function tb.read(l)
   l.reserved_since = 0      -- when the first lease of the reservation was taken
   local value = redis.pcall('GET', KEYS[l.i])
   if type(value) == 'string' then
-    local tat, reserved, reserved_until, reserved_since = string.match(value, '^([^:]+):([^:]+):([^:]+):([^:]+)$')
-    if tat == nil then tat = value end
+    local tat, reserved, reserved_until, reserved_since = value, nil, nil, nil
+    if string.find(value, ':', 1, true) ~= nil then   -- not a lone tat: leases are out (or the value is corrupt)
+      tat, reserved, reserved_until, reserved_since = string.match(value, '^([^:]+):([^:]+):([^:]+):([^:]+)$')
+      if tat == nil then tat = value end
+      reserved = tonumber(reserved)
+      reserved_until = tonumber(reserved_until)
+      reserved_since = tonumber(reserved_since)
+    end
     tat = tonumber(tat)
-    reserved = tonumber(reserved)
-    reserved_until = tonumber(reserved_until)
-    reserved_since = tonumber(reserved_since)
     if usable(tat) then l.tat = tat end
     if usable(reserved) and usable(reserved_until) and usable(reserved_since) and reserved > 0 then
       if now < reserved_until then
@@ -111,8 +116,7 @@ local function tb_take(l, tokens)
   l.tat = tb_tat_at(l, now) + tokens * l.interval
 end
 
-local function tb_write(l)
-  local full_at = tb_full_at(l)
+local function tb_write(l, full_at)
   local value = fmt(math.ceil(l.tat))
   if l.reserved > 0 then
     value = value .. ':' .. fmt(l.reserved) .. ':' .. fmt(l.reserved_until) .. ':' .. fmt(l.reserved_since)
@@ -125,10 +129,11 @@ function tb.finish(l, allowed)
     tb_take(l, cost)
     l.changed = true
   end
-  if l.changed then tb_write(l) end
+  local full_at = tb_full_at(l)
+  if l.changed then tb_write(l, full_at) end
   local available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
   if available < 0 then available = 0 end
-  return math.floor(available + EPSILON), math.ceil((tb_full_at(l) - now) / 1000)
+  return math.floor(available + EPSILON), math.ceil((full_at - now) / 1000)
 end
 
 -- The cost goes back to the stored tat (a full bucket stays full); the TTL is kept.
