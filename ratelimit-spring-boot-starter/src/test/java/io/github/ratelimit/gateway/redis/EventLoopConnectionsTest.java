@@ -172,6 +172,39 @@ class EventLoopConnectionsTest {
 			.noneMatch((message) -> message.contains("already closed"));
 	}
 
+	/**
+	 * Review of issue 29: the loops' connections made by a {@link LettuceScriptExecutor#start()} (the server's loops
+	 * known only then, or new after a restart) report their connects to the listeners added before, as the
+	 * connections made at creation do (the store's circuit breakers go half-open on them).
+	 */
+	@Test
+	void connectionsOnLoopsGivenAtStartReportTheirConnectsToListenersAddedBefore() throws Exception {
+		List<EventLoop> loops = loops(this.serverLoops);
+		AtomicReference<List<EventLoop>> given = new AtomicReference<>(List.of());
+		LettuceScriptExecutor executor = new LettuceScriptExecutor(
+				(LettuceConnectionFactory) this.limiter.getConnectionFactory(),
+				() -> this.limiter.onEventLoops(given.get()), null);
+		RedisRateLimitStore store = new RedisRateLimitStore(executor, new BucketKeys("rl"));
+		List<Thread> connectedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+		try (AutoCloseable listening = executor.onConnected((shard) -> connectedOn.add(Thread.currentThread()))) {
+			given.set(loops); // the server's loops, known at start (made by the server's resource factory then)
+			executor.start();
+			for (EventLoop loop : loops) {
+				ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, "started-" + loop.hashCode(), "free");
+				await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+					Answer answer = checkOn(loop, store, client);
+					assertThat(answer.answeredOn()).isSameAs(answer.askedOn()); // the loop's connection is open
+				});
+			}
+			await().atMost(Duration.ofSeconds(5))
+				.untilAsserted(() -> assertThat(loops).allMatch(
+						(loop) -> connectedOn.stream().anyMatch(loop::inEventLoop), "a loop whose connect was reported"));
+		}
+		finally {
+			store.destroy();
+		}
+	}
+
 	@Test
 	void loopsOfAnotherTransportThanLettucesAreNotUsed() throws Exception {
 		assumeThat(Transports.socketChannelClass()).isEqualTo(EpollSocketChannel.class);
