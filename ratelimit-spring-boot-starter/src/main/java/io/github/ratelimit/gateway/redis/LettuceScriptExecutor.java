@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -58,6 +59,9 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	/** Where each thread's calls go out; replaced by {@link #start()} when the loops changed. */
 	private volatile Routing routing;
 
+	/** The listeners of {@link #onConnected}, told by every connection: those a {@link #start()} makes too. */
+	private final List<Consumer<String>> connectedListeners = new CopyOnWriteArrayList<>();
+
 	/** Stopped and started right after the connection factory: its stop shuts the Lettuce client down. */
 	private final int phase;
 
@@ -93,6 +97,7 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 		this.onEventLoops = onEventLoops;
 		this.forOtherThreads = forOtherThreads;
 		this.routing = new Routing(onEventLoops.get(), forOtherThreads, Routing.NONE);
+		allConnections().forEach(this::reportConnects);
 		allConnections().forEach(LettuceScriptConnection::connectInBackground);
 	}
 
@@ -169,15 +174,22 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 	 */
 	@Override
 	public AutoCloseable onConnected(Consumer<String> listener) {
-		List<AutoCloseable> listening = new ArrayList<>();
-		for (LettuceScriptConnection each : allConnections()) {
-			listening.add(each.onConnected(listener));
-		}
-		return () -> {
-			for (AutoCloseable each : listening) {
-				each.close();
+		this.connectedListeners.add(listener);
+		return () -> this.connectedListeners.remove(listener);
+	}
+
+	/** Has a connection tell {@link #connectedListeners} of its client's connects, from its creation on. */
+	private void reportConnects(LettuceScriptConnection connection) {
+		connection.onConnected((shard) -> {
+			for (Consumer<String> listener : this.connectedListeners) {
+				try {
+					listener.accept(shard);
+				}
+				catch (RuntimeException ex) {
+					// a listener's failure must not keep the others from being told
+				}
 			}
-		};
+		});
 	}
 
 	/**
@@ -191,6 +203,7 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 		Map<EventLoop, LettuceConnectionFactory> now = this.onEventLoops.get();
 		if (!before.isFor(now)) {
 			Routing after = new Routing(now, this.forOtherThreads, before);
+			after.connectionsNotIn(before).forEach(this::reportConnects);
 			this.routing = after;
 			before.connectionsNotIn(after).forEach(LettuceScriptConnection::close);
 		}
