@@ -120,16 +120,17 @@ public class LeasingRateLimiter implements StoreLayer {
 		SlotKey key = new SlotKey(client, limits.group());
 		long now = this.ticker.read();
 		Slot slot = this.slots.get(key, (k) -> new Slot(limits, now));
+		if (slot.limits != limits) {
+			// the limits were refreshed: the old lease is never spent under the new ones, and goes back under them
+			// (under the old ones, the buckets' state written under the new ones would read as beyond full); done
+			// without the slot's monitor, which the cache's eviction takes while holding its own lock
+			this.slots.asMap().remove(key, slot);
+			returnLease(client, slot, limits);
+			return tryConsume(deadline, client, limits, cost);
+		}
 		long wanted;
 		LeaseStore.ReturnedLease previous;
 		synchronized (slot) {
-			if (slot.limits != limits) {
-				// the limits were refreshed: the old lease is never spent under the new ones, and goes back under
-				// them (under the old ones, the buckets' state written under the new ones would read as beyond full)
-				this.slots.asMap().remove(key, slot);
-				returnLease(client, slot, limits);
-				return tryConsume(deadline, client, limits, cost);
-			}
 			slot.seen++;
 			RateLimitDecision leased = slot.spend(cost, now);
 			if (leased != null) {
