@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * <li>The first request asks the store as usual (one exact check), and the instance starts counting the client's
  * requests.</li>
  * <li>A later request that finds no lease asks the store for its own cost plus a lease: as many tokens as the client
- * sent in one lease duration at its recent rate here, at most the budget ({@link PlanLimits#leaseTokens()}); the
- * store grants at most half of what every bucket holds after the request. The same call gives back the previous
+ * sent in one lease duration at its recent rate here, at most the budget ({@link PlanLimits#leaseTokens()}), and only
+ * when that is at least {@link #MIN_LEASE_TOKENS} (or the whole budget); else it is an exact check. The store grants
+ * at most half of what every bucket holds after the request. The same call gives back the previous
  * lease's unspent tokens. While that call is out, the client's other requests are exact checks.</li>
  * <li>While the lease has tokens and has not ended ({@code ratelimit.leases.duration} after the call was sent), the
  * client's requests are allowed from it, without a store call ({@link RateLimitDecision.Source#LEASED}).</li>
@@ -51,6 +52,12 @@ import org.slf4j.LoggerFactory;
 public class LeasingRateLimiter implements StoreLayer {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeasingRateLimiter.class);
+
+	/**
+	 * Fewest tokens a lease is asked for, or the whole budget when that is smaller: a client whose recent rate here
+	 * predicts fewer requests in one lease duration is decided by exact checks.
+	 */
+	static final long MIN_LEASE_TOKENS = 4;
 
 	/** Longest wait at shutdown for the leases' unspent tokens to go back. */
 	private static final Duration RETURN_TIMEOUT = Duration.ofSeconds(2);
@@ -141,7 +148,8 @@ public class LeasingRateLimiter implements StoreLayer {
 				slot.first = false;
 				return this.store.tryConsume(deadline, client, limits, cost);
 			}
-			wanted = slot.wanted(now, leaseTokens, this.durationNanos);
+			long atRecentRate = slot.wanted(now, leaseTokens, this.durationNanos);
+			wanted = (atRecentRate >= Math.min(MIN_LEASE_TOKENS, leaseTokens)) ? atRecentRate : 0;
 			previous = slot.end();
 			if (wanted == 0 && previous == LeaseStore.ReturnedLease.NONE) {
 				return this.store.tryConsume(deadline, client, limits, cost);

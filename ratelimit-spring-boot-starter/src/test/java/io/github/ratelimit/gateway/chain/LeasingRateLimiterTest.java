@@ -187,6 +187,40 @@ class LeasingRateLimiterTest {
 	}
 
 	@Test
+	void aClientSeenFewerTimesPerLeaseDurationThanTheSmallestLeaseIsDecidedByExactChecks() {
+		AtomicLong nanos = new AtomicLong();
+		AtomicLong leaseCalls = new AtomicLong();
+		CountingStore counting = new CountingStore(store) {
+
+			@Override
+			public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+					long durationMicros, ReturnedLease previous) {
+				leaseCalls.incrementAndGet();
+				return super.lease(client, limits, cost, wanted, durationMicros, previous);
+			}
+
+		};
+		LeasingRateLimiter limiter = new LeasingRateLimiter(counting, Duration.ofSeconds(1), 1000, nanos::get,
+				Scheduler.disabledScheduler());
+		PlanLimits hourly = hourly();
+		// one request every 0.6 s: about 1.7 per lease duration, fewer than the smallest lease
+		for (int i = 0; i < 5; i++) {
+			assertThat(consume(limiter, hourly, 1).source()).isEqualTo(RateLimitDecision.Source.SHARED);
+			nanos.addAndGet(Duration.ofMillis(600).toNanos());
+		}
+		assertThat(leaseCalls).hasValue(0);
+		assertThat(counting.calls).hasValue(5);
+		// one every 0.2 s: five per duration, so the next request takes a lease and the one after spends it
+		for (int i = 0; i < 3; i++) {
+			consume(limiter, hourly, 1);
+			nanos.addAndGet(Duration.ofMillis(200).toNanos());
+		}
+		assertThat(leaseCalls).hasValue(1);
+		assertThat(consume(limiter, hourly, 1).source()).isEqualTo(RateLimitDecision.Source.LEASED);
+		limiter.stop();
+	}
+
+	@Test
 	void limitsWithoutALeaseBudgetAreExactStoreChecks() {
 		PlanLimits exact = new PlanLimits("pro", "other",
 				List.of(new LimitDefinition("pro-other", 2_000, 1_000, Duration.ofSeconds(1))));
