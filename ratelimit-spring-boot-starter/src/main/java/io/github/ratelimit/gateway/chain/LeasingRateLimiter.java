@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * the limits were refreshed (under the new limits, to the same buckets), when the cache (bounded by
  * {@code ratelimit.leases.max-entries}) evicts the client, and when the instance stops ({@link #stop()}). A lease
  * that ends unspent counts as spent at its end; a client without a request here for two lease durations is dropped
- * from the cache. A lease whose store call fails ends without return. Denials are never leased.
+ * from the cache (up to a second earlier: the cache renews a client's idle time at most once a second). A lease whose store call fails ends without return. Denials are never leased.
  *
  * <p>The decision a lease answers reports the buckets as the store held them when the lease was taken, with the
  * lease's unspent tokens as remaining and the time until full shortened by the time since. Why leases never

@@ -46,11 +46,12 @@ class LeaseSlotExpiryTest {
 		consume(); // exact, makes the slot
 		consume(); // takes a lease
 		assertThat(this.store.leases).hasSize(1);
-		// one request every half lease duration for ten durations: the slot stays, each lease goes back with the next
-		for (int i = 0; i < 20; i++) {
-			advance(LEASE.dividedBy(2));
+		// eight requests per lease duration (enough for leases) for ten durations: the slot stays, each lease goes
+		// back with the next
+		for (int i = 0; i < 80; i++) {
+			advance(LEASE.dividedBy(8));
 			consume();
-			assertThat(this.limiter.size()).as("after %d half durations", i + 1).isOne();
+			assertThat(this.limiter.size()).as("after %d eighths of a duration", i + 1).isOne();
 		}
 		// a slot made again would have sent its first request to the store as an exact check
 		assertThat(this.store.exactChecks).as("exact checks (the first request of a slot)").hasValue(1);
@@ -58,12 +59,15 @@ class LeaseSlotExpiryTest {
 
 	@Test
 	void aSlotIsDroppedAfterTwoLeaseDurationsWithoutARequest() {
-		// a request every half lease duration for three durations
-		for (int i = 0; i < 7; i++) {
+		// eight requests per lease duration (enough for leases) for over two durations; the cache records a request's
+		// time only when over a second has passed since the time it holds (Caffeine's expiry tolerance), so the last
+		// request comes at a recorded time: the 19th, 2.25 s after the first (the 10th, at 1.125 s, was recorded)
+		for (int i = 0; i < 19; i++) {
 			consume();
-			advance(LEASE.dividedBy(2));
+			advance(LEASE.dividedBy(8));
 		}
-		long lastRequest = this.nanos.get() - LEASE.dividedBy(2).toNanos();
+		assertThat(this.store.leases).as("leases taken").isNotEmpty();
+		long lastRequest = this.nanos.get() - LEASE.dividedBy(8).toNanos();
 		// just before two durations of idleness: still there
 		this.nanos.set(lastRequest + 2 * LEASE.toNanos() - 1);
 		this.limiter.cleanUpSlots();
