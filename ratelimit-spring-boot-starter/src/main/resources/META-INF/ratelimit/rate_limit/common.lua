@@ -12,8 +12,7 @@ local KEYS, ARGV = KEYS, ARGV
 local now                             -- Redis time in microseconds, read once a check starts (a refund needs none)
 
 local operation = ARGV[1]
-local cost = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
+local n = tonumber(ARGV[2])
 local slot                            -- 'acquire', 'release' and 'abandon': the slot's id
 
 -- A number as the script stores it: '%.17g', exact for any double. A whole number in 1 .. 2^53 - 1 (a tat, a TTL)
@@ -59,18 +58,19 @@ local function settle(l, w, fits)
   return w
 end
 
--- Takes cost from a window's stored count 'c', floored at 0 (the window algorithms' refund).
+-- Takes l.cost from a window's stored count 'c', floored at 0 (the window algorithms' refund).
 local function refund_count(l)
   local c = tonumber(redis.call('HGET', KEYS[l.i], 'c'))
   if c == nil or c ~= c then return 0 end
-  c = c - cost
+  c = c - l.cost
   if c < 0 then c = 0 end
   redis.call('HSET', KEYS[l.i], 'c', fmt(c))
   return 1
 end
 
--- Each algorithm is a table of functions over a limit l = {i = its index in KEYS, capacity, refill, period}:
--- read(l) loads its state; admits(l) tells whether it admits cost tokens now; wait(l) gives the microseconds until it
--- does (called only when it does not); finish(l, allowed) consumes when allowed (writing the state and its TTL) and
--- returns the whole tokens remaining and the ms until the whole capacity is available; refund(l) gives cost tokens
+-- Each algorithm is a table of functions over a limit l = {i = its index in KEYS, capacity, refill, period, cost =
+-- the tokens this call takes from it or gives back to it}: read(l) loads its state; admits(l) tells whether it admits
+-- l.cost tokens now; wait(l) gives the microseconds until it does (called only when it does not); finish(l, allowed)
+-- consumes l.cost when allowed (writing the state and its TTL; a settlement's charge may take it beyond empty) and
+-- returns the whole tokens remaining and the ms until the whole capacity is available; refund(l) gives l.cost tokens
 -- back to the stored state and returns 1, or 0 when there is no state to change.

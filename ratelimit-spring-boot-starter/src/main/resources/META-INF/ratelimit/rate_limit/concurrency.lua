@@ -1,7 +1,7 @@
 -- Concurrency ('cc'): at most capacity requests in flight. A slot taken at time s counts while now < s + period (the
 -- longest a request may hold it: a slot of an instance that died frees itself); 'release' and 'abandon' remove it at
--- once. Slot ids are chosen by the caller, unique per request. A request needs one slot whatever its cost (none for a
--- read, cost 0). The hold statistics keep a moving average of how long slots were held before 'release' (each new
+-- once. Slot ids are chosen by the caller, unique per request. A request needs one slot whatever it costs in the rate
+-- limits: a concurrency limit's cost is 1 (take a slot) or 0 (read). The hold statistics keep a moving average of how long slots were held before 'release' (each new
 -- hold weighs HOLD_WEIGHT, as in TCP's smoothed round-trip time, RFC 6298), for the retry estimate.
 -- State in KEYS[i]: a sorted set, one member per slot taken (its id), scored with the time it was taken
 -- (microseconds); in KEYS[l.stats] (KEYS[n + j] for the j-th concurrency limit): a hash {h = the average time a slot
@@ -15,8 +15,8 @@ local function define_cc()   -- called on a run's first use of the algorithm (di
 -- made with its fields (the functions below), so that the table is sized once, not grown field by field
 local cc = { read = false, admits = false, wait = false, finish = false, refund = false, release = false }
 
-local function cc_needed()
-  if cost > 0 then return 1 end
+local function cc_needed(l)
+  if l.cost > 0 then return 1 end
   return 0
 end
 
@@ -26,7 +26,7 @@ function cc.read(l)
 end
 
 function cc.admits(l)
-  return l.count + cc_needed() <= l.capacity
+  return l.count + cc_needed(l) <= l.capacity
 end
 
 -- An estimate, not a promise (a slot frees when a request completes, which no rule here can know): the slot held
@@ -49,7 +49,7 @@ end
 function cc.finish(l, allowed)
   local count = l.count
   local newest
-  if allowed == 1 and cc_needed() == 1 then
+  if allowed == 1 and cc_needed(l) == 1 then
     local key = KEYS[l.i]
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(l.boundary))
     redis.call('ZADD', key, fmt(now), slot)

@@ -11,16 +11,14 @@
 --           concurrency limit), 'lease' (check and consume, and take a lease of extra tokens for the instance to
 --           spend locally, giving back its previous lease; token buckets only), 'refund' (give back the tokens of an
 --           allowed check that the caller abandoned: it timed out and was decided without Redis, but Redis ran it
---           anyway), 'release' (give back the slot of a request that completed in every concurrency limit, its hold
---           time counted into the average, and refund tokens) or 'abandon' (the same for a slot the request never
---           used: an abandoned or compensated check, a shutdown; its hold time is not counted); or 'batch': several of
---           these calls in one run (its own layout and reply: see the end of this file)
--- ARGV[2]   cost: tokens the request takes (integer >= 1; 0 reads the limits without consuming); for 'refund',
---           'release' and 'abandon', the tokens to give back to each rate limit (0 for none). A concurrency limit
---           counts one slot per request, whatever the cost.
--- ARGV[3]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
--- 'acquire', 'release' and 'abandon' only, ARGV[4]: the slot's id, unique per request and instance
--- 'lease' only, ARGV[4..8]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
+--           anyway), 'settle' (charge or give back the difference between what an admitted request reserved and
+--           what its answer used), 'release' (give back the slot of a request that completed in every concurrency
+--           limit, its hold time counted into the average, and refund tokens) or 'abandon' (the same for a slot the
+--           request never used: an abandoned or compensated check, a shutdown; its hold time is not counted); or
+--           'batch': several of these calls in one run (its own layout and reply: see the end of this file)
+-- ARGV[2]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
+-- 'acquire', 'release' and 'abandon' only, ARGV[3]: the slot's id, unique per request and instance
+-- 'lease' only, ARGV[3..7]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
 --           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
 --           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
 --           unspent, and its end (Redis time, microseconds, as this script returned it; all three 0 when there is
@@ -28,9 +26,17 @@
 --           lease given back at or after its end gives nothing back, its reservation only is released. A lease given
 --           back alone (cost 0, nothing wanted) under limits that read a bucket beyond empty (not that bucket's last
 --           limits) leaves that bucket as stored: nothing back, the reservation kept until it ends
--- then, per limit, four values (from ARGV[4], ARGV[5] for 'acquire', 'release' and 'abandon', ARGV[9] for 'lease'):
---           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53),
---           refill period (microseconds, >= 1000)
+-- then, per limit, five values (from ARGV[3], ARGV[4] for 'acquire', 'release' and 'abandon', ARGV[8] for 'lease'):
+--           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53), refill period (microseconds,
+--           >= 1000), and the limit's cost: a whole number of tokens, its own per limit (a request may take 1 from a
+--           limit counting requests and 4,000 from one counting LLM tokens):
+--           'check', 'acquire', 'lease'  tokens the request takes (>= 0; 0 reads the limit without consuming); a
+--                                        concurrency limit: 1 takes a slot ('acquire' only), 0 reads
+--           'refund', 'release', 'abandon'  tokens to give back (>= 0); a concurrency limit: 0
+--           'settle'                     > 0: tokens charged now, even beyond what the limit holds (a token bucket
+--                                        then owes them, at most one capacity, and refills from below zero; a window
+--                                        counts them beyond its capacity); < 0: tokens given back; 0: left alone; a
+--                                        concurrency limit: 0
 --   The algorithm codes (each in its own file):
 --   tb    token bucket: capacity tokens, refilled continuously with refill tokens per refill period
 --   swl   sliding window log: at most capacity tokens admitted in any window of one refill period (exact)
@@ -40,9 +46,10 @@
 --         period old
 --   The window algorithms take capacity tokens per window, and a concurrency limit capacity slots; their refill
 --   tokens equal the capacity (not used here).
--- An unknown operation or algorithm code (a window or concurrency limit in a lease, a concurrency limit in a 'check'
--- of cost > 0), an argument count other than 3 + 4n (4 + 4n for 'acquire', 'release' and 'abandon', 8 + 4n for
--- 'lease') or a key count other than n plus the concurrency limits is an error reply before any write.
+-- An unknown operation or algorithm code (a window or concurrency limit in a lease), a cost that is not a whole
+-- number, negative outside a 'settle' or not 0 for a concurrency limit where it must be (a 'check' takes no slot), an
+-- argument count other than 2 + 5n (3 + 5n for 'acquire', 'release' and 'abandon', 7 + 5n for 'lease') or a key count
+-- other than n plus the concurrency limits is an error reply before any write.
 --
 -- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
 -- back never makes room at once (a window stays the stored one; a token bucket gets no refill); a token bucket within
@@ -69,7 +76,8 @@
 -- again, the log's newest entry has left the window, the counter no longer weighs, the window is over, the newest slot
 -- has expired, the hold statistics are an hour unused), so idle clients cost no memory.
 -- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
--- left alone, and no TTL changes. 'release' and 'abandon' return the same, a concurrency limit counting when it held
+-- left alone, and no TTL changes. 'settle' returns the same: a limit given tokens back is refunded (as 'refund'), a
+-- limit charged is consumed as by an allowed check, its TTL set anew. 'release' and 'abandon' return the same, a concurrency limit counting when it held
 -- the slot and the slot had not expired.
 --
 -- State: one key per limit, its layout in the algorithm's file (the key names differ per algorithm, so one algorithm
@@ -94,35 +102,37 @@ end
 
 -- One call (see the contract above), as sent alone or as one call of a batch.
 local function run()
-  local header = 3                       -- ARGV values before the limits
+  local header = 2                       -- ARGV values before the limits
   if operation == 'lease' then
-    header = 8
+    header = 7
   elseif operation == 'acquire' or operation == 'release' or operation == 'abandon' then
-    header = 4
-    slot = ARGV[4]
-  elseif operation ~= 'check' and operation ~= 'refund' then
+    header = 3
+    slot = ARGV[3]
+  elseif operation ~= 'check' and operation ~= 'refund' and operation ~= 'settle' then
     return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
   end
-  if n == nil or #ARGV ~= header + 4 * n then
-    return redis.error_reply('ERR rate limit ' .. operation .. ' takes ' .. header .. ' + 4n arguments (n = '
-      .. tostring(ARGV[3]) .. ' limits), got ' .. #ARGV)
+  if n == nil or #ARGV ~= header + 5 * n then
+    return redis.error_reply('ERR rate limit ' .. operation .. ' takes ' .. header .. ' + 5n arguments (n = '
+      .. tostring(ARGV[2]) .. ' limits), got ' .. #ARGV)
   end
   local limits = {}
   local slots = 0                        -- concurrency limits
   for i = 1, n do
-    local at = header + 4 * (i - 1) + 1
+    local at = header + 5 * (i - 1) + 1
     local code = ARGV[at]
     local algorithm = algorithm_of(code)
     if algorithm == nil or (operation == 'lease' and code ~= 'tb') then
       return redis.error_reply('ERR unknown rate limit algorithm code \'' .. code .. '\' for limit ' .. i
         .. ' of a ' .. operation)
     end
-    if operation == 'check' and code == 'cc' and cost ~= 0 then
-      return redis.error_reply('ERR concurrency limit ' .. i .. ' takes a slot: \'acquire\', not \'check\' (cost '
-        .. tostring(ARGV[2]) .. ')')
+    local limit_cost = tonumber(ARGV[at + 4])
+    if limit_cost == nil or limit_cost ~= math.floor(limit_cost) or (limit_cost < 0 and operation ~= 'settle')
+        or (code == 'cc' and limit_cost ~= 0 and operation ~= 'acquire') then
+      return redis.error_reply('ERR rate limit ' .. operation .. ': limit ' .. i .. ' (' .. code .. ') cannot cost \''
+        .. tostring(ARGV[at + 4]) .. '\'')
     end
     limits[i] = { i = i, code = code, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
-                  refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]) }
+                  refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]), cost = limit_cost }
     if code == 'cc' then
       slots = slots + 1
       limits[i].stats = n + slots
@@ -144,13 +154,29 @@ local function run()
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 
+  if operation == 'settle' then
+    local settled = 0
+    for i = 1, n do
+      local l = limits[i]
+      if l.cost > 0 then
+        l.algorithm.read(l)
+        l.algorithm.finish(l, 1)
+        settled = settled + 1
+      elseif l.cost < 0 then
+        l.cost = -l.cost
+        settled = settled + l.algorithm.refund(l)
+      end
+    end
+    return settled
+  end
+
   if operation == 'release' or operation == 'abandon' then
     local released = 0
     for i = 1, n do
       local l = limits[i]
       if l.code == 'cc' then
         released = released + l.algorithm.release(l)
-      elseif cost > 0 then
+      elseif l.cost > 0 then
         released = released + l.algorithm.refund(l)
       end
     end
@@ -165,11 +191,11 @@ local function run()
 
   local want, duration, returned, unused, returned_until = 0, 0, 0, 0, 0
   if operation == 'lease' then
-    want = tonumber(ARGV[4])
-    duration = tonumber(ARGV[5])
-    returned = tonumber(ARGV[6])
-    unused = tonumber(ARGV[7])
-    returned_until = tonumber(ARGV[8])
+    want = tonumber(ARGV[3])
+    duration = tonumber(ARGV[4])
+    returned = tonumber(ARGV[5])
+    unused = tonumber(ARGV[6])
+    returned_until = tonumber(ARGV[7])
     if not (usable(want) and usable(duration) and usable(returned) and usable(unused) and usable(returned_until))
         or unused > returned then
       return redis.error_reply('ERR rate limit lease takes whole numbers >= 0 (unused <= returned)')
@@ -194,7 +220,7 @@ local function run()
   if operation == 'lease' and allowed == 1 and want >= 1 and duration >= 1 then
     granted = want
     for i = 1, n do
-      local room = math.floor((limits[i].available - cost) / 2 + EPSILON)
+      local room = math.floor((limits[i].available - limits[i].cost) / 2 + EPSILON)
       if room < granted then granted = room end
     end
     if granted < 0 then granted = 0 end
@@ -277,7 +303,7 @@ for j = 1, calls do
   KEYS = { unpack(batch_keys, key_at + 1, key_at + key_count) }
   ARGV = { unpack(batch_args, arg_at + 1, arg_at + arg_count) }
   key_at, arg_at = key_at + key_count, arg_at + arg_count
-  operation, cost, n, slot, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), nil, nil
+  operation, n, slot, now = ARGV[1], tonumber(ARGV[2]), nil, nil
   local ran, reply = pcall(run)          -- an error raised by this call (a refused write) ends this call only
   if not ran then reply = (type(reply) == 'table' and reply.err ~= nil) and reply or { err = tostring(reply) } end
   if type(reply) == 'table' and reply.err ~= nil then reply = reply.err end

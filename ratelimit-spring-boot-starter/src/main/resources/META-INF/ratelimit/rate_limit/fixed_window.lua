@@ -18,18 +18,18 @@ function fw.read(l)
 end
 
 function fw.admits(l)
-  return cost <= l.capacity - l.used   -- not used + cost: that sum could round above 2^53
+  return l.cost <= l.capacity - l.used   -- not used + cost: that sum could round above 2^53
 end
 
 -- Nothing changes before the next window starts; then the count is 0. Exact.
 function fw.wait(l)
-  if cost > l.capacity then return MAX end
+  if l.cost > l.capacity then return MAX end
   return l.start + l.period - now
 end
 
 function fw.finish(l, allowed)
-  if allowed == 1 and cost > 0 then
-    l.used = l.used + cost
+  if allowed == 1 and l.cost > 0 then
+    l.used = l.used + l.cost
     redis.call('HSET', KEYS[l.i], 'w', fmt(l.start), 'c', fmt(l.used))
     expire(l.i, math.ceil((l.start + l.period - now) / 1000))
   end

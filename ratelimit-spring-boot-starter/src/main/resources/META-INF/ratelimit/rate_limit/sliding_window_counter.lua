@@ -42,7 +42,7 @@ end
 
 local function swc_fits(l, t)
   local at, start, previous, current = swc_view(l, t)
-  return swc_weighted(l, previous, at, start) <= l.capacity - current - cost
+  return swc_weighted(l, previous, at, start) <= l.capacity - current - l.cost
 end
 
 function swc.admits(l)
@@ -54,16 +54,16 @@ end
 -- count becomes the previous, with room capacity - cost), then the same correction as the token bucket's: the
 -- smallest whole w for which swc_fits(now + w) holds.
 function swc.wait(l)
-  if cost > l.capacity then return MAX end
+  if l.cost > l.capacity then return MAX end
   local _, start, previous, current = swc_view(l, now)
-  local room = l.capacity - cost - current
+  local room = l.capacity - l.cost - current
   local target
   if room >= 0 and previous > 0 then
     target = start + math.floor(l.period * (previous - room - 0.5) / previous) + 1
   elseif room >= 0 then
     target = now
   else
-    local next_room = l.capacity - cost
+    local next_room = l.capacity - l.cost
     target = start + l.period + math.floor(l.period * (current - next_room - 0.5) / current) + 1
   end
   local w = target - now
@@ -89,8 +89,8 @@ function swc.finish(l, allowed)
   elseif previous > 0 then
     full_at = swc_weightless_at(l, previous, start)
   end
-  if allowed == 1 and cost > 0 then
-    current = current + cost
+  if allowed == 1 and l.cost > 0 then
+    current = current + l.cost
     full_at = swc_weightless_at(l, current, start + l.period)
     redis.call('HSET', KEYS[l.i], 'w', fmt(start), 'c', fmt(current), 'p', fmt(previous))
     expire(l.i, math.ceil((full_at - now) / 1000))

@@ -27,13 +27,13 @@ function swl.read(l)
 end
 
 function swl.admits(l)
-  return cost <= l.capacity - l.count
+  return l.cost <= l.capacity - l.count
 end
 
 -- The k oldest entries of the window must leave it (k = count + cost - capacity): that happens when the k-th oldest,
 -- scored s, does, at now' = s + period. Integers below 2^53: exact.
 function swl.wait(l)
-  local k = l.count + cost - l.capacity
+  local k = l.count + l.cost - l.capacity
   if k > l.count then return MAX end   -- cost exceeds capacity: it never fits
   local rank = l.expired + k - 1
   local s = tonumber(redis.call('ZRANGE', KEYS[l.i], rank, rank, 'WITHSCORES')[2])
@@ -43,7 +43,7 @@ end
 function swl.finish(l, allowed)
   local used = l.count
   local newest = l.newest
-  if allowed == 1 and cost > 0 then
+  if allowed == 1 and l.cost > 0 then
     local key = KEYS[l.i]
     if l.expired > 0 then
       redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(l.boundary))
@@ -52,7 +52,7 @@ function swl.finish(l, allowed)
     if newest ~= nil and newest >= t then t = newest + 1 end
     local score = fmt(t)
     local batch = {}
-    for j = 1, cost do
+    for j = 1, l.cost do
       batch[#batch + 1] = score
       batch[#batch + 1] = (j == 1) and score or (score .. ':' .. j)
       if #batch >= 2 * LOG_BATCH then
@@ -61,7 +61,7 @@ function swl.finish(l, allowed)
       end
     end
     if #batch > 0 then redis.call('ZADD', key, unpack(batch)) end
-    used = used + cost
+    used = used + l.cost
     newest = t
     expire(l.i, math.ceil((t + l.period - now) / 1000))
   end
@@ -73,8 +73,8 @@ end
 -- Removes the cost newest entries of the log (the refunded check's, or ones admitted just after it: all count the
 -- same, and removing the newest keeps every remaining entry's expiry).
 function swl.refund(l)
-  if cost > 0 and redis.call('ZCARD', KEYS[l.i]) > 0 then
-    redis.call('ZREMRANGEBYRANK', KEYS[l.i], -cost, -1)
+  if l.cost > 0 and redis.call('ZCARD', KEYS[l.i]) > 0 then
+    redis.call('ZREMRANGEBYRANK', KEYS[l.i], -l.cost, -1)
     return 1
   end
   return 0

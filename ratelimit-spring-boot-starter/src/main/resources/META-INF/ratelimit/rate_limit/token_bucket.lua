@@ -5,8 +5,10 @@
 -- up to whole microseconds. A tat beyond now + tau (limits changed, clock stepped back) is an empty bucket.
 -- Leases: while leases are out the bucket cannot refill past the tokens they reserve: until `until` it holds at most
 -- capacity - reserved; at `until` the reserved tokens count as spent and refill from there.
+-- Owing: a settlement that charges more than the bucket holds takes it beyond empty (tat beyond now + tau), by at most
+-- one capacity (tat <= now + 2 * tau; a charge beyond that is forgiven); the bucket then refills from below zero.
 -- State in KEYS[i], a string: 'tat', or 'tat:reserved:until:since' while leases are out ('since': when the
--- reservation's first lease was taken).
+-- reservation's first lease was taken), or 'tat:owes' when a settlement took it beyond empty (never with leases).
 
 local function define_tb()   -- called on a run's first use of the algorithm (dispatch.lua)
 -- made with its fields (the functions below), so that the table is sized once, not grown field by field
@@ -31,11 +33,11 @@ local function tb_tat_at(l, t)
 end
 
 local function tb_fits(l, t)
-  return l.capacity - (tb_tat_at(l, t) - t) / l.interval + EPSILON >= cost
+  return l.capacity - (tb_tat_at(l, t) - t) / l.interval + EPSILON >= l.cost
 end
 
--- Parses the stored value: 'tat' or 'tat:reserved:until:since'; anything else (unusable, or a key of another type) is
--- a full bucket.
+-- Parses the stored value: 'tat', 'tat:reserved:until:since' or 'tat:owes'; anything else (unusable, or a key of
+-- another type) is a full bucket.
 function tb.read(l)
   l.interval = l.period / l.refill
   l.tau = l.capacity * l.interval
@@ -43,12 +45,17 @@ function tb.read(l)
   l.reserved = 0
   l.reserved_until = 0
   l.reserved_since = 0      -- when the first lease of the reservation was taken
+  local owes = false        -- a settlement took the bucket beyond empty
   local value = redis.pcall('GET', KEYS[l.i])
   if type(value) == 'string' then
     local tat, reserved, reserved_until, reserved_since = value, nil, nil, nil
     if string.find(value, ':', 1, true) ~= nil then   -- not a lone tat: leases are out (or the value is corrupt)
       tat, reserved, reserved_until, reserved_since = string.match(value, '^([^:]+):([^:]+):([^:]+):([^:]+)$')
-      if tat == nil then tat = value end
+      if tat == nil then
+        tat = string.match(value, '^([^:]+):owes$')
+        owes = tat ~= nil
+        if not owes then tat = value end
+      end
       reserved = tonumber(reserved)
       reserved_until = tonumber(reserved_until)
       reserved_since = tonumber(reserved_since)
@@ -69,20 +76,23 @@ function tb.read(l)
   elseif type(value) == 'table' and value.err ~= nil then
     wrong_type(value)   -- another type: a full bucket, overwritten on the next write
   end
-  if l.tat > now + l.tau then
-    -- beyond an empty bucket (the rate or capacity changed, or the clock stepped back): empty, stored so by a call
-    -- that takes tokens even if the request is denied, so the bucket refills at its new rate from now; a call that
-    -- takes nothing (a read, a lease given back) runs under limits other than the bucket's last ones (a stale
-    -- instance): storing the clamp would make room those limits never refilled, so it leaves the bucket as stored
-    l.tat = now + l.tau
+  local beyond = now + l.tau      -- an empty bucket's tat
+  if owes then beyond = now + 2 * l.tau end
+  if l.tat > beyond then
+    -- beyond an empty bucket, or beyond owing one capacity (the rate or capacity changed, or the clock stepped back):
+    -- the limit, stored so by a call that takes tokens even if the request is denied, so the bucket refills at its new
+    -- rate from now; a call that takes nothing (a read, a lease given back) runs under limits other than the bucket's
+    -- last ones (a stale instance): storing the clamp would make room those limits never refilled, so it leaves the
+    -- bucket as stored
+    l.tat = beyond
     l.clamped = true
-    if cost > 0 then l.changed = true end
+    if l.cost > 0 then l.changed = true end
   end
   l.available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
 end
 
 function tb.admits(l)
-  return l.available + EPSILON >= cost
+  return l.available + EPSILON >= l.cost
 end
 
 -- The time the bucket is full again (us), with the reservation counted as spent at its end.
@@ -99,12 +109,12 @@ end
 -- The smallest whole w for which the admission rule, evaluated w microseconds later, admits the request (so waiting
 -- exactly the returned time succeeds). tat_at(t) - t never grows with t, so the rule, once true, stays true.
 function tb.wait(l)
-  if cost > l.capacity then return MAX end
-  local w = math.ceil(tb_tat_at(l, now) + cost * l.interval - l.tau - now)
+  if l.cost > l.capacity then return MAX end
+  local w = math.ceil(tb_tat_at(l, now) + l.cost * l.interval - l.tau - now)
   if w < 0 then w = 0 end
   if l.reserved > 0 and not tb_fits(l, now + w) then
     -- the reservation holds the room until the leases end
-    local w2 = math.ceil(tb_full_at(l) + cost * l.interval - l.tau - now)
+    local w2 = math.ceil(tb_full_at(l) + l.cost * l.interval - l.tau - now)
     if w2 > w then w = w2 end
   end
   if w >= MAX then return MAX end
@@ -120,13 +130,16 @@ local function tb_write(l, full_at)
   local value = fmt(math.ceil(l.tat))
   if l.reserved > 0 then
     value = value .. ':' .. fmt(l.reserved) .. ':' .. fmt(l.reserved_until) .. ':' .. fmt(l.reserved_since)
+  elseif l.tat > now + l.tau then
+    value = value .. ':owes'
   end
   put(l.i, value, math.ceil((full_at - now) / 1000))
 end
 
 function tb.finish(l, allowed)
-  if allowed == 1 and cost > 0 then
-    tb_take(l, cost)
+  if allowed == 1 and l.cost > 0 then
+    tb_take(l, l.cost)
+    if l.tat > now + 2 * l.tau then l.tat = now + 2 * l.tau end   -- a settlement's charge: owes one capacity at most
     l.changed = true
   end
   local full_at = tb_full_at(l)
@@ -144,7 +157,7 @@ function tb.refund(l)
   local tat, rest = string.match(value, '^([^:]+)(.*)$')
   tat = tonumber(tat)
   if not usable(tat) then return 0 end
-  tat = math.ceil(tat - cost * l.period / l.refill)
+  tat = math.ceil(tat - l.cost * l.period / l.refill)
   redis.call('SET', KEYS[l.i], fmt(tat) .. rest, 'KEEPTTL')
   return 1
 end
@@ -156,7 +169,7 @@ end
 -- nothing back. A bucket read beyond empty by a return alone (cost 0, want 0) is one whose last limits were others:
 -- left as stored.
 function tb.give_back(l, returned, unused, returned_start, returned_until, want)
-  if l.reserved > 0 and returned_start >= l.reserved_since and not (l.clamped and cost == 0 and want == 0) then
+  if l.reserved > 0 and returned_start >= l.reserved_since and not (l.clamped and l.cost == 0 and want == 0) then
     local floor = tb_reserved_floor(l, now)
     if floor > l.tat then l.tat = floor end
     l.reserved = l.reserved - returned
@@ -173,13 +186,13 @@ end
 -- Takes the request's cost and the granted lease's tokens now, reserving the granted ones until lease_until; the
 -- state is written by finish.
 function tb.lease(l, granted, lease_until)
-  tb_take(l, cost + granted)
+  tb_take(l, l.cost + granted)
   if granted > 0 then
     if l.reserved == 0 then l.reserved_since = now end
     l.reserved = l.reserved + granted
     if lease_until > l.reserved_until then l.reserved_until = lease_until end
   end
-  l.changed = l.changed or cost + granted > 0
+  l.changed = l.changed or l.cost + granted > 0
 end
 
 return tb

@@ -215,7 +215,7 @@ final class FailurePolicyLimiter implements LimiterChain, AutoCloseable {
 		/** An allowed answer nobody will use: its slots back, and its tokens refunded. */
 		private void giveBack(RateLimitDecision decision) {
 			decision.slots().abandon();
-			if (this.request.cost() > 0) {
+			if (!this.request.cost().isNone()) {
 				refundAbandoned(this.request);
 			}
 		}

@@ -14,6 +14,7 @@ import com.github.benmanes.caffeine.cache.Scheduler;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -119,9 +120,10 @@ public class LeasingRateLimiter implements StoreLayer {
 
 	@Override
 	public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
-			PlanLimits limits, long cost) {
-		long leaseTokens = limits.leaseTokens();
-		if (leaseTokens == 0 || cost == 0 || cost > leaseTokens) {
+			PlanLimits limits, Cost cost) {
+		long leaseTokens = limits.leaseTokens(); // 0 when a limit counts usage: those take no lease
+		long tokens = cost.tokens();
+		if (leaseTokens == 0 || tokens == 0 || tokens > leaseTokens || cost.usage() != 0) {
 			return this.store.tryConsume(deadline, client, limits, cost);
 		}
 		SlotKey key = new SlotKey(client, limits.group());
@@ -139,7 +141,7 @@ public class LeasingRateLimiter implements StoreLayer {
 		LeaseStore.ReturnedLease previous;
 		synchronized (slot) {
 			slot.seen++;
-			RateLimitDecision leased = slot.spend(cost, now);
+			RateLimitDecision leased = slot.spend(tokens, now);
 			if (leased != null) {
 				return CompletableFuture.completedFuture(leased);
 			}
@@ -157,7 +159,7 @@ public class LeasingRateLimiter implements StoreLayer {
 			slot.taking = true;
 		}
 		return Futures
-			.call(() -> this.store.lease(deadline, client, limits, cost, wanted, this.durationMicros, previous))
+			.call(() -> this.store.lease(deadline, client, limits, tokens, wanted, this.durationMicros, previous))
 			.whenComplete((lease, ex) -> {
 				synchronized (slot) {
 					slot.taking = false;
@@ -171,7 +173,7 @@ public class LeasingRateLimiter implements StoreLayer {
 
 	/** Passes through: the tokens were taken in the store (by a check or with a lease), so they go back there. */
 	@Override
-	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 		return this.store.refund(client, limits, cost);
 	}
 

@@ -14,6 +14,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.limits.ScopedLimits;
 
@@ -72,10 +73,12 @@ final class LocalFallbackLimiter {
 	 * Check and consume synchronously.
 	 * @param client the client
 	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens the request takes
-	 * @return the decision, with source {@link RateLimitDecision.Source#LOCAL_FALLBACK}
+	 * @param cost what the request takes: tokens from limits counting requests, its reservation from limits counting
+	 * usage
+	 * @return the decision, with source {@link RateLimitDecision.Source#LOCAL_FALLBACK}; an allowed one holds what it
+	 * took here as its reservation (settled here: in usage units, a bucket owing at most its share's capacity)
 	 */
-	public RateLimitDecision consume(ClientKey client, PlanLimits limits, long cost) {
+	public RateLimitDecision consume(ClientKey client, PlanLimits limits, Cost cost) {
 		int share = Math.max(1, this.instances.getAsInt());
 		if (!limits.hasGlobalLimits()) {
 			LocalBuckets local = bucketsOf(key(limits, client), limits, share, cost);
@@ -83,8 +86,9 @@ final class LocalFallbackLimiter {
 				long now = this.nanoClock.getAsLong();
 				local.refill(now);
 				boolean allowed = local.admits(cost);
-				return new RateLimitDecision(limits, allowed, local.settle(cost, allowed, limits),
-						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? local.heldSlots(cost) : HeldSlots.NONE);
+				return new RateLimitDecision(limits, allowed, local.take(cost, allowed, limits),
+						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? local.heldSlots(cost) : HeldSlots.NONE,
+						allowed ? local.reservation(cost) : Reservation.NONE);
 			}
 		}
 		ScopedLimits scoped = limits.scoped();
@@ -93,8 +97,9 @@ final class LocalFallbackLimiter {
 			synchronized (group) {
 				group.refill(this.nanoClock.getAsLong());
 				boolean allowed = group.admits(cost);
-				return new RateLimitDecision(limits, allowed, scoped.merge(null, group.settle(cost, allowed, scoped.global())),
-						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? group.heldSlots(cost) : HeldSlots.NONE);
+				return new RateLimitDecision(limits, allowed, scoped.merge(null, group.take(cost, allowed, scoped.global())),
+						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? group.heldSlots(cost) : HeldSlots.NONE,
+						allowed ? group.reservation(cost) : Reservation.NONE);
 			}
 		}
 		LocalBuckets own = bucketsOf(key(limits, client), scoped.client(), share, cost);
@@ -108,10 +113,11 @@ final class LocalFallbackLimiter {
 				// a client denied by its own limits takes nothing from the group's
 				boolean allowed = ownAllowed && group.admits(cost);
 				return new RateLimitDecision(limits, allowed,
-						scoped.merge(own.settle(cost, allowed, scoped.client()),
-								group.settle(cost, allowed, scoped.global())),
+						scoped.merge(own.take(cost, allowed, scoped.client()),
+								group.take(cost, allowed, scoped.global())),
 						RateLimitDecision.Source.LOCAL_FALLBACK,
-						allowed ? HeldSlots.both(own.heldSlots(cost), group.heldSlots(cost)) : HeldSlots.NONE);
+						allowed ? HeldSlots.both(own.heldSlots(cost), group.heldSlots(cost)) : HeldSlots.NONE,
+						allowed ? Reservation.both(own.reservation(cost), group.reservation(cost)) : Reservation.NONE);
 			}
 		}
 	}
@@ -124,12 +130,12 @@ final class LocalFallbackLimiter {
 	 * {@linkplain HeldSlots#keep() kept} counts until its limit's {@code max-request-duration} has passed, as in the
 	 * store.
 	 * @param client the client the decision is for
-	 * @param cost tokens the request took
+	 * @param cost what the request took
 	 * @param decision an allowed decision of the shared store
 	 * @return the decision, its slots also counted here until they end (ended once: a later release, abandon or keep
 	 * does nothing); {@code decision} itself when it holds none or is a denial
 	 */
-	public RateLimitDecision countStoreSlots(ClientKey client, long cost, RateLimitDecision decision) {
+	public RateLimitDecision countStoreSlots(ClientKey client, Cost cost, RateLimitDecision decision) {
 		HeldSlots store = decision.slots();
 		if (store == HeldSlots.NONE || !decision.allowed()) {
 			return decision;
@@ -184,7 +190,7 @@ final class LocalFallbackLimiter {
 		});
 	}
 
-	private LocalBuckets bucketsOf(String key, PlanLimits limits, int share, long cost) {
+	private LocalBuckets bucketsOf(String key, PlanLimits limits, int share, Cost cost) {
 		return this.buckets.asMap()
 			.compute(key, (k, existing) -> (existing != null && existing.matches(limits, share)) ? existing
 					: new LocalBuckets(limits, share, cost));
@@ -245,6 +251,9 @@ final class LocalFallbackLimiter {
 		/** Whether limit i is a concurrency limit: {@code tokens[i]} are its free slots, counted from {@link #held}. */
 		private final boolean[] slots;
 
+		/** Whether limit i counts usage: it takes a request's reservation, and may owe up to its capacity. */
+		private final boolean[] usage;
+
 		private final boolean hasSlots;
 
 		/** A concurrency limit's longest request duration (ns): a slot not given back frees itself after it. */
@@ -257,7 +266,7 @@ final class LocalFallbackLimiter {
 
 		private long stamp;
 
-		LocalBuckets(PlanLimits limits, int share, long cost) {
+		LocalBuckets(PlanLimits limits, int share, Cost cost) {
 			this.limits = limits;
 			this.share = share;
 			int n = limits.limits().size();
@@ -265,6 +274,7 @@ final class LocalFallbackLimiter {
 			this.ratePerNano = new double[n];
 			this.tokens = new double[n];
 			this.slots = new boolean[n];
+			this.usage = new boolean[n];
 			this.slotPeriodNanos = new long[n];
 			long longest = 0;
 			for (int i = 0; i < n; i++) {
@@ -276,7 +286,9 @@ final class LocalFallbackLimiter {
 					longest = Math.max(longest, this.slotPeriodNanos[i]);
 				}
 				else {
-					this.capacity[i] = Math.max((double) limit.capacity() / share, Math.min(cost, limit.capacity()));
+					this.usage[i] = limit.isUsage();
+					this.capacity[i] = Math.max((double) limit.capacity() / share,
+							Math.min(cost.of(limit), limit.capacity()));
 					this.ratePerNano[i] = (double) limit.refillTokens() / share / limit.refillPeriod().toNanos();
 				}
 				this.tokens[i] = this.capacity[i];
@@ -299,7 +311,7 @@ final class LocalFallbackLimiter {
 				LimitDefinition other = limits.limits().get(i);
 				if (mine.capacity() != other.capacity() || mine.refillTokens() != other.refillTokens()
 						|| !mine.refillPeriod().equals(other.refillPeriod()) || mine.algorithm() != other.algorithm()
-						|| mine.scope() != other.scope()) {
+						|| mine.scope() != other.scope() || !mine.unit().equals(other.unit())) {
 					return false;
 				}
 			}
@@ -341,13 +353,16 @@ final class LocalFallbackLimiter {
 			}
 		}
 
-		/** What a request of this cost takes from limit i: a slot from a concurrency limit (none to read), else cost. */
-		private long taken(int i, long cost) {
-			return this.slots[i] ? Math.min(cost, 1) : cost;
+		/**
+		 * What a request of this cost takes from limit i: a slot from a concurrency limit (none to read), its
+		 * reservation from a limit counting usage, else its tokens.
+		 */
+		private long taken(int i, Cost cost) {
+			return this.slots[i] ? Math.min(cost.tokens(), 1) : this.usage[i] ? cost.usage() : cost.tokens();
 		}
 
-		/** Whether every bucket holds {@code cost} tokens (a free slot). Callers hold this object's monitor. */
-		boolean admits(long cost) {
+		/** Whether every bucket holds what the request takes (a free slot). Callers hold this object's monitor. */
+		boolean admits(Cost cost) {
 			for (int i = 0; i < this.tokens.length; i++) {
 				if (this.tokens[i] + 1e-9 < taken(i, cost)) {
 					return false;
@@ -360,8 +375,8 @@ final class LocalFallbackLimiter {
 		 * The slots an allowed request of this cost took here (at the last refill's time), given back once; counted
 		 * free again from the next check. Callers hold this object's monitor.
 		 */
-		HeldSlots heldSlots(long cost) {
-			if (!this.hasSlots || cost == 0) {
+		HeldSlots heldSlots(Cost cost) {
+			if (!this.hasSlots || cost.tokens() == 0) {
 				return HeldSlots.NONE;
 			}
 			return slotTakenAt(this.stamp);
@@ -402,11 +417,56 @@ final class LocalFallbackLimiter {
 		}
 
 		/**
-		 * Take {@code cost} from every bucket if the request is allowed, and tell each bucket's state, reported under
-		 * the limits of the request being checked ({@code reportAs}, which {@link #matches}). Callers hold this
+		 * What an allowed request took here, settled here once its answer is over: the difference goes back to (or is
+		 * taken from) every rate limit's bucket, a bucket owing at most its capacity; slots are not touched.
+		 */
+		Reservation reservation(Cost taken) {
+			if (taken.isNone()) {
+				return Reservation.NONE;
+			}
+			AtomicBoolean ended = new AtomicBoolean();
+			return new Reservation() {
+
+				@Override
+				public void settle(long used) {
+					end(new Cost(0, used - taken.usage()));
+				}
+
+				@Override
+				public void cancel() {
+					end(taken.negated());
+				}
+
+				@Override
+				public long reserved() {
+					return taken.usage();
+				}
+
+				private void end(Cost difference) {
+					if (ended.compareAndSet(false, true) && !difference.isNone()) {
+						adjust(difference);
+					}
+				}
+
+			};
+		}
+
+		/** Take a settlement's difference (negative: give it back) from every rate limit's bucket. */
+		private synchronized void adjust(Cost difference) {
+			for (int i = 0; i < this.tokens.length; i++) {
+				if (!this.slots[i]) {
+					this.tokens[i] = Math.max(-this.capacity[i],
+							Math.min(this.capacity[i], this.tokens[i] - taken(i, difference)));
+				}
+			}
+		}
+
+		/**
+		 * Take what the request takes from every bucket if it is allowed, and tell each bucket's state, reported
+		 * under the limits of the request being checked ({@code reportAs}, which {@link #matches}). Callers hold this
 		 * object's monitor.
 		 */
-		List<LimitStatus> settle(long cost, boolean allowed, PlanLimits reportAs) {
+		List<LimitStatus> take(Cost cost, boolean allowed, PlanLimits reportAs) {
 			int n = this.tokens.length;
 			List<LimitStatus> statuses = new ArrayList<>(n);
 			for (int i = 0; i < n; i++) {
@@ -425,8 +485,8 @@ final class LocalFallbackLimiter {
 					retryMs = satisfied ? 0 : (long) Math.ceil((taken - this.tokens[i]) / this.ratePerNano[i] / 1e6);
 					resetMs = (long) Math.ceil((this.capacity[i] - this.tokens[i]) / this.ratePerNano[i] / 1e6);
 				}
-				statuses.add(new LimitStatus(reportAs.limits().get(i), satisfied, (long) Math.floor(this.tokens[i] + 1e-9),
-						retryMs, resetMs));
+				statuses.add(new LimitStatus(reportAs.limits().get(i), satisfied,
+						Math.max(0, (long) Math.floor(this.tokens[i] + 1e-9)), retryMs, resetMs));
 			}
 			return statuses;
 		}

@@ -8,6 +8,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.jspecify.annotations.Nullable;
 
@@ -94,9 +95,9 @@ public class OverLimitCache implements LimiterChain {
 	 * @param nowNanos {@link System#nanoTime()} now
 	 * @return the denial (source {@link RateLimitDecision.Source#CACHED}), or {@code null} if none applies
 	 */
-	public @Nullable RateLimitDecision lookup(ClientKey client, PlanLimits limits, long cost, long nowNanos) {
+	public @Nullable RateLimitDecision lookup(ClientKey client, PlanLimits limits, Cost cost, long nowNanos) {
 		Denial denial = this.denials.getIfPresent(key(client, limits));
-		if (denial == null || denial.cost != cost || !denial.decision.limits().equals(limits)
+		if (denial == null || !denial.cost.equals(cost) || !denial.decision.limits().equals(limits)
 				|| nowNanos - denial.untilNanos >= 0) {
 			return null;
 		}
@@ -118,18 +119,22 @@ public class OverLimitCache implements LimiterChain {
 	 * @param startNanos {@link System#nanoTime()} from before the call to the shared store
 	 * @param decision the denial
 	 */
-	public void remember(ClientKey client, PlanLimits limits, long cost, long startNanos, RateLimitDecision decision) {
+	public void remember(ClientKey client, PlanLimits limits, Cost cost, long startNanos, RateLimitDecision decision) {
 		long holdMs = decision.retryAfterMillis() - 1;
 		if (decision.allowed() || decision.source() != RateLimitDecision.Source.SHARED || holdMs <= 0
-				|| deniedByConcurrency(decision)) {
+				|| deniedByConcurrencyOrUsage(decision)) {
 			return;
 		}
 		this.denials.put(key(client, limits), new Denial(decision, cost, startNanos, startNanos + holdMs * 1_000_000));
 	}
 
-	private static boolean deniedByConcurrency(RateLimitDecision decision) {
+	/**
+	 * Whether a limit that can make room before its retry-after denied: a concurrency limit (a slot frees when a
+	 * request completes) or a limit counting usage (a settlement gives back what an answer did not use).
+	 */
+	private static boolean deniedByConcurrencyOrUsage(RateLimitDecision decision) {
 		for (LimitStatus status : decision.statuses()) {
-			if (!status.satisfied() && status.limit().isConcurrency()) {
+			if (!status.satisfied() && (status.limit().isConcurrency() || status.limit().isUsage())) {
 				return true;
 			}
 		}
@@ -167,7 +172,7 @@ public class OverLimitCache implements LimiterChain {
 	private record Key(String group, ClientKey.Kind kind, String id) {
 	}
 
-	private record Denial(RateLimitDecision decision, long cost, long startNanos, long untilNanos) {
+	private record Denial(RateLimitDecision decision, Cost cost, long startNanos, long untilNanos) {
 	}
 
 }

@@ -14,13 +14,30 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * @param source where the decision came from
  * @param slots the concurrency slots an allowed request holds until its response completes (the front end releases
  * them); {@link HeldSlots#NONE} when its limits have no concurrency limit, and for every denial
+ * @param reservation what an allowed request reserved that its answer settles (units of usage, and on a route that
+ * counts only some answers its tokens); {@link Reservation#NONE} when nothing waits for the answer, and for every
+ * denial
  */
 public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses, Source source,
-		HeldSlots slots) {
+		HeldSlots slots, Reservation reservation) {
 
 	public RateLimitDecision {
 		statuses = List.copyOf(statuses);
 		slots = (slots != null) ? slots : HeldSlots.NONE;
+		reservation = (reservation != null) ? reservation : Reservation.NONE;
+	}
+
+	/**
+	 * A decision that holds slots and no reservation.
+	 * @param limits the limits that were checked
+	 * @param allowed whether the request may proceed
+	 * @param statuses the state of each limit, in the order of {@code limits.limits()}
+	 * @param source where the decision came from
+	 * @param slots the concurrency slots an allowed request holds
+	 */
+	public RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses, Source source,
+			HeldSlots slots) {
+		this(limits, allowed, statuses, source, slots, Reservation.NONE);
 	}
 
 	/**
@@ -31,7 +48,7 @@ public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitSt
 	 * @param source where the decision came from
 	 */
 	public RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitStatus> statuses, Source source) {
-		this(limits, allowed, statuses, source, HeldSlots.NONE);
+		this(limits, allowed, statuses, source, HeldSlots.NONE, Reservation.NONE);
 	}
 
 	/**
@@ -40,7 +57,16 @@ public record RateLimitDecision(PlanLimits limits, boolean allowed, List<LimitSt
 	 * @return the decision with those slots
 	 */
 	public RateLimitDecision withSlots(HeldSlots held) {
-		return new RateLimitDecision(this.limits, this.allowed, this.statuses, this.source, held);
+		return new RateLimitDecision(this.limits, this.allowed, this.statuses, this.source, held, this.reservation);
+	}
+
+	/**
+	 * The same decision holding this reservation.
+	 * @param reserved what the request reserved, settled once its answer is over
+	 * @return the decision with that reservation
+	 */
+	public RateLimitDecision withReservation(Reservation reserved) {
+		return new RateLimitDecision(this.limits, this.allowed, this.statuses, this.source, this.slots, reserved);
 	}
 
 	/**

@@ -3,11 +3,13 @@ package io.github.ratelimit.gateway.chain;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 
 /**
  * Checks and consumes a client's tokens in every limit of a (plan, endpoint group), atomically: either every limit
- * allows the request and each consumes {@code cost} tokens, or the request is denied and nothing is consumed.
+ * allows the request and each consumes its share of the {@link Cost} (tokens from limits counting requests, the
+ * reservation from limits counting usage), or the request is denied and nothing is consumed.
  *
  * <p>The store under the limiter chain ({@code RedisRateLimitStore}, keeping the buckets in Redis so that every
  * gateway instance shares them); the chain's layers ({@link LimiterChainBuilder}) are built over it. Answers are
@@ -21,23 +23,36 @@ public interface RateLimitStore {
 	 * Check and consume.
 	 * @param client who is limited
 	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens this request takes (1 to the smallest capacity); 0 reads the buckets without consuming
-	 * (used by the {@code ratelimits} actuator endpoint)
-	 * @return the decision; completed exceptionally when the store is unreachable or answers an error (the
-	 * {@linkplain FailurePolicyLimiter failure policy} turns that into its fallback decision); never {@code null},
-	 * never completed with {@code null}
+	 * @param cost tokens this request takes from each limit counting requests (1 to the smallest such capacity), and
+	 * the units it reserves in each limit counting usage (0 to the smallest such capacity); {@link Cost#NONE} reads
+	 * the buckets without consuming (used by the {@code ratelimits} actuator endpoint)
+	 * @return the decision; an allowed decision with a reservation holds it ({@link RateLimitDecision#reservation()},
+	 * settled once the answer is over). Completed exceptionally when the store is unreachable or answers an error
+	 * (the {@linkplain FailurePolicyLimiter failure policy} turns that into its fallback decision); never
+	 * {@code null}, never completed with {@code null}
 	 */
-	CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost);
+	CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost);
+
+	/**
+	 * Check and consume tokens from the limits counting requests, reserving nothing.
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group
+	 * @param tokens tokens this request takes (1 to the smallest capacity); 0 reads the buckets without consuming
+	 * @return as {@link #tryConsume(ClientKey, PlanLimits, Cost)}
+	 */
+	default CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long tokens) {
+		return tryConsume(client, limits, Cost.tokens(tokens));
+	}
 
 	/**
 	 * Give back the tokens an allowed check took, when the caller abandoned that check (it timed out and the
 	 * request was decided without this limiter). Implementations that cannot do it complete at once.
 	 * @param client the client
 	 * @param limits the plan's limits in the endpoint group
-	 * @param cost the tokens the abandoned check took from each limit
+	 * @param cost what the abandoned check took (its tokens and its reservation)
 	 * @return completion; a failure is logged by the caller and otherwise ignored
 	 */
-	default CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+	default CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 		return CompletableFuture.completedFuture(null);
 	}
 

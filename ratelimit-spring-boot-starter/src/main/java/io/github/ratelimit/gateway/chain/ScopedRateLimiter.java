@@ -7,6 +7,7 @@ import java.util.function.Function;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitScope;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.limits.ScopedLimits;
 import org.jspecify.annotations.Nullable;
@@ -49,7 +50,7 @@ public class ScopedRateLimiter implements StoreLayer {
 
 	@Override
 	public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
-			PlanLimits limits, long cost) {
+			PlanLimits limits, Cost cost) {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.tryConsume(deadline, client, limits, cost);
 		}
@@ -59,12 +60,13 @@ public class ScopedRateLimiter implements StoreLayer {
 		if (own == null) {
 			return this.store.tryConsume(deadline, everyone, scoped.global(), cost)
 				.thenApply((shared) -> decision(scoped, shared.allowed(), null, shared.statuses())
-					.withSlots(shared.slots()));
+					.withSlots(shared.slots())
+					.withReservation(shared.reservation()));
 		}
 		return this.store.tryConsume(deadline, client, own, cost).thenCompose((taken) -> {
 			if (!taken.allowed()) {
 				// denied by its own limits: the group-wide quota is only read (cost 0), for the header fields
-				return this.store.tryConsume(deadline, everyone, scoped.global(), 0)
+				return this.store.tryConsume(deadline, everyone, scoped.global(), Cost.NONE)
 					.handle((shared, ex) -> decision(scoped, false, taken.statuses(),
 							(ex != null) ? null : shared.statuses()));
 			}
@@ -75,7 +77,8 @@ public class ScopedRateLimiter implements StoreLayer {
 				}
 				if (shared.allowed()) {
 					return CompletableFuture.completedFuture(decision(scoped, true, taken.statuses(), shared.statuses())
-						.withSlots(HeldSlots.both(taken.slots(), shared.slots())));
+						.withSlots(HeldSlots.both(taken.slots(), shared.slots()))
+						.withReservation(Reservation.both(taken.reservation(), shared.reservation())));
 				}
 				return giveBack(client, own, cost, taken)
 					.thenApply((ignored) -> decision(scoped, false, givenBack(taken.statuses(), cost), shared.statuses()));
@@ -88,7 +91,7 @@ public class ScopedRateLimiter implements StoreLayer {
 	 * the group-wide key, concurrently.
 	 */
 	@Override
-	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 		if (!limits.hasGlobalLimits()) {
 			return this.store.refund(client, limits, cost);
 		}
@@ -117,7 +120,7 @@ public class ScopedRateLimiter implements StoreLayer {
 	 * The refund of the client's limits, completing normally whatever its outcome (a failure is logged); the slots
 	 * their check took are given back too.
 	 */
-	private CompletableFuture<Void> giveBack(ClientKey client, PlanLimits own, long cost, RateLimitDecision taken) {
+	private CompletableFuture<Void> giveBack(ClientKey client, PlanLimits own, Cost cost, RateLimitDecision taken) {
 		taken.slots().abandon();
 		return Futures.call(() -> this.store.refund(client, own, cost)).handle((ignored, ex) -> {
 			if (ex != null) {
@@ -133,11 +136,11 @@ public class ScopedRateLimiter implements StoreLayer {
 		return RateLimitDecision.shared(scoped.all(), allowed, scoped.merge(own, shared));
 	}
 
-	/** The client limits' states once what was taken from them (cost tokens, a slot) is given back. */
-	private static List<LimitStatus> givenBack(List<LimitStatus> statuses, long cost) {
+	/** The client limits' states once what was taken from them (tokens, a reservation, a slot) is given back. */
+	private static List<LimitStatus> givenBack(List<LimitStatus> statuses, Cost cost) {
 		List<LimitStatus> result = new ArrayList<>(statuses.size());
 		for (LimitStatus status : statuses) {
-			result.add(status.afterGiveBack(cost));
+			result.add(status.afterGiveBack(cost.of(status.limit())));
 		}
 		return result;
 	}

@@ -14,6 +14,7 @@ import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -284,7 +285,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 		@Override
 		public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
-				PlanLimits limits, long cost) {
+				PlanLimits limits, Cost cost) {
 			return call(deadline, client, limits, () -> this.store.tryConsume(client, limits, cost));
 		}
 
@@ -306,7 +307,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 		/** Sent whatever the breaker's state (see the class comment); its outcome is not recorded. */
 		@Override
-		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 			return this.store.refund(client, limits, cost);
 		}
 

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.chain;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.jspecify.annotations.Nullable;
 
@@ -17,14 +18,14 @@ interface StoreLayer extends RateLimitStore {
 	 * @param deadline the check's deadline; {@code null} for a call outside a check
 	 * @param client who is limited
 	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens this request takes; 0 only reads
+	 * @param cost what this request takes (tokens, and its reservation of usage); {@link Cost#NONE} only reads
 	 * @return the decision; completed exceptionally when the store fails
 	 */
 	CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client, PlanLimits limits,
-			long cost);
+			Cost cost);
 
 	@Override
-	default CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+	default CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
 		return tryConsume(null, client, limits, cost);
 	}
 
@@ -59,7 +60,7 @@ interface StoreLayer extends RateLimitStore {
 
 		@Override
 		public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
-				PlanLimits limits, long cost) {
+				PlanLimits limits, Cost cost) {
 			return this.store.tryConsume(client, limits, cost);
 		}
 
@@ -73,7 +74,7 @@ interface StoreLayer extends RateLimitStore {
 		}
 
 		@Override
-		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 			return this.store.refund(client, limits, cost);
 		}
 

@@ -24,9 +24,19 @@ import java.util.Objects;
  * @param leaseBudget token leases ({@link LeaseBudget#OFF}: none, the default): the most tokens one gateway instance
  * may take ahead from the shared bucket in one lease, in percent of {@code capacity} (at most
  * {@value #MAX_LEASE_BUDGET_PERCENT}); token buckets only
+ * @param unit what a token stands for: {@value #REQUESTS} (the default: a request takes its route's {@code cost}),
+ * or a unit of usage ({@code tokens}, {@code bytes}, ...: a request reserves its route's estimate and is charged what
+ * its answer used, see {@link #isUsage()}); lower-case letters, digits and {@code -}, starting with a letter, at most
+ * {@value #MAX_UNIT_LENGTH} characters
  */
 public record LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
-		Algorithm algorithm, LimitScope scope, LeaseBudget leaseBudget) {
+		Algorithm algorithm, LimitScope scope, LeaseBudget leaseBudget, String unit) {
+
+	/** The unit of a limit that counts requests: each takes its route's {@code cost} (1 by default). */
+	public static final String REQUESTS = "requests";
+
+	/** Longest unit name. */
+	public static final int MAX_UNIT_LENGTH = 32;
 
 	/** Largest capacity or refill count: 2^53, the largest integer a Lua number (a double) holds exactly. */
 	public static final long MAX_TOKENS = 1L << 53;
@@ -49,12 +59,27 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	/**
 	 * Validate the combination.
 	 * @throws IllegalArgumentException if a window algorithm's or a concurrency limit's {@code refillTokens} differs
-	 * from its capacity, or the lease budget is out of range or set on another limit than a token bucket
+	 * from its capacity, the lease budget is out of range or set on another limit than a token bucket counting
+	 * requests, the unit is not a unit name, or a usage unit is set on a sliding window log or a concurrency limit
 	 */
 	public LimitDefinition {
 		Objects.requireNonNull(algorithm, "algorithm");
 		Objects.requireNonNull(scope, "scope");
 		Objects.requireNonNull(leaseBudget, "leaseBudget");
+		Objects.requireNonNull(unit, "unit");
+		if (!isUnitName(unit)) {
+			throw new IllegalArgumentException("limit '" + policyName + "': a unit is lower-case letters, digits and '-', "
+					+ "starting with a letter, at most " + MAX_UNIT_LENGTH + " characters, was '" + unit + "'");
+		}
+		if (!REQUESTS.equals(unit) && (algorithm == Algorithm.SLIDING_WINDOW_LOG || algorithm == Algorithm.CONCURRENCY)) {
+			throw new IllegalArgumentException("limit '" + policyName + "': a " + algorithm.configName()
+					+ " limit counts requests, not '" + unit + "'" + (algorithm.isConcurrency() ? ""
+							: " (it keeps one entry per token: use token-bucket, fixed-window or sliding-window-counter)"));
+		}
+		if (!REQUESTS.equals(unit) && !leaseBudget.isOff()) {
+			throw new IllegalArgumentException("limit '" + policyName + "': a limit in '" + unit
+					+ "' takes no lease: what a request uses is known after its answer, a lease spends it before");
+		}
 		if (algorithm != Algorithm.TOKEN_BUCKET && refillTokens != capacity) {
 			throw new IllegalArgumentException(algorithm.configName() + " limit '" + policyName + "' takes "
 					+ (algorithm.isConcurrency() ? "one slot per request" : "capacity tokens per window")
@@ -66,6 +91,23 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 					+ "most " + MAX_LEASE_BUDGET_PERCENT + " of a token bucket's capacity, was " + leaseBudget
 					+ " for " + algorithm.configName());
 		}
+	}
+
+	/**
+	 * A limit counting requests.
+	 * @param policyName name of the quota policy shown to clients
+	 * @param capacity most tokens the bucket holds, or tokens per window (1 to 2^53), or requests in flight
+	 * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms
+	 * and concurrency limits
+	 * @param refillPeriod the refill period, or the window, or the longest request duration (at least 1 ms)
+	 * @param algorithm how the limit is enforced
+	 * @param scope who shares the limit's state
+	 * @param leaseBudget token leases ({@link LeaseBudget#OFF}: none)
+	 * @throws IllegalArgumentException as the canonical constructor
+	 */
+	public LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
+			Algorithm algorithm, LimitScope scope, LeaseBudget leaseBudget) {
+		this(policyName, capacity, refillTokens, refillPeriod, algorithm, scope, leaseBudget, REQUESTS);
 	}
 
 	/**
@@ -147,7 +189,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withPolicyName(String name) {
 		return new LimitDefinition(name, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm, this.scope,
-				this.leaseBudget);
+				this.leaseBudget, this.unit);
 	}
 
 	/**
@@ -157,7 +199,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withScope(LimitScope newScope) {
 		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
-				newScope, this.leaseBudget);
+				newScope, this.leaseBudget, this.unit);
 	}
 
 	/**
@@ -169,7 +211,47 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withLeaseBudget(LeaseBudget budget) {
 		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
-				this.scope, budget);
+				this.scope, budget, this.unit);
+	}
+
+	/**
+	 * The same limit counting another unit.
+	 * @param newUnit {@value #REQUESTS} or a unit of usage
+	 * @return the limit in that unit
+	 * @throws IllegalArgumentException as the canonical constructor
+	 */
+	public LimitDefinition withUnit(String newUnit) {
+		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
+				this.scope, this.leaseBudget, newUnit);
+	}
+
+	/**
+	 * Whether this limit counts a unit of usage rather than requests: an admitted request reserves its route's
+	 * estimate in it, and is charged what its answer used once the answer is over (settled: unused units go back,
+	 * excess is charged, a token bucket may owe up to one capacity).
+	 * @return {@code true} unless the unit is {@value #REQUESTS}
+	 */
+	public boolean isUsage() {
+		return !REQUESTS.equals(this.unit);
+	}
+
+	/**
+	 * Whether a string is a unit name: lower-case letters, digits and {@code -}, starting with a letter, at most
+	 * {@value #MAX_UNIT_LENGTH} characters.
+	 * @param unit the string
+	 * @return whether it names a unit
+	 */
+	public static boolean isUnitName(String unit) {
+		if (unit.isEmpty() || unit.length() > MAX_UNIT_LENGTH || unit.charAt(0) < 'a' || unit.charAt(0) > 'z') {
+			return false;
+		}
+		for (int i = 1; i < unit.length(); i++) {
+			char c = unit.charAt(i);
+			if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/**

@@ -24,6 +24,10 @@ public final class PlanLimits {
 
 	private final long smallestCapacity;
 
+	private final long smallestUsageCapacity;
+
+	private final @Nullable String usageUnit;
+
 	private final long leaseTokens;
 
 	private final boolean hasConcurrencyLimits;
@@ -40,7 +44,7 @@ public final class PlanLimits {
 	 * @param plan the plan name
 	 * @param group the endpoint group name
 	 * @param limits the limits, in configuration order, not empty (copied)
-	 * @throws IllegalArgumentException if {@code limits} is empty
+	 * @throws IllegalArgumentException if {@code limits} is empty, or its usage limits count more than one unit
 	 */
 	public PlanLimits(String plan, String group, List<LimitDefinition> limits) {
 		this.plan = plan;
@@ -50,11 +54,21 @@ public final class PlanLimits {
 			throw new IllegalArgumentException("No limits for plan '" + plan + "' in group '" + group + "'");
 		}
 		long smallest = LimitDefinition.MAX_TOKENS;
+		long smallestUsage = LimitDefinition.MAX_TOKENS;
+		String unit = null;
 		long lease = Long.MAX_VALUE;
 		boolean concurrency = false;
 		boolean global = false;
 		for (LimitDefinition limit : this.limits) {
-			if (!limit.isConcurrency()) {
+			if (limit.isUsage()) {
+				if (unit != null && !unit.equals(limit.unit())) {
+					throw new IllegalArgumentException("Plan '" + plan + "' counts two units of usage in group '" + group
+							+ "': '" + unit + "' and '" + limit.unit() + "' (a route measures one)");
+				}
+				unit = limit.unit();
+				smallestUsage = Math.min(smallestUsage, limit.capacity());
+			}
+			else if (!limit.isConcurrency()) {
 				smallest = Math.min(smallest, limit.capacity());
 			}
 			lease = Math.min(lease, limit.leaseTokens());
@@ -62,6 +76,8 @@ public final class PlanLimits {
 			global |= limit.isGlobal();
 		}
 		this.smallestCapacity = smallest;
+		this.smallestUsageCapacity = smallestUsage;
+		this.usageUnit = unit;
 		this.leaseTokens = lease;
 		this.hasConcurrencyLimits = concurrency;
 		this.hasGlobalLimits = global;
@@ -92,13 +108,39 @@ public final class PlanLimits {
 	}
 
 	/**
-	 * The smallest capacity of these rate limits: no request may cost more. A concurrency limit takes one slot per
-	 * request whatever its cost, so it does not count.
-	 * @return the smallest capacity in tokens; {@link LimitDefinition#MAX_TOKENS} when every limit is a concurrency
-	 * limit
+	 * The smallest capacity of these rate limits counting requests: no request may cost more. A concurrency limit
+	 * takes one slot per request whatever its cost, and a usage limit counts its own unit, so neither counts.
+	 * @return the smallest capacity in tokens; {@link LimitDefinition#MAX_TOKENS} when no limit is a rate limit
+	 * counting requests
 	 */
 	public long smallestCapacity() {
 		return this.smallestCapacity;
+	}
+
+	/**
+	 * The smallest capacity of these limits counting usage ({@link LimitDefinition#isUsage()}): no request may
+	 * reserve more.
+	 * @return the smallest capacity in units; {@link LimitDefinition#MAX_TOKENS} when none counts usage
+	 */
+	public long smallestUsageCapacity() {
+		return this.smallestUsageCapacity;
+	}
+
+	/**
+	 * The unit of these limits' usage limits (one unit per plan and group: a route measures one).
+	 * @return the unit, e.g. {@code tokens}; {@code null} when every limit counts requests
+	 */
+	public @Nullable String usageUnit() {
+		return this.usageUnit;
+	}
+
+	/**
+	 * Whether any of these limits counts a unit of usage, so that an admitted request reserves an estimate and is
+	 * settled once its answer is over.
+	 * @return {@code usageUnit() != null}
+	 */
+	public boolean hasUsageLimits() {
+		return this.usageUnit != null;
 	}
 
 	/**

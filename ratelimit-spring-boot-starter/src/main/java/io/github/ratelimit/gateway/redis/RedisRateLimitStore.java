@@ -21,9 +21,11 @@ import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.LeaseStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.Reservation;
 import io.github.ratelimit.gateway.chain.StoreShards;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.support.ThrottledLog;
@@ -70,6 +72,9 @@ public class RedisRateLimitStore
 	/** {@code ARGV[1]} of a refund. */
 	static final String REFUND = "refund";
 
+	/** {@code ARGV[1]} of the call that charges or gives back the difference between a reservation and the use. */
+	static final String SETTLE = "settle";
+
 	/** {@code ARGV[1]} of a check that takes a lease. */
 	static final String LEASE = "lease";
 
@@ -105,6 +110,8 @@ public class RedisRateLimitStore
 
 	private final ThrottledLog releaseFailures = new ThrottledLog(Duration.ofSeconds(10));
 
+	private final ThrottledLog settleFailures = new ThrottledLog(Duration.ofSeconds(10));
+
 	/**
 	 * Create a store running the shipped script ({@value #SCRIPT_LOCATION}).
 	 * @param executor reaches Redis; owned by the store from now on (started, stopped and closed with it)
@@ -138,28 +145,101 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * Check and consume {@code cost} tokens from every limit, all or nothing: one script call.
+	 * Check and consume the cost from every limit, all or nothing: one script call.
 	 * @param client who is limited
 	 * @param limits the plan's limits in the endpoint group
-	 * @param cost tokens this request takes (1 to the smallest capacity); 0 reads the buckets without consuming
-	 * @return the decision; with concurrency limits among {@code limits} and a cost above 0, an allowed decision holds
-	 * a slot in each ({@link RateLimitDecision#slots()}, given back in one script call). Completed exceptionally when
-	 * Redis is unreachable, answers an error or an unexpected reply (an {@link IllegalStateException} naming it);
-	 * never completed with {@code null}
+	 * @param cost tokens this request takes from each limit counting requests (1 to the smallest such capacity), units
+	 * it reserves in each limit counting usage; {@link Cost#NONE} reads the buckets without consuming
+	 * @return the decision; with concurrency limits among {@code limits} and tokens above 0, an allowed decision holds
+	 * a slot in each ({@link RateLimitDecision#slots()}, given back in one script call); with limits counting usage, an
+	 * allowed decision holds its reservation ({@link RateLimitDecision#reservation()}, settled in one script call).
+	 * Completed exceptionally when Redis is unreachable, answers an error or an unexpected reply (an
+	 * {@link IllegalStateException} naming it); never completed with {@code null}
 	 */
 	@Override
-	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
 		Arguments arguments = arguments(limits);
 		byte[][] keys = arguments.keys(this.keys, client);
-		if (cost == 0 || !arguments.takesSlots) {
+		if (cost.tokens() == 0 || !arguments.takesSlots) {
 			return this.executor.eval(this.script, keys, arguments.check(cost))
-				.thenApply((reply) -> toDecision(limits, reply));
+				.thenApply((reply) -> reserving(toDecision(limits, reply), arguments, keys, cost));
 		}
 		byte[] slot = nextSlotId();
 		return this.executor.eval(this.script, keys, arguments.acquire(cost, slot)).thenApply((reply) -> {
 			RateLimitDecision decision = toDecision(limits, reply);
-			return decision.allowed() ? decision.withSlots(hold(arguments, keys, slot)) : decision;
+			return decision.allowed() ? reserving(decision.withSlots(hold(arguments, keys, slot)), arguments, keys, cost)
+					: decision;
 		});
+	}
+
+	/** An allowed decision that took something, with what it took as its reservation (the answer settles it). */
+	private RateLimitDecision reserving(RateLimitDecision decision, Arguments arguments, byte[][] keys, Cost cost) {
+		if (!decision.allowed() || cost.isNone()) {
+			return decision;
+		}
+		return decision.withReservation(new RedisReservation(arguments, keys, cost));
+	}
+
+	/**
+	 * What one allowed check took, reserved until its answer settles it (when its route measures answers): by the
+	 * script's {@code settle}, once, in one call when anything changes; ended at most once (its own flag). A call that fails (Redis unreachable) is logged at most once per 10 s and not
+	 * retried: the reservation stays charged.
+	 */
+	@SuppressWarnings("serial") // never serialized: its state is whether it has ended
+	private final class RedisReservation extends AtomicBoolean implements Reservation {
+
+		private final Arguments arguments;
+
+		private final byte[][] keys;
+
+		private final Cost taken;
+
+		RedisReservation(Arguments arguments, byte[][] keys, Cost taken) {
+			this.arguments = arguments;
+			this.keys = keys;
+			this.taken = taken;
+		}
+
+		@Override
+		public void settle(long used) {
+			end(new Cost(0, used - this.taken.usage()));
+		}
+
+		@Override
+		public void cancel() {
+			end(this.taken.negated());
+		}
+
+		@Override
+		public long reserved() {
+			return this.taken.usage();
+		}
+
+		private void end(Cost difference) {
+			if (!compareAndSet(false, true) || difference.isNone()) { // ended before, or nothing to change
+				return;
+			}
+			CompletableFuture<List<Object>> call;
+			try {
+				call = RedisRateLimitStore.this.executor.eval(RedisRateLimitStore.this.script, this.keys,
+						this.arguments.settle(difference));
+			}
+			catch (RuntimeException ex) { // an executor that breaks its contract must not break the caller's
+				call = CompletableFuture.failedFuture(ex);
+			}
+			call.whenComplete((reply, ex) -> {
+				if (ex != null) {
+					settleFailed(this.arguments.limits, ex);
+				}
+			});
+		}
+
+	}
+
+	private void settleFailed(PlanLimits limits, Throwable error) {
+		this.settleFailures.log((skipped) -> logger.warn(
+				"Could not settle a reservation in group '{}' ({}): it stays charged as reserved{}", limits.group(),
+				LettuceScriptConnection.unwrap(error), ThrottledLog.notLogged(skipped)));
 	}
 
 	/**
@@ -281,11 +361,11 @@ public class RedisRateLimitStore
 	 * call; each algorithm's refund is in the script beside its check. A limit whose state has expired is left alone.
 	 * @param client the client
 	 * @param limits the plan's limits in the endpoint group
-	 * @param cost the tokens the abandoned check took from each limit
+	 * @param cost what the abandoned check took (its tokens, and its reservation in the limits counting usage)
 	 * @return completion; completed exceptionally when Redis is unreachable or answers an error
 	 */
 	@Override
-	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 		Arguments arguments = arguments(limits);
 		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.refund(cost))
 			.thenApply((reply) -> null);
@@ -401,22 +481,23 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, cost, limit count n, then
-	 * algorithm code, capacity, refill tokens and refill period in microseconds per limit.
+	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, limit count n, then algorithm
+	 * code, capacity, refill tokens, refill period in microseconds and cost per limit (1 for a limit counting
+	 * requests, 0 for a limit counting usage and for a concurrency limit, which a check reads).
 	 * @param limits the limits
 	 * @return the arguments, in order
 	 */
 	public static List<String> scriptArguments(PlanLimits limits) {
 		List<LimitDefinition> list = limits.limits();
-		List<String> args = new ArrayList<>(3 + 4 * list.size());
+		List<String> args = new ArrayList<>(2 + 5 * list.size());
 		args.add(CHECK);
-		args.add("1");
 		args.add(Integer.toString(list.size()));
 		for (LimitDefinition limit : list) {
 			args.add(limit.algorithm().scriptCode());
 			args.add(Long.toString(limit.capacity()));
 			args.add(Long.toString(limit.refillTokens()));
 			args.add(Long.toString(limit.refillPeriodMicros()));
+			args.add((limit.isConcurrency() || limit.isUsage()) ? "0" : "1");
 		}
 		return List.copyOf(args);
 	}
@@ -461,16 +542,20 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * A set of limits' script arguments, encoded once per {@link PlanLimits} object (a check at cost 1); other costs and refunds copy the array
-	 * and replace the header. Keys are built per client; the part after the client id (":0", ":1:swl", ...) is
-	 * encoded once.
+	 * A set of limits' script arguments, encoded once per {@link PlanLimits} object (a check at cost 1); other calls
+	 * copy the array, replace the header and set each limit's cost. Keys are built per client; the part after the
+	 * client id (":0", ":1:swl", ...) is encoded once.
 	 */
 	private static final class Arguments {
 
 		/** Compiles the arguments of a set of limits, once per {@link PlanLimits} object. */
 		static final Function<PlanLimits, Arguments> COMPILER = Arguments::new;
 
+		private static final byte[] CHECK_BYTES = CHECK.getBytes(StandardCharsets.UTF_8);
+
 		private static final byte[] REFUND_BYTES = REFUND.getBytes(StandardCharsets.UTF_8);
+
+		private static final byte[] SETTLE_BYTES = SETTLE.getBytes(StandardCharsets.UTF_8);
 
 		private static final byte[] LEASE_BYTES = LEASE.getBytes(StandardCharsets.UTF_8);
 
@@ -482,11 +567,20 @@ public class RedisRateLimitStore
 
 		private static final byte[] ZERO = { '0' };
 
+		private static final byte[] ONE = { '1' };
+
+		/** Values per limit: algorithm code, capacity, refill tokens, refill period, cost. */
+		private static final int PER_LIMIT = 5;
+
+		/** {@code check}, n. */
+		private static final int CHECK_HEADER = 2;
+
 		final PlanLimits limits;
 
 		/** Whether the limits hold a concurrency limit, so that a check of cost above 0 acquires slots. */
 		final boolean takesSlots;
 
+		/** A check at cost 1 (see {@link #scriptArguments}). */
 		private final byte[][] check;
 
 		private final byte[][] keySuffixes;
@@ -506,66 +600,80 @@ public class RedisRateLimitStore
 			}
 		}
 
-		/** {@code acquire}, cost, n, the slot's id, then the limits. */
-		byte[][] acquire(long cost, byte[] slot) {
-			return withSlot(ACQUIRE_BYTES, (cost == 1) ? this.check[1] : encode(cost), slot);
+		byte[][] check(Cost cost) {
+			if (cost.equals(Cost.ONE)) {
+				return this.check;
+			}
+			return call(header(CHECK_BYTES), cost, false);
 		}
 
-		/** {@code release}, 0 tokens to refund, n, the slot's id, then the limits. */
+		/** {@code acquire}, n, the slot's id, then the limits, a slot taken in each concurrency limit. */
+		byte[][] acquire(Cost cost, byte[] slot) {
+			return call(header(ACQUIRE_BYTES, slot), cost, true);
+		}
+
+		/** {@code release}, n, the slot's id, then the limits, no tokens refunded. */
 		byte[][] release(byte[] slot) {
-			return withSlot(RELEASE_BYTES, ZERO, slot);
+			return call(header(RELEASE_BYTES, slot), Cost.NONE, false);
 		}
 
-		/** {@code abandon}, 0 tokens to refund, n, the slot's id, then the limits. */
+		/** {@code abandon}, n, the slot's id, then the limits, no tokens refunded. */
 		byte[][] abandon(byte[] slot) {
-			return withSlot(ABANDON_BYTES, ZERO, slot);
+			return call(header(ABANDON_BYTES, slot), Cost.NONE, false);
 		}
 
-		private byte[][] withSlot(byte[] operation, byte[] cost, byte[] slot) {
-			byte[][] args = new byte[this.check.length + 1][];
-			args[0] = operation;
-			args[1] = cost;
-			args[2] = this.check[2];
-			args[3] = slot;
-			System.arraycopy(this.check, 3, args, 4, this.check.length - 3);
+		/** {@code lease}, n, wanted, duration, the previous lease's three numbers, then the limits. */
+		byte[][] lease(long cost, long wanted, long durationMicros, ReturnedLease previous) {
+			return call(header(LEASE_BYTES, encode(wanted), encode(durationMicros), encode(previous.granted()),
+					encode(previous.unused()), encode(previous.endMicros())), Cost.tokens(cost), false);
+		}
+
+		/** {@code refund}, n, then the limits, each with the tokens to give back. */
+		byte[][] refund(Cost cost) {
+			return call(header(REFUND_BYTES), cost, false);
+		}
+
+		/** {@code settle}, n, then the limits, each with the tokens to charge (or, negative, give back). */
+		byte[][] settle(Cost difference) {
+			return call(header(SETTLE_BYTES), difference, false);
+		}
+
+		/** The operation, n, then the operation's own values. */
+		private byte[][] header(byte[] operation, byte[]... values) {
+			byte[][] header = new byte[CHECK_HEADER + values.length][];
+			header[0] = operation;
+			header[1] = this.check[1];
+			System.arraycopy(values, 0, header, CHECK_HEADER, values.length);
+			return header;
+		}
+
+		/** A call: its header, then each limit's four values from the check and its cost. */
+		private byte[][] call(byte[][] header, Cost cost, boolean slots) {
+			List<LimitDefinition> list = this.limits.limits();
+			byte[][] args = new byte[header.length + PER_LIMIT * list.size()][];
+			System.arraycopy(header, 0, args, 0, header.length);
+			System.arraycopy(this.check, CHECK_HEADER, args, header.length, this.check.length - CHECK_HEADER);
+			byte[] tokens = encodeCost(cost.tokens());
+			byte[] usage = encodeCost(cost.usage());
+			for (int i = 0; i < list.size(); i++) {
+				LimitDefinition limit = list.get(i);
+				int at = header.length + PER_LIMIT * i + PER_LIMIT - 1;
+				if (limit.isConcurrency()) {
+					args[at] = (slots && cost.tokens() > 0) ? ONE : ZERO;
+				}
+				else {
+					args[at] = limit.isUsage() ? usage : tokens;
+				}
+			}
 			return args;
 		}
 
-		byte[][] check(long cost) {
-			if (cost == 1) {
-				return this.check;
-			}
-			byte[][] copy = this.check.clone();
-			copy[1] = Long.toString(cost).getBytes(StandardCharsets.UTF_8);
-			return copy;
-		}
-
-		/** {@code lease}, cost, n, wanted, duration, the previous lease's three numbers, then the limits. */
-		byte[][] lease(long cost, long wanted, long durationMicros, ReturnedLease previous) {
-			byte[][] lease = new byte[this.check.length + 5][];
-			lease[0] = LEASE_BYTES;
-			lease[1] = encode(cost);
-			lease[2] = this.check[2];
-			lease[3] = encode(wanted);
-			lease[4] = encode(durationMicros);
-			lease[5] = encode(previous.granted());
-			lease[6] = encode(previous.unused());
-			lease[7] = encode(previous.endMicros());
-			System.arraycopy(this.check, 3, lease, 8, this.check.length - 3);
-			return lease;
+		private static byte[] encodeCost(long value) {
+			return (value == 0) ? ZERO : (value == 1) ? ONE : encode(value);
 		}
 
 		private static byte[] encode(long value) {
 			return Long.toString(value).getBytes(StandardCharsets.UTF_8);
-		}
-
-		byte[][] refund(long cost) {
-			byte[][] copy = this.check.clone();
-			copy[0] = REFUND_BYTES;
-			if (cost != 1) {
-				copy[1] = Long.toString(cost).getBytes(StandardCharsets.UTF_8);
-			}
-			return copy;
 		}
 
 		byte[][] keys(BucketKeys keys, ClientKey client) {

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -102,14 +103,14 @@ class FailurePolicyLimiterTest {
 		List<CompletableFuture<RateLimitDecision>> late = new ArrayList<>();
 		RateLimitStore slow = new RateLimitStore() {
 			@Override
-			public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+			public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
 				CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
 				late.add(answer);
 				return answer;
 			}
 
 			@Override
-			public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+			public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 				refunds.incrementAndGet();
 				return CompletableFuture.completedFuture(null);
 			}
@@ -130,13 +131,13 @@ class FailurePolicyLimiterTest {
 		CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
 		RateLimitStore pending = new RateLimitStore() {
 			@Override
-			public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+			public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
 				FailurePolicyLimiterTest.this.calls.incrementAndGet();
 				return answer;
 			}
 
 			@Override
-			public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+			public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 				refunds.incrementAndGet();
 				return CompletableFuture.completedFuture(null);
 			}

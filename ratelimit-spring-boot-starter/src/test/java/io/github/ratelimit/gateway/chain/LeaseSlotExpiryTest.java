@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import com.github.benmanes.caffeine.cache.Scheduler;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -131,7 +132,7 @@ class LeaseSlotExpiryTest {
 		final AtomicLong exactChecks = new AtomicLong();
 
 		@Override
-		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
 			this.exactChecks.incrementAndGet();
 			return CompletableFuture.completedFuture(decision(limits));
 		}

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -314,7 +315,7 @@ class LeasingRateLimiterTest {
 		}
 
 		@Override
-		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
 			return this.store.tryConsume(client, limits, cost);
 		}
 
@@ -360,7 +361,7 @@ class LeasingRateLimiterTest {
 		}
 
 		@Override
-		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
 			this.calls.incrementAndGet();
 			return this.store.tryConsume(client, limits, cost);
 		}

@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
@@ -89,9 +90,9 @@ class LocalFallbackLimiterTest {
 		StoreSlots first = new StoreSlots();
 		StoreSlots second = new StoreSlots();
 		long start = this.nanos.get();
-		RateLimitDecision a = this.limiter.countStoreSlots(CLIENT, 1, admitted(limits, first));
+		RateLimitDecision a = this.limiter.countStoreSlots(CLIENT, Cost.tokens(1), admitted(limits, first));
 		this.nanos.addAndGet(Duration.ofSeconds(10).toNanos());
-		RateLimitDecision b = this.limiter.countStoreSlots(CLIENT, 1, admitted(limits, second));
+		RateLimitDecision b = this.limiter.countStoreSlots(CLIENT, Cost.tokens(1), admitted(limits, second));
 		// the store becomes unavailable: the fallback admits nothing on top of the two in flight
 		assertThat(consume(limits).allowed()).isFalse();
 
@@ -129,7 +130,7 @@ class LocalFallbackLimiterTest {
 		PlanLimits limits = limits(LimitDefinition.concurrency("free-api-concurrency", 3, Duration.ofSeconds(30)));
 		// a client that hangs up on every request: each slot kept, none ever given back, no fallback decision
 		for (int i = 0; i < 100; i++) {
-			this.limiter.countStoreSlots(CLIENT, 1, admitted(limits, new StoreSlots())).slots().keep();
+			this.limiter.countStoreSlots(CLIENT, Cost.tokens(1), admitted(limits, new StoreSlots())).slots().keep();
 			this.nanos.addAndGet(Duration.ofSeconds(1).toNanos());
 		}
 		assertThat(this.limiter.slotCount()).as("slots younger than max-request-duration, and the new one")
@@ -141,7 +142,7 @@ class LocalFallbackLimiterTest {
 		this.instances.set(1);
 		PlanLimits limits = limits(LimitDefinition.concurrency("free-api-concurrency", 1, Duration.ofSeconds(30)));
 		StoreSlots store = new StoreSlots();
-		RateLimitDecision admitted = this.limiter.countStoreSlots(CLIENT, 1, admitted(limits, store));
+		RateLimitDecision admitted = this.limiter.countStoreSlots(CLIENT, Cost.tokens(1), admitted(limits, store));
 		assertThat(consume(limits).allowed()).isFalse();
 		admitted.slots().abandon();
 		assertThat(store.abandoned).hasValue(1);
@@ -149,9 +150,9 @@ class LocalFallbackLimiterTest {
 
 		RateLimitDecision rateOnly = RateLimitDecision.shared(limits(new LimitDefinition("free-api", 4, 4,
 				Duration.ofSeconds(1))), true, List.of());
-		assertThat(this.limiter.countStoreSlots(CLIENT, 1, rateOnly)).isSameAs(rateOnly);
+		assertThat(this.limiter.countStoreSlots(CLIENT, Cost.tokens(1), rateOnly)).isSameAs(rateOnly);
 		RateLimitDecision denied = RateLimitDecision.shared(limits, false, List.of());
-		assertThat(this.limiter.countStoreSlots(CLIENT, 1, denied)).isSameAs(denied);
+		assertThat(this.limiter.countStoreSlots(CLIENT, Cost.tokens(1), denied)).isSameAs(denied);
 	}
 
 	@Test
@@ -208,7 +209,7 @@ class LocalFallbackLimiterTest {
 		LocalFallbackLimiter small = new LocalFallbackLimiter(100, () -> 1, this.nanos::get);
 		PlanLimits limits = limits(new LimitDefinition("free-api", 10, 10, Duration.ofMinutes(1)));
 		for (int i = 0; i < 10_000; i++) {
-			small.consume(new ClientKey(ClientKey.Kind.IP, "10.0." + (i / 256) + "." + (i % 256), "anonymous"), limits, 1);
+			small.consume(new ClientKey(ClientKey.Kind.IP, "10.0." + (i / 256) + "." + (i % 256), "anonymous"), limits, Cost.tokens(1));
 		}
 		assertThat(small.size()).isLessThanOrEqualTo(100);
 	}
@@ -222,13 +223,13 @@ class LocalFallbackLimiterTest {
 		PlanLimits pro = new PlanLimits("pro", "api", List.of(new LimitDefinition("pro-api", 100, 100,
 				Duration.ofHours(1)), global));
 		ClientKey other = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "pro");
-		assertThat(this.limiter.consume(CLIENT, free, 1).allowed()).isTrue();
-		RateLimitDecision second = this.limiter.consume(other, pro, 1);
+		assertThat(this.limiter.consume(CLIENT, free, Cost.tokens(1)).allowed()).isTrue();
+		RateLimitDecision second = this.limiter.consume(other, pro, Cost.tokens(1));
 		assertThat(second.allowed()).isTrue();
 		// every limit, in configuration order, named as in the request's plan
 		assertThat(second.statuses()).extracting((s) -> s.limit().policyName(), (s) -> s.remaining())
 			.containsExactly(tuple("pro-api", 49L), tuple("api-global", 0L));
-		RateLimitDecision third = this.limiter.consume(new ClientKey(ClientKey.Kind.IP, "192.0.2.2", "free"), free, 1);
+		RateLimitDecision third = this.limiter.consume(new ClientKey(ClientKey.Kind.IP, "192.0.2.2", "free"), free, Cost.tokens(1));
 		assertThat(third.allowed()).isFalse();
 		assertThat(third.violated()).extracting((s) -> s.limit().policyName()).containsExactly("api-global");
 		// the denied client's own bucket was not consumed: 10 / 2 = 5 tokens
@@ -249,7 +250,7 @@ class LocalFallbackLimiterTest {
 			assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-api");
 		}
 		ClientKey other = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "free");
-		assertThat(this.limiter.consume(other, limits, 1).statuses().get(1).remaining()).isEqualTo(1);
+		assertThat(this.limiter.consume(other, limits, Cost.tokens(1)).statuses().get(1).remaining()).isEqualTo(1);
 	}
 
 	private static RateLimitDecision admitted(PlanLimits limits, HeldSlots slots) {
@@ -283,7 +284,7 @@ class LocalFallbackLimiterTest {
 	}
 
 	private RateLimitDecision consume(PlanLimits limits) {
-		return this.limiter.consume(CLIENT, limits, 1);
+		return this.limiter.consume(CLIENT, limits, Cost.tokens(1));
 	}
 
 	private static PlanLimits limits(LimitDefinition... limits) {

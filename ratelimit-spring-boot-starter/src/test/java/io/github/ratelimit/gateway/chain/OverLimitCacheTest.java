@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.junit.jupiter.api.Test;
@@ -33,36 +34,36 @@ class OverLimitCacheTest {
 	@Test
 	void remembersADenialUntilItsRetryAfterWithTheTimeElapsedTakenOff() {
 		long start = System.nanoTime();
-		this.cache.remember(CLIENT, LIMITS, 1, start, DENIED);
-		RateLimitDecision later = this.cache.lookup(CLIENT, LIMITS, 1, start + 10_000_000_000L);
+		this.cache.remember(CLIENT, LIMITS, Cost.tokens(1), start, DENIED);
+		RateLimitDecision later = this.cache.lookup(CLIENT, LIMITS, Cost.tokens(1), start + 10_000_000_000L);
 		assertThat(later.source()).isEqualTo(RateLimitDecision.Source.CACHED);
 		assertThat(later.allowed()).isFalse();
 		assertThat(later.retryAfterMillis()).isEqualTo(20_000);
 		assertThat(later.statuses().get(0).resetMillis()).isEqualTo(80_000);
 		// never past the retry-after (less 1 ms for the script's rounding up)
-		assertThat(this.cache.lookup(CLIENT, LIMITS, 1, start + 29_999_000_000L)).isNull();
+		assertThat(this.cache.lookup(CLIENT, LIMITS, Cost.tokens(1), start + 29_999_000_000L)).isNull();
 	}
 
 	@Test
 	void onlyTheSameCostAndLimitsAreAnswered() {
 		long start = System.nanoTime();
-		this.cache.remember(CLIENT, LIMITS, 2, start, DENIED);
-		assertThat(this.cache.lookup(CLIENT, LIMITS, 1, start)).isNull(); // a cheaper request may fit
-		assertThat(this.cache.lookup(CLIENT, LIMITS, 2, start)).isNotNull();
+		this.cache.remember(CLIENT, LIMITS, Cost.tokens(2), start, DENIED);
+		assertThat(this.cache.lookup(CLIENT, LIMITS, Cost.tokens(1), start)).isNull(); // a cheaper request may fit
+		assertThat(this.cache.lookup(CLIENT, LIMITS, Cost.tokens(2), start)).isNotNull();
 		PlanLimits pro = new PlanLimits("pro", "a", List.of(new LimitDefinition("pro-a", 100, 100, Duration.ofSeconds(1))));
-		assertThat(this.cache.lookup(CLIENT, pro, 2, start)).isNull(); // the client's plan changed
+		assertThat(this.cache.lookup(CLIENT, pro, Cost.tokens(2), start)).isNull(); // the client's plan changed
 		this.cache.forget(CLIENT, LIMITS);
-		assertThat(this.cache.lookup(CLIENT, LIMITS, 2, start)).isNull();
+		assertThat(this.cache.lookup(CLIENT, LIMITS, Cost.tokens(2), start)).isNull();
 	}
 
 	@Test
 	void allowedAndFallbackDecisionsAreNotRemembered() {
 		long start = System.nanoTime();
-		this.cache.remember(CLIENT, LIMITS, 1, start, RateLimitDecision.shared(LIMITS, true,
+		this.cache.remember(CLIENT, LIMITS, Cost.tokens(1), start, RateLimitDecision.shared(LIMITS, true,
 				List.of(new LimitStatus(LIMIT, true, 1, 0, 60_000))));
-		this.cache.remember(CLIENT, LIMITS, 1, start, new RateLimitDecision(LIMITS, false, DENIED.statuses(),
+		this.cache.remember(CLIENT, LIMITS, Cost.tokens(1), start, new RateLimitDecision(LIMITS, false, DENIED.statuses(),
 				RateLimitDecision.Source.LOCAL_FALLBACK));
-		assertThat(this.cache.lookup(CLIENT, LIMITS, 1, start)).isNull();
+		assertThat(this.cache.lookup(CLIENT, LIMITS, Cost.tokens(1), start)).isNull();
 		assertThat(this.cache.size()).isZero();
 	}
 
@@ -72,13 +73,13 @@ class OverLimitCacheTest {
 		LimitDefinition slots = LimitDefinition.concurrency("free-a-concurrency", 2, Duration.ofSeconds(30));
 		PlanLimits mixed = new PlanLimits("free", "a", List.of(LIMIT, slots));
 		// a slot may free with the next response: the estimate of 5 s must not hold the client off
-		this.cache.remember(CLIENT, mixed, 1, start, RateLimitDecision.shared(mixed, false,
+		this.cache.remember(CLIENT, mixed, Cost.tokens(1), start, RateLimitDecision.shared(mixed, false,
 				List.of(new LimitStatus(LIMIT, true, 3, 0, 60_000), new LimitStatus(slots, false, 0, 5_000, 30_000))));
-		assertThat(this.cache.lookup(CLIENT, mixed, 1, start)).isNull();
+		assertThat(this.cache.lookup(CLIENT, mixed, Cost.tokens(1), start)).isNull();
 		// denied by the rate limit alone: remembered as always
-		this.cache.remember(CLIENT, mixed, 1, start, RateLimitDecision.shared(mixed, false,
+		this.cache.remember(CLIENT, mixed, Cost.tokens(1), start, RateLimitDecision.shared(mixed, false,
 				List.of(new LimitStatus(LIMIT, false, 0, 30_000, 90_000), new LimitStatus(slots, true, 1, 0, 30_000))));
-		assertThat(this.cache.lookup(CLIENT, mixed, 1, start)).isNotNull();
+		assertThat(this.cache.lookup(CLIENT, mixed, Cost.tokens(1), start)).isNotNull();
 	}
 
 	@Test
@@ -101,7 +102,7 @@ class OverLimitCacheTest {
 				CheckListener.NONE);
 		long start = System.nanoTime();
 		for (int i = 0; i < 1_000; i++) {
-			small.remember(new ClientKey(ClientKey.Kind.IP, "10.0.0." + i, "anonymous"), LIMITS, 1, start, DENIED);
+			small.remember(new ClientKey(ClientKey.Kind.IP, "10.0.0." + i, "anonymous"), LIMITS, Cost.tokens(1), start, DENIED);
 		}
 		assertThat(small.size()).isLessThanOrEqualTo(10);
 	}

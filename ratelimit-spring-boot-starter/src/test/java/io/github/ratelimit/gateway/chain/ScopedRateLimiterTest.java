@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.redis.StoredTokens;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
@@ -134,7 +135,7 @@ class ScopedRateLimiterTest {
 	@Test
 	void refundOfAnAbandonedCheckGivesBackBothScopes() {
 		consume(this.alice, this.limits, 1);
-		limiter.refund(this.alice, this.limits, 1).orTimeout(30, TimeUnit.SECONDS).join();
+		limiter.refund(this.alice, this.limits, Cost.tokens(1)).orTimeout(30, TimeUnit.SECONDS).join();
 		assertThat(StoredTokens.of(testRedis::command, GLOBAL_KEY, 3, 1, HOUR_MICROS)).isGreaterThanOrEqualTo(3.0 - 1e-9);
 		assertThat(StoredTokens.of(testRedis::command, "rl:{search|k:alice}:0", 2, 1, HOUR_MICROS))
 			.isGreaterThanOrEqualTo(2.0 - 1e-9);

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
@@ -75,12 +76,12 @@ class ShardCircuitBreakersTest {
 
 	private final RateLimitStore store = new RateLimitStore() {
 		@Override
-		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, long cost) {
+		public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
 			return onShard(client, ShardCircuitBreakersTest.this.callsToA, ALLOWED);
 		}
 
 		@Override
-		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, long cost) {
+		public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 			return onShard(client, ShardCircuitBreakersTest.this.refundsToA, null);
 		}
 	};
@@ -114,10 +115,10 @@ class ShardCircuitBreakersTest {
 			.hasCauseInstanceOf(CallNotPermittedException.class);
 		// refunds are sent whatever the breaker's state (the stub's shard a fails them), and not recorded
 		int failedBefore = this.breakers.breaker("a").getMetrics().getNumberOfFailedCalls();
-		assertThat(guarded.refund(ON_A, LIMITS, 1)).isCompletedExceptionally();
+		assertThat(guarded.refund(ON_A, LIMITS, Cost.tokens(1))).isCompletedExceptionally();
 		assertThat(this.refundsToA.get()).isEqualTo(1);
 		assertThat(this.breakers.breaker("a").getMetrics().getNumberOfFailedCalls()).isEqualTo(failedBefore);
-		assertThat(guarded.refund(ON_B, LIMITS, 1)).isCompleted();
+		assertThat(guarded.refund(ON_B, LIMITS, Cost.tokens(1))).isCompleted();
 		assertThat(this.breakers.current()).containsOnlyKeys("a", "b");
 	}
 

@@ -136,8 +136,9 @@ class ConcurrencyScriptTest {
 		assertThat(read.allowed()).isTrue();
 		assertThat(read.remaining(0)).isEqualTo(2);
 		assertThat(this.redis.command("ZCARD", "k:0")).isEqualTo("1");
-		assertThatIllegalStateException().isThrownBy(() -> this.script.check(T0, 1, "k", THREE_IN_FLIGHT))
-			.withMessageContaining("takes a slot");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.script.check(T0, new long[] { 1 }, "k", THREE_IN_FLIGHT))
+			.withMessageContaining("check: limit 1 (cc) cannot cost '1'");
 	}
 
 	@Test
@@ -191,8 +192,8 @@ class ConcurrencyScriptTest {
 	@Test
 	void aCallWithoutTheHoldStatisticsKeyIsRefused() {
 		assertThatIllegalStateException()
-			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "acquire", "1", "1", "a",
-					"cc", "3", "3", Long.toString(30 * SECOND)))
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "acquire", "1", "a", "cc",
+					"3", "3", Long.toString(30 * SECOND), "1"))
 			.withMessageContaining("takes n + 1 keys");
 		assertThat(this.redis.command("EXISTS", "k:0")).isEqualTo("0");
 	}

@@ -291,19 +291,24 @@ class RateLimitScriptContractTest {
 	@Test
 	void unknownOperationOrAnotherArgumentLayoutIsAnErrorBeforeAnyWrite() {
 		assertThatIllegalStateException()
-			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "consume", "1", "1", "tb", "5",
-					"5", "1000000"))
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "consume", "1", "tb", "5", "5",
+					"1000000", "1"))
 			.withMessageContaining("unknown rate limit operation 'consume'");
 		// the layout before one argument layout per limit: cost, n, three numbers per limit, the codes after them
 		assertThatIllegalStateException()
 			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "1", "1", "5", "5", "1000000",
 					"tb"))
 			.withMessageContaining("unknown rate limit operation '1'");
-		// an argument count that is not 3 + 4n
+		// an argument count that is not 2 + 5n
 		assertThatIllegalStateException()
-			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "check", "1", "2", "tb", "5",
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "check", "2", "tb", "5", "5",
+					"1000000", "1"))
+			.withMessageContaining("takes 2 + 5n arguments (n = 2 limits), got 7");
+		// the layout before one cost per limit: the cost, then n, then four values per limit
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "check", "1", "1", "tb", "5",
 					"5", "1000000"))
-			.withMessageContaining("takes 3 + 4n arguments (n = 2 limits), got 7");
+			.withMessageContaining("unknown rate limit algorithm code '1' for limit 1");
 		assertThat(this.redis.command("EXISTS", "k:0")).isEqualTo("0");
 	}
 

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
@@ -106,9 +107,9 @@ class RedisRateLimitStoreTest {
 
 	@Test
 	void argumentsCarryEachLimitsAlgorithmCodeBeforeItsNumbers() {
-		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("check", "1", "4", "tb", "10",
-				"10", "1000000", "swl", "3", "3", "60000000", "swc", "100", "100", "3600000000", "fw", "1000", "1000",
-				"86400000000");
+		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("check", "4", "tb", "10", "10",
+				"1000000", "1", "swl", "3", "3", "60000000", "1", "swc", "100", "100", "3600000000", "1", "fw", "1000",
+				"1000", "86400000000", "1");
 	}
 
 	@ParameterizedTest
@@ -152,7 +153,7 @@ class RedisRateLimitStoreTest {
 	@ValueSource(strings = { "lettuce", "template" })
 	void refundGivesBackEveryAlgorithmsTokens(String path) {
 		consume(path, 2);
-		limiter(path).refund(this.client, this.mixed, 2).orTimeout(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).join();
+		limiter(path).refund(this.client, this.mixed, Cost.tokens(2)).orTimeout(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).join();
 		RateLimitDecision read = limiter(path).tryConsume(this.client, this.mixed, 0).orTimeout(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).join();
 		assertThat(read.statuses()).extracting(LimitStatus::remaining).containsExactly(10L, 3L, 100L, 1000L);
 	}

@@ -78,6 +78,33 @@ final class ScriptAtTime implements BeforeEachCallback {
 	}
 
 	/**
+	 * Run a check at a time, each limit taking its own cost (a limit counting requests and one counting usage).
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @param costs tokens taken from each limit, in order
+	 * @param keyBase limit i's key is {@code keyBase:i}
+	 * @param limits the limits
+	 * @return the reply
+	 */
+	Result check(long timeMicros, long[] costs, String keyBase, Limit... limits) {
+		String reply = this.redis.command(command(at(timeMicros), RedisRateLimitStore.CHECK, costs, List.of(), keyBase,
+				limits));
+		return new Result(values(reply, 1 + 4 * limits.length));
+	}
+
+	/**
+	 * Settle a reservation at a time: each limit charged its difference (negative: given back).
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @param differences tokens charged to each limit, in order
+	 * @param keyBase limit i's key is {@code keyBase:i}
+	 * @param limits the limits
+	 * @return the number of limits changed
+	 */
+	long settle(long timeMicros, long[] differences, String keyBase, Limit... limits) {
+		return Long.parseLong(this.redis.command(command(at(timeMicros), RedisRateLimitStore.SETTLE, differences,
+				List.of(), keyBase, limits)));
+	}
+
+	/**
 	 * Run a check that takes a lease, at a time.
 	 * @param timeMicros Redis time, microseconds since the epoch
 	 * @param cost tokens
@@ -222,6 +249,17 @@ final class ScriptAtTime implements BeforeEachCallback {
 
 	private static String[] command(String script, String operation, long cost, List<String> header, String keyBase,
 			Limit... limits) {
+		long[] costs = new long[limits.length];
+		for (int i = 0; i < limits.length; i++) {
+			boolean slot = limits[i].code().equals("cc");
+			costs[i] = !slot ? cost : (operation.equals(RedisRateLimitStore.ACQUIRE) && cost > 0) ? 1 : 0;
+		}
+		return command(script, operation, costs, header, keyBase, limits);
+	}
+
+	/** The command of a call giving each limit its own cost (the script's fifth value per limit). */
+	private static String[] command(String script, String operation, long[] costs, List<String> header,
+			String keyBase, Limit... limits) {
 		List<String> command = new ArrayList<>(List.of("EVAL", script, Integer.toString(limits.length)));
 		for (int i = 0; i < limits.length; i++) {
 			command.add(keyBase + ":" + i);
@@ -233,14 +271,15 @@ final class ScriptAtTime implements BeforeEachCallback {
 		}
 		command.set(2, Integer.toString(command.size() - 3));
 		command.add(operation);
-		command.add(Long.toString(cost));
 		command.add(Integer.toString(limits.length));
 		command.addAll(header);
-		for (Limit limit : limits) {
+		for (int i = 0; i < limits.length; i++) {
+			Limit limit = limits[i];
 			command.add(limit.code());
 			command.add(Long.toString(limit.capacity()));
 			command.add(Long.toString(limit.refillTokens()));
 			command.add(Long.toString(limit.periodMicros()));
+			command.add(Long.toString(costs[i]));
 		}
 		return command.toArray(String[]::new);
 	}

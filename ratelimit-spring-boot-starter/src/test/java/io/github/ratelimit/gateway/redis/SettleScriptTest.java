@@ -1,0 +1,132 @@
+package io.github.ratelimit.gateway.redis;
+
+import io.github.ratelimit.gateway.redis.ScriptAtTime.Limit;
+import io.github.ratelimit.gateway.redis.ScriptAtTime.Result;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static io.github.ratelimit.gateway.redis.ScriptAtTime.MINUTE;
+import static io.github.ratelimit.gateway.redis.ScriptAtTime.SECOND;
+import static io.github.ratelimit.gateway.redis.ScriptAtTime.T0;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * The script's per-limit costs and its {@code settle} operation, at simulated Redis times ({@link ScriptAtTime}): a
+ * request takes 1 from a limit counting requests and its reservation from one counting usage in one call, all or
+ * nothing; once its answer is over the difference goes back or is charged, a token bucket owing up to one capacity.
+ */
+class SettleScriptTest {
+
+	@RegisterExtension
+	final ScriptAtTime script = new ScriptAtTime();
+
+	/** 1,000 usage units per minute (one every 60 ms). */
+	private final Limit tokens = Limit.tokenBucket(1_000, 1_000, MINUTE);
+
+	/** 10 requests per minute. */
+	private final Limit requests = Limit.tokenBucket(10, 10, MINUTE);
+
+	@Test
+	void eachLimitTakesItsOwnCostAllOrNothing() {
+		Result first = this.script.check(T0, new long[] { 1, 600 }, "k", this.requests, this.tokens);
+		assertThat(first.allowed()).isTrue();
+		assertThat(first.remaining(0)).isEqualTo(9);
+		assertThat(first.remaining(1)).isEqualTo(400);
+		Result second = this.script.check(T0, new long[] { 1, 600 }, "k", this.requests, this.tokens);
+		assertThat(second.allowed()).isFalse();
+		assertThat(second.satisfied(0)).isTrue();
+		assertThat(second.satisfied(1)).isFalse();
+		assertThat(second.remaining(0)).isEqualTo(9); // the denial took nothing from the request limit
+		// 200 more units are needed: 200 * 60 ms
+		assertThat(second.retryAfterMs(1)).isEqualTo(12_000);
+	}
+
+	@Test
+	void unusedUnitsGoBackAtOnce() {
+		assertThat(this.script.check(T0, new long[] { 1, 600 }, "k", this.requests, this.tokens).allowed()).isTrue();
+		// the answer used 100 of the 600 reserved: 500 back, the request limit left alone
+		assertThat(this.script.settle(T0 + SECOND, new long[] { 0, -500 }, "k", this.requests, this.tokens))
+			.isEqualTo(1);
+		Result after = this.script.check(T0 + SECOND, new long[] { 0, 0 }, "k", this.requests, this.tokens);
+		assertThat(after.remaining(0)).isEqualTo(9);
+		// 1,000 - 100 used, + 16 refilled in the second (one unit per 60 ms)
+		assertThat(after.remaining(1)).isEqualTo(916);
+	}
+
+	@Test
+	void excessTakesTheBucketBelowZeroAndTheNextRequestWaitsItOutExactly() {
+		assertThat(this.script.check(T0, new long[] { 1, 600 }, "k", this.requests, this.tokens).allowed()).isTrue();
+		// the answer used 1,300: 700 more than reserved, the bucket owes 300
+		assertThat(this.script.settle(T0, new long[] { 0, 700 }, "k", this.requests, this.tokens)).isEqualTo(1);
+		assertThat(this.script.redis().command("GET", "k:1")).endsWith(":owes");
+		Result denied = this.script.check(T0, new long[] { 1, 100 }, "k", this.requests, this.tokens);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.remaining(1)).isZero();
+		// 300 owed + 100 wanted = 400 units: 24 s; the bucket is full again after 1,300 units: 78 s
+		assertThat(denied.retryAfterMs(1)).isEqualTo(24_000);
+		assertThat(denied.resetMs(1)).isEqualTo(78_000);
+		assertThat(this.script.ttlMillis("k", 1)).isEqualTo(78_000);
+		long retry = T0 + denied.retryAfterMs(1) * 1000;
+		assertThat(this.script.check(retry - 1000, new long[] { 1, 100 }, "k", this.requests, this.tokens).allowed())
+			.isFalse();
+		assertThat(this.script.check(retry, new long[] { 1, 100 }, "k", this.requests, this.tokens).allowed()).isTrue();
+	}
+
+	@Test
+	void aBucketOwesAtMostOneCapacity() {
+		assertThat(this.script.check(T0, new long[] { 1, 1_000 }, "k", this.requests, this.tokens).allowed()).isTrue();
+		this.script.settle(T0, new long[] { 0, 5_000 }, "k", this.requests, this.tokens);
+		Result denied = this.script.check(T0, new long[] { 0, 1 }, "k", this.requests, this.tokens);
+		// owes 1,000 (not 5,000): 1,001 units to wait for
+		assertThat(denied.retryAfterMs(1)).isEqualTo(60_060);
+		assertThat(denied.resetMs(1)).isEqualTo(120_000);
+	}
+
+	@Test
+	void anAnswerThatDoesNotCountGivesEverythingBack() {
+		assertThat(this.script.check(T0, new long[] { 1, 600 }, "k", this.requests, this.tokens).allowed()).isTrue();
+		assertThat(this.script.settle(T0, new long[] { -1, -600 }, "k", this.requests, this.tokens)).isEqualTo(2);
+		Result after = this.script.check(T0, new long[] { 0, 0 }, "k", this.requests, this.tokens);
+		assertThat(after.remaining(0)).isEqualTo(10);
+		assertThat(after.remaining(1)).isEqualTo(1_000);
+	}
+
+	@Test
+	void windowsCountAnExcessBeyondTheirCapacityUntilTheWindowEnds() {
+		Limit fixed = Limit.window("fw", 1_000, MINUTE);
+		assertThat(this.script.check(T0, new long[] { 600 }, "f", fixed).allowed()).isTrue();
+		this.script.settle(T0 + SECOND, new long[] { 900 }, "f", fixed);
+		Result denied = this.script.check(T0 + SECOND, new long[] { 1 }, "f", fixed);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.remaining(0)).isZero();
+		assertThat(denied.retryAfterMs(0)).isEqualTo(59_000);
+		assertThat(this.script.check(T0 + MINUTE, new long[] { 1_000 }, "f", fixed).allowed()).isTrue();
+
+		Limit sliding = Limit.window("swc", 1_000, MINUTE);
+		assertThat(this.script.check(T0, new long[] { 600 }, "s", sliding).allowed()).isTrue();
+		this.script.settle(T0, new long[] { 900 }, "s", sliding); // 1,500 counted in the first window
+		Result waits = this.script.check(T0, new long[] { 500 }, "s", sliding);
+		assertThat(waits.allowed()).isFalse();
+		// room for 500 once 1,500 weighs at most 500: two thirds into the next window, 100 s from now
+		long retry = T0 + waits.retryAfterMs(0) * 1000;
+		assertThat(waits.retryAfterMs(0)).isBetween(99_000L, 101_000L);
+		assertThat(this.script.check(retry - 1000, new long[] { 500 }, "s", sliding).allowed()).isFalse();
+		assertThat(this.script.check(retry, new long[] { 500 }, "s", sliding).allowed()).isTrue();
+	}
+
+	@Test
+	void aNegativeCostOutsideASettleOrASlotCostedInACheckIsAnErrorBeforeAnyWrite() {
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.script.check(T0, new long[] { -1 }, "k", this.tokens))
+			.withMessageContaining("limit 1 (tb) cannot cost '-1'");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.script.check(T0, new long[] { 1 }, "k", Limit.concurrency(3, MINUTE)))
+			.withMessageContaining("limit 1 (cc) cannot cost '1'");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.script.settle(T0, new long[] { 1 }, "k", Limit.concurrency(3, MINUTE)))
+			.withMessageContaining("cannot cost '1'");
+		assertThat(this.script.redis().command("EXISTS", "k:0")).isEqualTo("0");
+	}
+
+}
