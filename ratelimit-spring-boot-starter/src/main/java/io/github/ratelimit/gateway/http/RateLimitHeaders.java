@@ -22,7 +22,10 @@ import org.springframework.http.HttpHeaders;
  * fill) and {@code RateLimit: "free-search";r=3;t=2} (r: whole tokens remaining, t: seconds until the bucket is full,
  * rounded up). A concurrency limit is {@code "pro-reports-concurrency";q=3;qu="concurrency"} (q: requests in flight at
  * most, qu: the draft's quota unit for concurrent requests; no window) and {@code "pro-reports-concurrency";r=1}
- * (r: free slots; no reset time, as slots free when responses complete).</li>
+ * (r: free slots; no reset time, as slots free when responses complete). A limit counting usage carries its unit:
+ * {@code "free-chat-tokens";q=100000;w=60;qu="tokens"} (qu: the limit's {@code unit}, as configured; the draft
+ * registers {@code content-bytes} for bytes), its {@code r} the whole units remaining as of the request's
+ * reservation.</li>
  * <li>Legacy style: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (seconds
  * until full, rounded up) of the most constraining limit (a violated one, else the one with fewest tokens
  * left; a concurrency limit only when it alone is violated or there is no rate limit, and then without
@@ -132,6 +135,10 @@ public final class RateLimitHeaders {
 			}
 			else {
 				field.append(";w=").append(limit.windowSeconds());
+				if (limit.isUsage()) {
+					field.append(";qu=");
+					appendString(field, limit.unit());
+				}
 			}
 		}
 		return field.toString();

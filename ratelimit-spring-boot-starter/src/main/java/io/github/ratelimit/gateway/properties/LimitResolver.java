@@ -253,7 +253,7 @@ public class LimitResolver implements KnownPlans {
 		Algorithm algorithm = (limit.getAlgorithm() != null) ? limit.getAlgorithm() : Algorithm.TOKEN_BUCKET;
 		long refillTokens = algorithm.isWindow() ? limit.getCapacity() : limit.getRefillTokens();
 		return new LimitDefinition(name, limit.getCapacity(), refillTokens, refillPeriod(limit), algorithm, scope,
-				Objects.requireNonNullElse(limit.getLease(), LeaseBudget.OFF));
+				Objects.requireNonNullElse(limit.getLease(), LeaseBudget.OFF), limit.getUnit());
 	}
 
 	/** Default of a concurrency limit's {@code max-request-duration}, in seconds. */

@@ -34,6 +34,20 @@ final class LimitRules {
 	 */
 	static void check(String property, List<RateLimitProperties.Limit> limits,
 			List<ConfigurationViolation> v) {
+		String usageUnit = null;
+		for (int i = 0; i < limits.size(); i++) {
+			String unit = limits.get(i).getUnit();
+			if (unit == null || LimitDefinition.REQUESTS.equals(unit)) {
+				continue;
+			}
+			if (usageUnit != null && !usageUnit.equals(unit)) {
+				v.add(new ConfigurationViolation(property + "[" + i + "].unit",
+						"is '" + unit + "', but another limit of this list counts '" + usageUnit
+								+ "': a route measures one unit of usage.",
+						"count one unit per endpoint group (give the other unit's route a group of its own)."));
+			}
+			usageUnit = unit;
+		}
 		for (int i = 0; i < limits.size(); i++) {
 			String at = property + "[" + i + "]";
 			RateLimitProperties.Limit limit = limits.get(i);
@@ -42,6 +56,11 @@ final class LimitRules {
 						"use rate (the default: tokens per time) or concurrency (requests in flight at once)."));
 			}
 			else if (limit.isConcurrency()) {
+				if (!LimitDefinition.REQUESTS.equals(limit.getUnit())) {
+					v.add(new ConfigurationViolation(at + ".unit",
+							"is '" + limit.getUnit() + "', but a concurrency limit counts requests in flight.",
+							"remove unit, or count the usage in a rate limit (type: rate) of its own."));
+				}
 				validateConcurrencyLimit(at, limit, v);
 				continue;
 			}
@@ -100,6 +119,27 @@ final class LimitRules {
 								+ "(for slower rates lengthen refill-period, e.g. 1 per 1m)."));
 			}
 			LeaseBudget lease = Objects.requireNonNullElse(limit.getLease(), LeaseBudget.OFF);
+			String unit = limit.getUnit();
+			boolean usage = !LimitDefinition.REQUESTS.equals(unit);
+			if (unit == null || !LimitDefinition.isUnitName(unit)) {
+				v.add(new ConfigurationViolation(at + ".unit",
+						"must be requests or a unit name (lower-case letters, digits and '-', starting with a letter, "
+								+ "at most " + LimitDefinition.MAX_UNIT_LENGTH + " characters), was '" + unit + "'.",
+						"leave it out to count requests, or name what the upstream reports, e.g. unit: tokens."));
+			}
+			else if (usage && algorithm == Algorithm.SLIDING_WINDOW_LOG) {
+				v.add(new ConfigurationViolation(at + ".unit",
+						"is '" + unit + "', but sliding-window-log keeps one Redis entry per token, too many for "
+								+ "usage.",
+						"use algorithm: token-bucket (or fixed-window, sliding-window-counter) for a limit in "
+								+ unit + "."));
+			}
+			else if (usage && !lease.isOff()) {
+				v.add(new ConfigurationViolation(at + ".lease",
+						"cannot be used on a limit in '" + unit + "': what a request uses is known after its answer, "
+								+ "and a lease spends tokens before the store sees them.",
+						"remove lease from this limit."));
+			}
 			if (lease.percent() > LimitDefinition.MAX_LEASE_BUDGET_PERCENT) {
 				v.add(new ConfigurationViolation(at + ".lease",
 						"must be off or a percentage above 0% and at most 50% of the capacity, was '" + lease + "'.",

@@ -11,6 +11,7 @@ import io.github.ratelimit.gateway.http.HeaderStyle;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LeaseBudget;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 
 import io.github.ratelimit.gateway.properties.PropertyRules.Between;
@@ -438,6 +439,22 @@ public class RateLimitProperties {
 		 * lease is out.
 		 */
 		private @Nullable LeaseBudget lease;
+
+		/**
+		 * What a token of this limit stands for: requests (the default: a request takes its route's cost), or a unit
+		 * of usage such as tokens or bytes (lower-case letters, digits and '-'): a request then reserves its route's
+		 * estimate (the RateLimit filter's reserve) and is charged what its answer used (usage) once the answer is
+		 * over. Token buckets, fixed and sliding window counters only; no lease. One usage unit per plan and group.
+		 */
+		private String unit = LimitDefinition.REQUESTS;
+
+		public String getUnit() {
+			return this.unit;
+		}
+
+		public void setUnit(String unit) {
+			this.unit = unit;
+		}
 
 		public Type getType() {
 			return this.type;

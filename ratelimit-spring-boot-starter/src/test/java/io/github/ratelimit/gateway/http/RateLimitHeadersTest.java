@@ -45,6 +45,18 @@ class RateLimitHeadersTest {
 	}
 
 	@Test
+	void aLimitCountingUsageCarriesItsUnitAsTheQuotaUnit() {
+		LimitDefinition tokens = new LimitDefinition("free-chat-tokens", 100_000, 100_000, Duration.ofMinutes(1))
+			.withUnit("tokens");
+		PlanLimits limits = new PlanLimits("free", "chat", List.of(PER_SECOND, tokens));
+		HttpHeaders headers = write(HeaderStyle.IETF, RateLimitDecision.shared(limits, true,
+				List.of(new LimitStatus(PER_SECOND, true, 19, 0, 100), new LimitStatus(tokens, true, 96_000, 0, 2_400))));
+		assertThat(headers.getFirst("RateLimit-Policy"))
+			.isEqualTo("\"free-api-1s\";q=20;w=2, \"free-chat-tokens\";q=100000;w=60;qu=\"tokens\"");
+		assertThat(headers.getFirst("RateLimit")).isEqualTo("\"free-api-1s\";r=19;t=1, \"free-chat-tokens\";r=96000;t=3");
+	}
+
+	@Test
 	void legacyFieldsShowAConcurrencyLimitOnlyWhenItAloneIsViolatedAndWithoutReset() {
 		LimitDefinition slots = LimitDefinition.concurrency("pro-reports-concurrency", 3, Duration.ofSeconds(30));
 		PlanLimits limits = new PlanLimits("pro", "reports", List.of(PER_SECOND, slots));

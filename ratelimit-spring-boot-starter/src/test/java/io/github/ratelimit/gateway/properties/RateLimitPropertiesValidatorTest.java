@@ -201,6 +201,32 @@ class RateLimitPropertiesValidatorTest {
 	}
 
 	@Test
+	void aUsageUnitIsANameOnARateLimitWithoutLeaseAndOnePerList() {
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "unit=Tokens")
+			.run((context) -> assertThat(failure(context)).contains(LIMIT + "unit: must be requests or a unit name"));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-period=1m",
+				LIMIT + "algorithm=sliding-window-log", LIMIT + "unit=tokens")
+			.run((context) -> assertThat(failure(context))
+				.contains(LIMIT + "unit: is 'tokens', but sliding-window-log keeps one Redis entry per token"));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "unit=tokens", LIMIT + "lease=2%")
+			.run((context) -> assertThat(failure(context)).contains(LIMIT + "lease: cannot be used on a limit in 'tokens'"));
+		this.algorithms.withPropertyValues(LIMIT + "type=concurrency", LIMIT + "max-in-flight=3", LIMIT + "unit=tokens")
+			.run((context) -> assertThat(failure(context))
+				.contains(LIMIT + "unit: is 'tokens', but a concurrency limit counts requests in flight."));
+		String second = "ratelimit.plans.free.groups.search[1].";
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "unit=tokens", second + "capacity=100", second + "refill-tokens=10", second + "refill-period=1s",
+				second + "unit=content-bytes")
+			.run((context) -> assertThat(failure(context)).contains(second
+					+ "unit: is 'content-bytes', but another limit of this list counts 'tokens'"));
+		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
+				LIMIT + "unit=tokens")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void aLeaseBudgetIsAPercentageOfATokenBucketOnly() {
 		this.algorithms.withPropertyValues(LIMIT + "capacity=100", LIMIT + "refill-tokens=10", LIMIT + "refill-period=1s",
 				LIMIT + "lease=2")
