@@ -68,7 +68,7 @@ class PackageStructureTest {
 		noClasses().that()
 			.resideInAnyPackage("..gateway.limits..", "..gateway.chain..", "..gateway.client..", "..gateway.plan..",
 					"..gateway.redis..", "..gateway.http..", "..gateway.route..", "..gateway.metrics..",
-					"..gateway.properties..", "..gateway.actuate..", "..gateway.support..")
+					"..gateway.properties..", "..gateway.actuate..", "..gateway.support..", "..gateway.usage..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage("org.springframework.web.server..", "org.springframework.http.server..",

@@ -1,0 +1,129 @@
+package io.github.ratelimit.gateway.usage;
+
+/**
+ * What a reader made of an answer's usage: a number found at the {@link UsageField}, or why there is none.
+ *
+ * @param kind what was read
+ * @param value the usage for {@link Kind#FOUND}, 0 to {@value #MAX_VALUE}; 0 for every other kind
+ */
+public record UsageReading(Kind kind, long value) {
+
+	/** Largest usage a reading holds: 2<sup>53</sup> (9007199254740992). */
+	public static final long MAX_VALUE = 1L << 53;
+
+	private static final UsageReading MISSING = new UsageReading(Kind.MISSING, 0);
+
+	private static final UsageReading NOT_JSON = new UsageReading(Kind.NOT_JSON, 0);
+
+	private static final UsageReading NOT_A_NUMBER = new UsageReading(Kind.NOT_A_NUMBER, 0);
+
+	private static final UsageReading NEGATIVE = new UsageReading(Kind.NEGATIVE, 0);
+
+	private static final UsageReading TOO_LARGE = new UsageReading(Kind.TOO_LARGE, 0);
+
+	private static final UsageReading PENDING = new UsageReading(Kind.PENDING, 0);
+
+	/**
+	 * Create a reading.
+	 * @throws IllegalArgumentException if {@code kind} is {@link Kind#FOUND} and {@code value} is not within 0 to
+	 * {@value #MAX_VALUE}, or another kind with a {@code value} other than 0
+	 */
+	public UsageReading {
+		if (kind == Kind.FOUND && (value < 0 || value > MAX_VALUE)) {
+			throw new IllegalArgumentException("A usage found is 0 to " + MAX_VALUE + ", was " + value);
+		}
+		if (kind != Kind.FOUND && value != 0) {
+			throw new IllegalArgumentException("Only a usage found has a value, " + kind + " had " + value);
+		}
+	}
+
+	/**
+	 * A number at the field.
+	 * @param value the number rounded up to a whole number, 0 to {@value #MAX_VALUE}
+	 * @return the reading
+	 * @throws IllegalArgumentException if {@code value} is out of range
+	 */
+	public static UsageReading found(long value) {
+		return new UsageReading(Kind.FOUND, value);
+	}
+
+	/**
+	 * The answer ended without the field.
+	 * @return the reading
+	 */
+	public static UsageReading missing() {
+		return MISSING;
+	}
+
+	/**
+	 * The answer is not what the reader reads (malformed JSON, or JSON whose root is not an object).
+	 * @return the reading
+	 */
+	public static UsageReading notJson() {
+		return NOT_JSON;
+	}
+
+	/**
+	 * The field holds something other than a number, or a number longer than a reader keeps.
+	 * @return the reading
+	 */
+	public static UsageReading notANumber() {
+		return NOT_A_NUMBER;
+	}
+
+	/**
+	 * The field holds a number below 0.
+	 * @return the reading
+	 */
+	public static UsageReading negative() {
+		return NEGATIVE;
+	}
+
+	/**
+	 * The field holds a number above {@value #MAX_VALUE} once rounded up.
+	 * @return the reading
+	 */
+	public static UsageReading tooLarge() {
+		return TOO_LARGE;
+	}
+
+	/**
+	 * The answer has not ended and the field has not been seen yet.
+	 * @return the reading
+	 */
+	public static UsageReading pending() {
+		return PENDING;
+	}
+
+	/**
+	 * What a reader made of an answer's usage.
+	 */
+	public enum Kind {
+
+		/** A number at the field, 0 to {@value UsageReading#MAX_VALUE} once rounded up to a whole number. */
+		FOUND,
+
+		/** The answer ended without the field. */
+		MISSING,
+
+		/** The answer is not JSON, or its root is not an object. */
+		NOT_JSON,
+
+		/**
+		 * The field holds a string, {@code true}, {@code false}, {@code null}, an object, an array, or a number whose
+		 * text is longer than a reader keeps.
+		 */
+		NOT_A_NUMBER,
+
+		/** The field holds a number below 0. */
+		NEGATIVE,
+
+		/** The field holds a number above {@value UsageReading#MAX_VALUE} once rounded up. */
+		TOO_LARGE,
+
+		/** The answer has not ended and the field has not been seen yet. */
+		PENDING
+
+	}
+
+}
