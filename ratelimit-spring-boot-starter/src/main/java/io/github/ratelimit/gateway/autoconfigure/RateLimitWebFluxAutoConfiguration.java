@@ -13,6 +13,7 @@ import io.github.ratelimit.gateway.webflux.RateLimitResponseWriter;
 import io.github.ratelimit.gateway.webflux.RateLimitRouteValidator;
 import io.github.ratelimit.gateway.webflux.SlotReleaseWebFilter;
 import io.github.ratelimit.gateway.webflux.UpstreamRequestGlobalFilter;
+import io.github.ratelimit.gateway.webflux.UsageMeteringGlobalFilter;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -92,6 +93,16 @@ public final class RateLimitWebFluxAutoConfiguration {
 	@ConditionalOnMissingBean
 	UpstreamRequestGlobalFilter rateLimitUpstreamRequestGlobalFilter() {
 		return new UpstreamRequestGlobalFilter();
+	}
+
+	/**
+	 * Shows the answers of routes whose {@code RateLimit} filter settles what requests reserved ({@code usage},
+	 * {@code count-when}) to that filter.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	UsageMeteringGlobalFilter rateLimitUsageMeteringGlobalFilter() {
+		return new UsageMeteringGlobalFilter();
 	}
 
 	/** The filter, over the request path shared by the front ends. */

@@ -29,6 +29,12 @@ import io.micrometer.core.instrument.Timer;
  * <li>{@value #DENIALS} (counter; tags {@code route}, {@code group}, {@code kind}: {@code rate} or
  * {@code concurrency}): decided denials (by Redis, the over-limit cache or the local fallback, shadow ones included)
  * by the kind of limit they violated; a denial that violated both kinds counts once in each.</li>
+ * <li>{@value #USAGE_RESERVED} and {@value #USAGE_CHARGED} (counters; tags {@code route}, {@code group},
+ * {@code plan}, {@code unit}): on routes with {@code usage}, the units requests reserved when admitted and the units
+ * they were charged once their answers were over (0 for an answer that did not count); settled requests only.</li>
+ * <li>{@value #USAGE_PROBLEMS} (counter; tags {@code route}, {@code group}, {@code problem}: {@code missing},
+ * {@code not-json}, {@code not-a-number}, {@code negative}, {@code too-large}): answers whose usage could not be read
+ * (charged their reservation) or was above the capacity of the limits counting usage (charged that).</li>
  * <li>{@value #IN_FLIGHT} (gauge; tag {@code group}): requests of groups with concurrency limits that this instance
  * admitted and that still hold their slots (every instance publishes its own; their sum is the group's total).</li>
  * </ul>
@@ -49,6 +55,15 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 
 	/** Name of the denial counter, by kind of limit violated. */
 	public static final String DENIALS = "ratelimit.denials";
+
+	/** Name of the counter of usage units reserved by admitted requests. */
+	public static final String USAGE_RESERVED = "ratelimit.usage.reserved";
+
+	/** Name of the counter of usage units charged once answers were over. */
+	public static final String USAGE_CHARGED = "ratelimit.usage.charged";
+
+	/** Name of the counter of answers whose usage could not be read. */
+	public static final String USAGE_PROBLEMS = "ratelimit.usage.problems";
 
 	/** Name of the gauge of requests in flight holding concurrency slots. */
 	public static final String IN_FLIGHT = "ratelimit.requests.in.flight";
@@ -130,6 +145,32 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 			.tag("group", group)
 			.tag("kind", kind)
 			.register(this.registry);
+	}
+
+	@Override
+	public void recordUsageSettled(String route, String group, String plan, String unit, long reserved,
+			long charged) {
+		usageCounter(USAGE_RESERVED, "Usage units reserved by admitted requests", route, group, plan, unit)
+			.increment(reserved);
+		usageCounter(USAGE_CHARGED, "Usage units charged once answers were over", route, group, plan, unit)
+			.increment(charged);
+	}
+
+	private Counter usageCounter(String name, String description, String route, String group, String plan,
+			String unit) {
+		return Counter.builder(name)
+			.description(description)
+			.tags("route", route, "group", group, "plan", plan, "unit", unit)
+			.register(this.registry);
+	}
+
+	@Override
+	public void recordUsageProblem(String route, String group, String problem) {
+		Counter.builder(USAGE_PROBLEMS)
+			.description("Answers whose usage could not be read, or was above the usage capacity")
+			.tags("route", route, "group", group, "problem", problem)
+			.register(this.registry)
+			.increment();
 	}
 
 	@Override

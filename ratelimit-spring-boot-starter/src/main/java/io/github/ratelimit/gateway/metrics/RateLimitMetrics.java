@@ -40,6 +40,30 @@ public interface RateLimitMetrics extends CheckListener {
 	}
 
 	/**
+	 * Record the settlement of a request of a route with {@code usage}: what it reserved when admitted and what it
+	 * was charged once its answer was over.
+	 * @param route the route id
+	 * @param group the endpoint group
+	 * @param plan the client's plan
+	 * @param unit the unit of the group's limits counting usage, e.g. {@code tokens}
+	 * @param reserved units reserved
+	 * @param charged units charged in the end (0 for an answer that did not count)
+	 */
+	default void recordUsageSettled(String route, String group, String plan, String unit, long reserved,
+			long charged) {
+	}
+
+	/**
+	 * Record an answer whose usage could not be read (the request was charged its reservation), or was above the
+	 * capacity of the route's limits counting usage (charged that).
+	 * @param route the route id
+	 * @param group the endpoint group
+	 * @param problem {@code missing}, {@code not-json}, {@code not-a-number}, {@code negative} or {@code too-large}
+	 */
+	default void recordUsageProblem(String route, String group, String problem) {
+	}
+
+	/**
 	 * The kinds of limit a denial violated: {@code rate} (a token bucket or window limit) and {@code concurrency}.
 	 * @param decision a decided denial
 	 * @return whether [a rate limit, a concurrency limit] was violated

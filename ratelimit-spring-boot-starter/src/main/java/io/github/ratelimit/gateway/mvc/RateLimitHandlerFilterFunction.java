@@ -49,7 +49,11 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 			.setHeader(arguments.getHeader())
 			.setCost(arguments.getCost())
 			.setCritical(arguments.getCritical())
-			.setShadow(arguments.getShadow());
+			.setShadow(arguments.getShadow())
+			.setUsage(arguments.getUsage())
+			.setReserve(arguments.getReserve())
+			.setReserveMax(arguments.getReserveMax())
+			.setCountWhen(arguments.getCountWhen());
 	}
 
 	@Override
@@ -107,6 +111,10 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 		add(given, "cost", this.arguments.getCost());
 		add(given, "critical", this.arguments.getCritical());
 		add(given, "shadow", this.arguments.getShadow());
+		add(given, "usage", this.arguments.getUsage());
+		add(given, "reserve", this.arguments.getReserve());
+		add(given, "reserveMax", this.arguments.getReserveMax());
+		add(given, "countWhen", this.arguments.getCountWhen());
 		return given.toString();
 	}
 

@@ -15,6 +15,7 @@ import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitOutcome;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
+import io.github.ratelimit.gateway.route.UsageMeter;
 import io.github.ratelimit.gateway.support.ThrottledLog;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -149,6 +150,7 @@ public final class ServerMvcFrontEnd {
 			if (releasedAtEnd) {
 				SlotReleaseServletFilter.upstreamFailed(request.servletRequest(), ex);
 			}
+			outcome.meter().end(false); // no answer
 			throw ex;
 		}
 		finally {
@@ -157,7 +159,8 @@ public final class ServerMvcFrontEnd {
 			}
 		}
 		writeHeaders(response, outcome);
-		return response;
+		UsageMeter meter = outcome.meter();
+		return meter.isActive() ? new UsageMeteringResponse(response, meter) : response;
 	}
 
 	/**

@@ -218,6 +218,7 @@ public class LimitResolver implements KnownPlans {
 			copy.setType(limit.getType());
 			copy.setMaxInFlight(limit.getMaxInFlight());
 			copy.setMaxRequestDuration(limit.getMaxRequestDuration());
+			copy.setUnit(limit.getUnit());
 			copies.add(copy);
 		}
 		return Collections.unmodifiableList(copies);
@@ -276,10 +277,14 @@ public class LimitResolver implements KnownPlans {
 
 	/**
 	 * {@code <plan>-<group>}, or {@code <group>-global} for a global limit (shared across plans, so not named after
-	 * one), with {@code -<period>} (or {@code -concurrency}) appended when the list has several limits.
+	 * one), with {@code -<unit>} appended for a limit counting usage ({@code free-chat-tokens}), and {@code -<period>}
+	 * (or {@code -concurrency}) when the list has several limits.
 	 */
 	private static String defaultPolicyName(String plan, String group, RateLimitProperties.Limit limit, int count) {
 		String base = (limit.getScope() == LimitScope.GLOBAL) ? group + "-global" : plan + "-" + group;
+		if (!limit.isConcurrency() && !LimitDefinition.REQUESTS.equals(limit.getUnit())) {
+			base = base + "-" + limit.getUnit();
+		}
 		if (count == 1) {
 			return base;
 		}

@@ -22,6 +22,14 @@ public class RateLimitArguments {
 
 	private @Nullable Boolean shadow;
 
+	private @Nullable String usage;
+
+	private @Nullable String reserve;
+
+	private @Nullable Long reserveMax;
+
+	private @Nullable String countWhen;
+
 	/**
 	 * The endpoint group whose limits apply; {@code null} to use the route id.
 	 * @return the group name or {@code null}
@@ -130,10 +138,90 @@ public class RateLimitArguments {
 		return this;
 	}
 
+	/**
+	 * Where an answer's usage is read, charged in the group's limits counting usage: {@code json:<path>} (a number in
+	 * the JSON body, or in the last event of a {@code text/event-stream} answer that carries it),
+	 * {@code header:<name>} (a response header) or {@code bytes} (the body's size); {@code null} when the group has no
+	 * limit counting usage. See {@link RouteUsage}.
+	 * @return the usage argument or {@code null}
+	 */
+	public @Nullable String getUsage() {
+		return this.usage;
+	}
+
+	/**
+	 * Set where an answer's usage is read.
+	 * @param usage {@code json:<path>}, {@code header:<name>} or {@code bytes}
+	 * @return this
+	 */
+	public RateLimitArguments setUsage(@Nullable String usage) {
+		this.usage = usage;
+		return this;
+	}
+
+	/**
+	 * What a request reserves in the limits counting usage before it is forwarded: a number of units,
+	 * {@code header:<name>} or {@code json:<path>} of the request; {@code null} means {@link #getReserveMax()}.
+	 * @return the reserve argument or {@code null}
+	 */
+	public @Nullable String getReserve() {
+		return this.reserve;
+	}
+
+	/**
+	 * Set what a request reserves.
+	 * @param reserve a number, {@code header:<name>} or {@code json:<path>}
+	 * @return this
+	 */
+	public RateLimitArguments setReserve(@Nullable String reserve) {
+		this.reserve = reserve;
+		return this;
+	}
+
+	/**
+	 * Most units one request reserves (a request that carries no estimate reserves it); {@code null} means the
+	 * smallest capacity of the group's limits counting usage.
+	 * @return the ceiling or {@code null}
+	 */
+	public @Nullable Long getReserveMax() {
+		return this.reserveMax;
+	}
+
+	/**
+	 * Set the most units one request reserves.
+	 * @param reserveMax 1 to the smallest capacity of the group's limits counting usage
+	 * @return this
+	 */
+	public RateLimitArguments setReserveMax(@Nullable Long reserveMax) {
+		this.reserveMax = reserveMax;
+		return this;
+	}
+
+	/**
+	 * The answer statuses that count, e.g. {@code 401,403} or {@code 4xx}: a request whose answer has another status
+	 * is given back what it took; {@code null} when every answer counts.
+	 * @return the count-when argument or {@code null}
+	 */
+	public @Nullable String getCountWhen() {
+		return this.countWhen;
+	}
+
+	/**
+	 * Set the answer statuses that count.
+	 * @param countWhen status codes and classes, separated by commas
+	 * @return this
+	 */
+	public RateLimitArguments setCountWhen(@Nullable String countWhen) {
+		this.countWhen = countWhen;
+		return this;
+	}
+
 	@Override
 	public String toString() {
 		return "RateLimitArguments[group=" + this.group + ", keyBy=" + this.keyBy + ", header=" + this.header
-				+ ", cost=" + this.cost + ", critical=" + this.critical + ", shadow=" + this.shadow + "]";
+				+ ", cost=" + this.cost + ", critical=" + this.critical + ", shadow=" + this.shadow + ", usage="
+				+ this.usage + ", reserve=" + this.reserve + ", reserveMax=" + this.reserveMax + ", countWhen="
+				+ this.countWhen + "]";
 	}
 
 }

@@ -10,17 +10,21 @@ import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.LimiterChain;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.RateLimitRequest;
+import io.github.ratelimit.gateway.chain.Reservation;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.client.ClientKeyResolver;
 import io.github.ratelimit.gateway.client.ClientRequest;
 import io.github.ratelimit.gateway.client.ClientResolution;
 import io.github.ratelimit.gateway.http.RateLimitHeaders;
 import io.github.ratelimit.gateway.http.RateLimitRefusal;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.metrics.DenialLog;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.usage.UsageReading;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
 
@@ -47,6 +51,8 @@ public final class RateLimitHandler {
 
 	private final DenialLog denialLog;
 
+	private final RouteUsageReports usageReports;
+
 	/**
 	 * Create the request path.
 	 * @param properties the validated {@code ratelimit.*} properties
@@ -66,6 +72,7 @@ public final class RateLimitHandler {
 		this.failClosedRetryAfterSeconds = RateLimitHeaders
 			.retryAfterSeconds(properties.getCircuitBreaker().getWaitDurationInOpenState().toMillis());
 		this.denialLog = new DenialLog(properties.getDenialLogLevel(), properties.getDenialLogInterval());
+		this.usageReports = new RouteUsageReports(metrics);
 	}
 
 	/**
@@ -84,6 +91,21 @@ public final class RateLimitHandler {
 	 */
 	public CompletableFuture<RateLimitOutcome> handle(ClientRequest request, RouteLimitSettings route,
 			Executor requestThread) {
+		return handle(request, route, requestThread, null);
+	}
+
+	/**
+	 * Decide one request of a route that reserves what its JSON body says ({@code reserve: json:<path>}), as
+	 * {@link #handle(ClientRequest, RouteLimitSettings, Executor)} does.
+	 * @param request the request, with the principal when the route limits by principal
+	 * @param route the route's settings
+	 * @param requestThread where the outcome is made when the decision arrives later
+	 * @param body the request body's value at the route's {@code reserve} path, as the front end read it; {@code null}
+	 * when the route reserves otherwise (or the body could not be read: the request reserves {@code reserve-max})
+	 * @return the outcome, as {@link #handle(ClientRequest, RouteLimitSettings, Executor)}
+	 */
+	public CompletableFuture<RateLimitOutcome> handle(ClientRequest request, RouteLimitSettings route,
+			Executor requestThread, @Nullable UsageReading body) {
 		CompletableFuture<RateLimitOutcome> outcome = new CompletableFuture<>();
 		CompletableFuture<ClientResolution> client = this.clientKeyResolver
 			.resolve(request, route.keyBy(), route.header())
@@ -93,14 +115,14 @@ public final class RateLimitHandler {
 				outcome.completeExceptionally(unwrap(error));
 			}
 			else if (!outcome.isDone()) {
-				check(resolution, route, requestThread, outcome);
+				check(resolution, route, requestThread, outcome, request, body);
 			}
 		});
 		return outcome;
 	}
 
 	private void check(ClientResolution resolution, RouteLimitSettings route, Executor requestThread,
-			CompletableFuture<RateLimitOutcome> outcome) {
+			CompletableFuture<RateLimitOutcome> outcome, ClientRequest request, @Nullable UsageReading body) {
 		ClientKey client = resolution.client();
 		if (client == null) { // not identified
 			String ambiguity = resolution.ambiguity();
@@ -109,8 +131,9 @@ public final class RateLimitHandler {
 			return;
 		}
 		PlanLimits limits = this.limitResolver.limitsFor(client.plan(), route.group());
+		long reserved = limits.hasUsageLimits() ? route.usage().reservation(request, body) : 0;
 		CompletableFuture<RateLimitDecision> checked = this.chain
-			.check(new RateLimitRequest(client, limits, route.cost(), route.failsClosed()));
+			.check(new RateLimitRequest(client, limits, new Cost(route.cost(), reserved), route.failsClosed()));
 		outcome.whenComplete((ignored, error) -> {
 			if (outcome.isCancelled()) {
 				checked.cancel(false);
@@ -120,6 +143,7 @@ public final class RateLimitHandler {
 			if (outcome.isDone()) { // cancelled: nobody forwards the request
 				if (decision != null) {
 					decision.slots().abandon();
+					decision.reservation().cancel();
 				}
 				return;
 			}
@@ -129,7 +153,7 @@ public final class RateLimitHandler {
 			}
 			RateLimitOutcome made = enforce(client, route, decision);
 			if (!outcome.complete(made)) {
-				made.slots().abandon();
+				made.abandon();
 			}
 		});
 	}
@@ -174,12 +198,20 @@ public final class RateLimitHandler {
 		}
 		HttpHeaders readOnly = HttpHeaders.readOnlyHttpHeaders(fields);
 		if (route.shadow() || decision.allowed()) {
-			return new RateLimitOutcome(readOnly, hold(route, decision), null);
+			return new RateLimitOutcome(readOnly, hold(route, decision), null, meter(route, decision));
 		}
 		RateLimitRefusal refusal = decision.isFailedClosed()
 				? RateLimitRefusal.limiterUnavailable(decision, this.failClosedRetryAfterSeconds)
 				: RateLimitRefusal.quotaExceeded(decision, RateLimitHeaders.retryAfterSeconds(decision.retryAfterMillis()));
 		return new RateLimitOutcome(readOnly, HeldSlots.NONE, refusal);
+	}
+
+	/** The meter of an admitted request whose answer settles what it reserved. */
+	private UsageMeter meter(RouteLimitSettings route, RateLimitDecision decision) {
+		if (!route.usage().settles() || decision.reservation() == Reservation.NONE) {
+			return UsageMeter.NONE;
+		}
+		return new UsageMeter(route.usage(), decision.reservation(), this.usageReports.of(route, decision.limits()));
 	}
 
 	/** The slots an admitted request holds, counted in {@code ratelimit.requests.in.flight} until they are ended. */

@@ -17,8 +17,31 @@ import org.springframework.http.HttpHeaders;
  * @param slots the concurrency slots a forwarded request holds, to be ended once its exchange is over (see
  * {@link HeldSlots}); {@link HeldSlots#NONE} when it holds none or is refused
  * @param refusal the answer to write instead of forwarding; {@code null} when the request goes upstream
+ * @param meter reads a forwarded request's answer and settles what it reserved once the exchange is over (the front
+ * end feeds it, see {@link UsageMeter}); {@link UsageMeter#NONE} when the route's answers do not change what it is
+ * charged, and for refusals
  */
-public record RateLimitOutcome(HttpHeaders headers, HeldSlots slots, @Nullable RateLimitRefusal refusal) {
+public record RateLimitOutcome(HttpHeaders headers, HeldSlots slots, @Nullable RateLimitRefusal refusal,
+		UsageMeter meter) {
+
+	/**
+	 * An outcome whose answer does not change what the request is charged.
+	 * @param headers the rate limit header fields to set on the response
+	 * @param slots the concurrency slots a forwarded request holds
+	 * @param refusal the answer to write instead of forwarding, or {@code null}
+	 */
+	public RateLimitOutcome(HttpHeaders headers, HeldSlots slots, @Nullable RateLimitRefusal refusal) {
+		this(headers, slots, refusal, UsageMeter.NONE);
+	}
+
+	/**
+	 * Give back what this outcome took when its request is not forwarded after all (abandoned): its slots, and what
+	 * it reserved.
+	 */
+	void abandon() {
+		this.slots.abandon();
+		this.meter.abandon();
+	}
 
 	/**
 	 * Whether the request goes upstream.

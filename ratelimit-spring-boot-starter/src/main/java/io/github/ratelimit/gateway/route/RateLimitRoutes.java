@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.route;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -38,8 +39,9 @@ public final class RateLimitRoutes {
 	 * @param arguments the route's {@code RateLimit} arguments
 	 * @return the route's settings
 	 * @throws RateLimitConfigurationException if the route has neither group nor id, the group is unknown, the cost
-	 * exceeds a capacity, or the {@code header} argument is missing with {@code key-by: header}, given with another
-	 * {@code key-by} or no header name
+	 * exceeds a capacity, the {@code header} argument is missing with {@code key-by: header}, given with another
+	 * {@code key-by} or no header name, or the usage arguments do not fit the group's limits (see
+	 * {@link RouteUsage})
 	 */
 	public RouteLimitSettings settings(@Nullable String routeId, RateLimitArguments arguments) {
 		List<ConfigurationViolation> violations = violations(routeId, arguments);
@@ -58,7 +60,11 @@ public final class RateLimitRoutes {
 		String id = (routeId != null) ? routeId : group;
 		String header = (keyBy == KeyBy.HEADER)
 				? Objects.requireNonNull(arguments.getHeader(), "a valid route keyed by header names one").strip() : null;
-		RouteLimitSettings settings = new RouteLimitSettings(id, group, keyBy, header, cost, critical, shadow);
+		RouteUsage usage = Objects.requireNonNull(RouteUsage.parse(arguments.getUsage(), arguments.getReserve(),
+				arguments.getReserveMax(), arguments.getCountWhen(), "route '" + id + "' RateLimit", new ArrayList<>()),
+				"valid usage arguments")
+			.resolved(RouteArgumentRules.smallestUsageCapacity(this.limitResolver.effectiveProperties(), group, keyBy));
+		RouteLimitSettings settings = new RouteLimitSettings(id, group, keyBy, header, cost, critical, shadow, usage);
 		this.routes.put(id, settings);
 		if (keyBy == KeyBy.PRINCIPAL) {
 			this.principalRoutesNotice.keyedByPrincipal(id);
@@ -76,8 +82,14 @@ public final class RateLimitRoutes {
 	public List<ConfigurationViolation> violations(@Nullable String routeId, RateLimitArguments arguments) {
 		KeyBy keyBy = (arguments.getKeyBy() != null) ? arguments.getKeyBy() : KeyBy.API_KEY;
 		long cost = (arguments.getCost() != null) ? arguments.getCost() : 1L;
+		List<ConfigurationViolation> usageViolations = new ArrayList<>();
+		RouteUsage usage = RouteUsage.parse(arguments.getUsage(), arguments.getReserve(), arguments.getReserveMax(),
+				arguments.getCountWhen(), "route '" + routeId + "' RateLimit", usageViolations);
+		if (usage == null) {
+			return usageViolations;
+		}
 		return RouteArgumentRules.validateFilter(this.limitResolver.effectiveProperties(), routeId,
-				arguments.getGroup(), keyBy, arguments.getHeader(), cost);
+				arguments.getGroup(), keyBy, arguments.getHeader(), cost, usage);
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.route;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -8,6 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.properties.RateLimitPropertiesValidator;
@@ -50,6 +52,10 @@ public final class RouteArgumentRules {
 		String cost = null;
 		String critical = null;
 		String shadow = null;
+		String usage = null;
+		String reserve = null;
+		String reserveMax = null;
+		String countWhen = null;
 		for (Map.Entry<String, ?> arg : args.entrySet()) {
 			String value = (arg.getValue() != null) ? arg.getValue().toString() : null;
 			String name = arg.getKey().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
@@ -71,9 +77,21 @@ public final class RouteArgumentRules {
 			else if (name.equals("shadow")) {
 				shadow = value;
 			}
+			else if (name.equals("usage")) {
+				usage = value;
+			}
+			else if (name.equals("reserve")) {
+				reserve = value;
+			}
+			else if (name.equals("reservemax")) {
+				reserveMax = value;
+			}
+			else if (name.equals("countwhen")) {
+				countWhen = value;
+			}
 			else {
 				v.add(new ConfigurationViolation(property + ".args." + arg.getKey(), "is not an argument of RateLimit.",
-						"use group, key-by, header, cost, critical or shadow."));
+						"use group, key-by, header, cost, critical, shadow, usage, reserve, reserve-max or count-when."));
 			}
 		}
 		KeyBy parsedKeyBy = KeyBy.API_KEY;
@@ -107,8 +125,22 @@ public final class RouteArgumentRules {
 			v.add(new ConfigurationViolation(property + ".args.shadow", "must be true or false, was '" + shadow + "'.",
 					"use shadow: true to observe the route's limits without enforcing them."));
 		}
+		Long parsedReserveMax = null;
+		boolean reserveMaxValid = true;
+		if (reserveMax != null) {
+			parsedReserveMax = parseLong(reserveMax);
+			if (parsedReserveMax == null) {
+				v.add(new ConfigurationViolation(property + ".args.reserve-max",
+						"must be a whole number of units, was '" + reserveMax + "'.",
+						"remove it (default: the smallest capacity of the group's limits counting usage) or set 1 or "
+								+ "more."));
+				reserveMaxValid = false;
+			}
+		}
+		RouteUsage routeUsage = RouteUsage.parse(usage, reserve, parsedReserveMax, countWhen, property, v);
 		KeyBy routeKeyBy = (parsedKeyBy != null) ? parsedKeyBy : KeyBy.API_KEY;
-		v.addAll(validateRoute(p, property, group, routeId, routeKeyBy, parsedCost));
+		v.addAll(validateRoute(p, property, group, routeId, routeKeyBy, parsedCost,
+				reserveMaxValid ? routeUsage : null));
 	}
 
 	/**
@@ -147,7 +179,7 @@ public final class RouteArgumentRules {
 	}
 
 	/** Whether a value is an HTTP token (RFC 9110 section 5.6.2), as a field name must be. */
-	private static boolean isToken(String value) {
+	static boolean isToken(String value) {
 		if (value.isEmpty()) {
 			return false;
 		}
@@ -191,6 +223,25 @@ public final class RouteArgumentRules {
 	 */
 	public static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, @Nullable String routeId,
 			@Nullable String explicitGroup, KeyBy keyBy, @Nullable String header, long cost) {
+		return validateFilter(limits, routeId, explicitGroup, keyBy, header, cost, RouteUsage.NONE);
+	}
+
+	/**
+	 * Check the arguments of one route's filter as the factory builds it (a front end), with its usage arguments:
+	 * see {@link #validateFilter(RateLimitProperties, String, String, KeyBy, String, long)}, and the usage rules of
+	 * {@link RouteUsage}: {@code usage} set exactly when a limit that can apply counts usage, {@code reserve-max}
+	 * within every such limit's capacity, {@code count-when} only on groups without leases.
+	 * @param limits the rate limit properties in force (validated)
+	 * @param routeId the route id, or {@code null}
+	 * @param explicitGroup the group the route names, or {@code null} (or blank) when it uses its route id
+	 * @param keyBy what the route limits by
+	 * @param header the header the route names, or {@code null}
+	 * @param cost tokens per request
+	 * @param usage the route's parsed usage arguments (see {@link RouteUsage#parse})
+	 * @return the problems found, named after {@code route '<id>' RateLimit}; empty when valid
+	 */
+	static List<ConfigurationViolation> validateFilter(RateLimitProperties limits, @Nullable String routeId,
+			@Nullable String explicitGroup, KeyBy keyBy, @Nullable String header, long cost, RouteUsage usage) {
 		if ((explicitGroup == null || explicitGroup.isBlank()) && routeId == null) {
 			return List.of(new ConfigurationViolation("RateLimit.group", "the route has neither a group nor a route id.",
 					"give the filter a group."));
@@ -204,23 +255,26 @@ public final class RouteArgumentRules {
 			return List.of(new ConfigurationViolation("route '" + routeId + "' RateLimit.cost",
 					"must be at least 1, was " + cost + ".", "use a cost of 1 or more."));
 		}
-		return validateRoute(limits, "route '" + routeId + "' RateLimit", explicitGroup, routeId, keyBy, cost);
+		return validateRoute(limits, "route '" + routeId + "' RateLimit", explicitGroup, routeId, keyBy, cost, usage);
 	}
 
 	/**
-	 * Check one route's rate limit settings against the plans: an explicitly named group must be known, and the
-	 * cost must fit in every limit that can apply (all plans on api-key and principal routes; the anonymous plan on
-	 * ip routes; the anonymous and header plans on header routes).
+	 * Check one route's rate limit settings against the plans: an explicitly named group must be known, the cost
+	 * must fit in every limit counting requests that can apply (all plans on api-key and principal routes; the
+	 * anonymous plan on ip routes; the anonymous and header plans on header routes), and the usage arguments must
+	 * fit the limits counting usage that can apply.
 	 * @param p the (valid) rate limit properties
 	 * @param property the name to report problems under
 	 * @param explicitGroup the group the route names, or {@code null} when it uses its route id
 	 * @param routeId the route id (the group when none is named), or {@code null}
 	 * @param keyBy what the route limits by
 	 * @param cost tokens per request, or {@code null} if already reported invalid
+	 * @param usage the route's usage arguments, or {@code null} if already reported invalid
 	 * @return the problems found
 	 */
 	private static List<ConfigurationViolation> validateRoute(RateLimitProperties p, String property,
-			@Nullable String explicitGroup, @Nullable String routeId, KeyBy keyBy, @Nullable Long cost) {
+			@Nullable String explicitGroup, @Nullable String routeId, KeyBy keyBy, @Nullable Long cost,
+			@Nullable RouteUsage usage) {
 		List<ConfigurationViolation> v = new ArrayList<>();
 		Set<String> known = RateLimitPropertiesValidator.knownGroups(p);
 		if (explicitGroup != null && !known.contains(explicitGroup)) {
@@ -230,23 +284,13 @@ public final class RouteArgumentRules {
 							+ "ratelimit.plans.<plan>.groups." + explicitGroup + "), fix the name (known: "
 							+ new TreeSet<>(known) + "), or drop group to use the route id."));
 		}
+		String group = (explicitGroup != null) ? explicitGroup : routeId;
+		Map<String, List<RateLimitProperties.Limit>> applying = applyingLimits(p, group, keyBy);
 		if (cost != null) {
-			String group = (explicitGroup != null) ? explicitGroup : routeId;
-			for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
-				if (keyBy == KeyBy.IP && !plan.getKey().equals(p.getAnonymousPlan())) {
-					continue;
-				}
-				if (keyBy == KeyBy.HEADER && !plan.getKey().equals(p.getAnonymousPlan())
-						&& !plan.getKey().equals(p.getHeaderPlan())) {
-					continue;
-				}
-				List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group)
-						: null;
-				if (limits == null || limits.isEmpty()) {
-					limits = plan.getValue().getDefault();
-				}
-				for (RateLimitProperties.Limit limit : limits) {
-					if (!limit.isConcurrency() && cost > limit.getCapacity()) { // a slot is one, whatever the cost
+			for (Map.Entry<String, List<RateLimitProperties.Limit>> plan : applying.entrySet()) {
+				for (RateLimitProperties.Limit limit : plan.getValue()) {
+					// a slot is one, whatever the cost; a limit counting usage takes the reservation
+					if (!limit.isConcurrency() && !isUsage(limit) && cost > limit.getCapacity()) {
 						v.add(new ConfigurationViolation(property + ".args.cost",
 								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
 										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
@@ -256,10 +300,105 @@ public final class RouteArgumentRules {
 				}
 			}
 		}
+		if (usage != null) {
+			v.addAll(validateUsage(property, group, applying, usage));
+		}
 		return v;
 	}
 
-	private static @Nullable Long parseLong(String value) {
+	/** The usage arguments against the limits that can apply, by plan. */
+	private static List<ConfigurationViolation> validateUsage(String property, @Nullable String group,
+			Map<String, List<RateLimitProperties.Limit>> applying, RouteUsage usage) {
+		String counting = null;
+		boolean leased = false;
+		for (Map.Entry<String, List<RateLimitProperties.Limit>> plan : applying.entrySet()) {
+			for (RateLimitProperties.Limit limit : plan.getValue()) {
+				leased |= limit.getLease() != null && !limit.getLease().isOff();
+				if (isUsage(limit)) {
+					if (usage.usage() != null && usage.reserveMax() > limit.getCapacity()) {
+						return List.of(new ConfigurationViolation(property + ".args.reserve-max",
+								"is " + usage.reserveMax() + " units, more than the capacity " + limit.getCapacity()
+										+ " of a limit of plan '" + plan.getKey() + "' in " + limit.getUnit()
+										+ ": such requests could never pass.",
+								"lower reserve-max or raise the capacity to at least " + usage.reserveMax() + "."));
+					}
+					if (usage.reserve() instanceof RouteUsage.Reserve.Fixed fixed && fixed.units() > limit.getCapacity()) {
+						return List.of(new ConfigurationViolation(property + ".args.reserve",
+								"is " + fixed.units() + " units, more than the capacity " + limit.getCapacity()
+										+ " of a limit of plan '" + plan.getKey() + "' in " + limit.getUnit()
+										+ ": such requests could never pass.",
+								"lower reserve or raise the capacity to at least " + fixed.units() + "."));
+					}
+					counting = (counting != null) ? counting : limit.getUnit() + "' in plan '" + plan.getKey();
+				}
+			}
+		}
+		if (usage.usage() == null && counting != null) {
+			return List.of(new ConfigurationViolation(property + ".args.usage",
+					"is missing: endpoint group '" + group + "' counts '" + counting
+							+ "', which only an answer tells.",
+					"say where an answer's usage is read, e.g. usage: json:usage.total_tokens, usage: "
+							+ "header:X-Usage or usage: bytes."));
+		}
+		if (usage.usage() != null && counting == null) {
+			return List.of(new ConfigurationViolation(property + ".args.usage",
+					"is set, but no limit of endpoint group '" + group + "' that can apply counts usage.",
+					"give the group a limit with a unit (e.g. unit: tokens), or remove usage."));
+		}
+		if (usage.countWhen() != null && leased) {
+			return List.of(new ConfigurationViolation(property + ".args.count-when",
+					"is set, but a limit of endpoint group '" + group + "' takes leases: a leased request is decided "
+							+ "here, and could not be given back.",
+					"remove lease from the group's limits, or remove count-when."));
+		}
+		return List.of();
+	}
+
+	/**
+	 * The smallest capacity of the limits counting usage that can apply to a route.
+	 * @param p the (valid) rate limit properties
+	 * @param group the route's group
+	 * @param keyBy what the route limits by
+	 * @return the smallest capacity in units; {@link LimitDefinition#MAX_TOKENS} when no limit counts usage
+	 */
+	static long smallestUsageCapacity(RateLimitProperties p, String group, KeyBy keyBy) {
+		long smallest = LimitDefinition.MAX_TOKENS;
+		for (List<RateLimitProperties.Limit> limits : applyingLimits(p, group, keyBy).values()) {
+			for (RateLimitProperties.Limit limit : limits) {
+				if (isUsage(limit)) {
+					smallest = Math.min(smallest, limit.getCapacity());
+				}
+			}
+		}
+		return smallest;
+	}
+
+	/** The limits of a group that can apply to a route, by plan (see {@link #validateRoute}). */
+	private static Map<String, List<RateLimitProperties.Limit>> applyingLimits(RateLimitProperties p,
+			@Nullable String group, KeyBy keyBy) {
+		Map<String, List<RateLimitProperties.Limit>> applying = new LinkedHashMap<>();
+		for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
+			if (keyBy == KeyBy.IP && !plan.getKey().equals(p.getAnonymousPlan())) {
+				continue;
+			}
+			if (keyBy == KeyBy.HEADER && !plan.getKey().equals(p.getAnonymousPlan())
+					&& !plan.getKey().equals(p.getHeaderPlan())) {
+				continue;
+			}
+			List<RateLimitProperties.Limit> limits = (group != null) ? plan.getValue().getGroups().get(group) : null;
+			if (limits == null || limits.isEmpty()) {
+				limits = plan.getValue().getDefault();
+			}
+			applying.put(plan.getKey(), limits);
+		}
+		return applying;
+	}
+
+	private static boolean isUsage(RateLimitProperties.Limit limit) {
+		return !limit.isConcurrency() && !LimitDefinition.REQUESTS.equals(limit.getUnit());
+	}
+
+	static @Nullable Long parseLong(String value) {
 		try {
 			return Long.valueOf(value.strip());
 		}

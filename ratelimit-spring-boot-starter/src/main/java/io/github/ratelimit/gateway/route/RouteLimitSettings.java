@@ -13,9 +13,25 @@ import org.jspecify.annotations.Nullable;
  * @param cost tokens per request, at least 1
  * @param critical whether the route fails closed when the limiter is unavailable
  * @param shadow whether decisions are only observed, never enforced
+ * @param usage how the route's answers decide what a request is charged ({@link RouteUsage#NONE}: they do not)
  */
 public record RouteLimitSettings(String routeId, String group, KeyBy keyBy, @Nullable String header, long cost,
-		boolean critical, boolean shadow) {
+		boolean critical, boolean shadow, RouteUsage usage) {
+
+	/**
+	 * The settings of a route whose answers do not change what it is charged.
+	 * @param routeId the route id (the group when the route has none)
+	 * @param group the endpoint group (the route id when the route names none)
+	 * @param keyBy what identifies the client
+	 * @param header the request header identifying the client with {@link KeyBy#HEADER}, else {@code null}
+	 * @param cost tokens per request, at least 1
+	 * @param critical whether the route fails closed when the limiter is unavailable
+	 * @param shadow whether decisions are only observed, never enforced
+	 */
+	public RouteLimitSettings(String routeId, String group, KeyBy keyBy, @Nullable String header, long cost,
+			boolean critical, boolean shadow) {
+		this(routeId, group, keyBy, header, cost, critical, shadow, RouteUsage.NONE);
+	}
 
 	/**
 	 * Whether the route's requests are refused while the limiter is unavailable: critical routes that enforce (a

@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway.usage;
 
+import java.util.regex.Pattern;
+
 /**
  * What a reader made of an answer's usage: a number found at the {@link UsageField}, or why there is none.
  *
@@ -10,6 +12,9 @@ public record UsageReading(Kind kind, long value) {
 
 	/** Largest usage a reading holds: 2<sup>53</sup> (9007199254740992). */
 	public static final long MAX_VALUE = 1L << 53;
+
+	/** RFC 8259 section 6: a number. */
+	private static final Pattern NUMBER = Pattern.compile("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?");
 
 	private static final UsageReading MISSING = new UsageReading(Kind.MISSING, 0);
 
@@ -45,6 +50,21 @@ public record UsageReading(Kind kind, long value) {
 	 */
 	public static UsageReading found(long value) {
 		return new UsageReading(Kind.FOUND, value);
+	}
+
+	/**
+	 * A number written as text (a header field's value), by the rules of a number at a JSON field: RFC 8259's number
+	 * syntax, rounded up to a whole number.
+	 * @param text the text, without surrounding whitespace
+	 * @return {@link #found(long)}, {@link #negative()} or {@link #tooLarge()} for a number; {@link #notANumber()}
+	 * for anything else, and for a number written with more than {@value JsonFieldReader#MAX_BUFFERED_BYTES}
+	 * characters
+	 */
+	public static UsageReading ofText(String text) {
+		if (text.length() > JsonFieldReader.MAX_BUFFERED_BYTES || !NUMBER.matcher(text).matches()) {
+			return notANumber();
+		}
+		return JsonNumber.read(text);
 	}
 
 	/**

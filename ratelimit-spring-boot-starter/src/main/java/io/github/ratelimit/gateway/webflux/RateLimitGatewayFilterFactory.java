@@ -15,15 +15,20 @@ import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitOutcome;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
+import io.github.ratelimit.gateway.route.UsageMeter;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.cloud.gateway.support.GatewayToStringStyler;
 import org.springframework.cloud.gateway.support.HasRouteId;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.core.style.ToStringCreator;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -108,7 +113,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		return outcome.flatMap((decided) -> {
 			decided.writeHeaders(exchange.getResponse().getHeaders());
 			RateLimitRefusal refusal = decided.refusal();
-			return (refusal == null) ? proceed(exchange, chain, decided.slots(), route)
+			return (refusal == null) ? proceed(exchange, chain, decided, route)
 					: this.responseWriter.write(exchange, refusal);
 		});
 	}
@@ -117,6 +122,32 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			@Nullable Principal principal) {
 		return Outcomes.toMono(this.handler.handle(new ExchangeClientRequest(exchange, principal), route,
 				Outcomes.requestThread(exchange)));
+	}
+
+	/**
+	 * The rest of the chain for an admitted request, its answer shown to the outcome's {@link UsageMeter} (when the
+	 * route settles what it reserved) by the {@link UsageMeteringGlobalFilter}, which ends it once the exchange is
+	 * over; without that filter (a bean replaced) the meter ends when this filter's chain does, having seen the
+	 * answer's status and header fields but not its body.
+	 */
+	private Mono<Void> proceed(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitOutcome decided,
+			RouteLimitSettings route) {
+		UsageMeter meter = decided.meter();
+		if (!meter.isActive()) {
+			return proceed(exchange, chain, decided.slots(), route);
+		}
+		if (exchange.getAttribute(UsageMeteringResponse.ATTRIBUTE) instanceof UsageMeteringResponse metering) {
+			metering.meter(meter);
+			return proceed(exchange, chain, decided.slots(), route);
+		}
+		return proceed(exchange, chain, decided.slots(), route).doFinally((signal) -> {
+			HttpStatusCode status = exchange.getResponse().getStatusCode();
+			if (status != null && exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_ATTR) != null) {
+				HttpHeaders headers = exchange.getResponse().getHeaders();
+				meter.answer(status.value(), headers::getFirst, headers.getFirst(HttpHeaders.CONTENT_TYPE));
+			}
+			meter.end(signal == SignalType.ON_COMPLETE);
+		});
 	}
 
 	/**
@@ -154,7 +185,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	}
 
 	/** The filter of one route, with its resolved settings. */
-	private final class RateLimitFilter implements GatewayFilter {
+	final class RateLimitFilter implements GatewayFilter {
 
 		private final RouteLimitSettings settings;
 
@@ -165,6 +196,11 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		@Override
 		public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 			return limit(exchange, chain, this.settings);
+		}
+
+		/** Whether the route's answers settle what a request reserved ({@code usage} or {@code count-when}). */
+		boolean settles() {
+			return this.settings.usage().settles();
 		}
 
 		@Override

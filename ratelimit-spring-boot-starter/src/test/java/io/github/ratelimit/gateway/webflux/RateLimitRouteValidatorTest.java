@@ -100,6 +100,56 @@ class RateLimitRouteValidatorTest {
 	}
 
 	/** A second RateLimit filter on route search, with these arguments ({@code name=value}). */
+	@Test
+	void usageArgumentsMustFitTheGroupsLimits() {
+		String tokens = "ratelimit.plans.free.groups.search[1].";
+		String[] tokenLimit = { tokens + "capacity=1000", tokens + "refill-tokens=1000", tokens + "refill-period=1m",
+				tokens + "unit=tokens" };
+		this.runner.withPropertyValues(filter("usage=json:usage.total_tokens"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.usage: is set, but no limit of endpoint group 'search' that can apply counts usage."));
+		this.runner.withPropertyValues(tokenLimit)
+			.withPropertyValues(filter("cost=1"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.usage: is missing: endpoint group 'search' counts 'tokens' in plan 'free', which only an "
+					+ "answer tells."));
+		this.runner.withPropertyValues(tokenLimit)
+			.withPropertyValues(filter("usage=xml:usage"))
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.usage: must say where an answer's usage is read, was 'xml:usage'."));
+		this.runner.withPropertyValues(tokenLimit)
+			.withPropertyValues(filter("usage=json:usage..total"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1 + "args.usage: names no JSON field"));
+		this.runner.withPropertyValues(tokenLimit)
+			.withPropertyValues(filter("usage=header:X-Usage", "reserve=5000"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.reserve: is 5000 units, more than the capacity 1000 of a limit of plan 'free' in tokens"));
+		this.runner.withPropertyValues(tokenLimit)
+			.withPropertyValues(filter("usage=bytes", "reserve-max=2000"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.reserve-max: is 2000 units, more than the capacity 1000"));
+		// the base route's own RateLimit=search (filters[0]) reads no usage: replaced
+		this.runner.withPropertyValues(tokenLimit)
+			.withPropertyValues("spring.cloud.gateway.server.webflux.routes[0].filters[0]=StripPrefix=0")
+			.withPropertyValues(filter("usage=json:usage.total_tokens", "reserve=json:max_tokens", "reserve-max=400"))
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void countWhenListsStatusesAndReserveNeedsUsage() {
+		this.runner.withPropertyValues(filter("count-when=401,forbidden"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.count-when: must list HTTP status codes (100 to 599) or classes (4xx), was '401,forbidden'."));
+		this.runner.withPropertyValues(filter("reserve=10"))
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.reserve: applies only with usage, which the route does not set."));
+		this.runner.withPropertyValues(filter("count-when=401,403,5xx")).run((context) -> assertThat(context).hasNotFailed());
+		this.runner.withPropertyValues("ratelimit.plans.free.groups.search[0].lease=20%")
+			.withPropertyValues(filter("count-when=401"))
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.count-when: is set, but a limit of endpoint group 'search' takes leases"));
+	}
+
 	private static String[] filter(String... args) {
 		String[] properties = new String[args.length + 1];
 		properties[0] = FILTER_1 + "name=RateLimit";

@@ -1,0 +1,86 @@
+package io.github.ratelimit.gateway.route;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
+import io.github.ratelimit.gateway.usage.UsageReading;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The reports of every route's usage meters: settlements are counted ({@link RateLimitMetrics#recordUsageSettled});
+ * answers whose usage cannot be read are counted ({@link RateLimitMetrics#recordUsageProblem}), and the first of each
+ * kind per route is logged at WARN, naming the route and what to check.
+ */
+final class RouteUsageReports {
+
+	private static final Logger logger = LoggerFactory.getLogger(RouteUsageReports.class);
+
+	private final RateLimitMetrics metrics;
+
+	private final Map<String, UsageMeter.UsageReports> routes = new ConcurrentHashMap<>();
+
+	private final Set<String> logged = ConcurrentHashMap.newKeySet();
+
+	RouteUsageReports(RateLimitMetrics metrics) {
+		this.metrics = metrics;
+	}
+
+	/**
+	 * The reports of one route's requests of one plan.
+	 * @param route the route's settings
+	 * @param limits the plan's limits in the route's group
+	 * @return its reports, made once per route and plan
+	 */
+	UsageMeter.UsageReports of(RouteLimitSettings route, PlanLimits limits) {
+		return this.routes.computeIfAbsent(route.routeId() + '|' + limits.plan(), (key) -> {
+			String unit = (limits.usageUnit() != null) ? limits.usageUnit() : LimitDefinition.REQUESTS;
+			return new UsageMeter.UsageReports() {
+
+				@Override
+				public void settled(long reserved, long charged) {
+					RouteUsageReports.this.metrics.recordUsageSettled(route.routeId(), route.group(), limits.plan(),
+							unit, reserved, charged);
+				}
+
+				@Override
+				public void problem(UsageReading.Kind kind) {
+					report(route, kind);
+				}
+
+			};
+		});
+	}
+
+	private void report(RouteLimitSettings route, UsageReading.Kind kind) {
+		String problem = name(kind);
+		this.metrics.recordUsageProblem(route.routeId(), route.group(), problem);
+		if (this.logged.add(route.routeId() + '|' + problem)) {
+			if (kind == UsageReading.Kind.TOO_LARGE) {
+				logger.warn("Route '{}': an answer reported more usage ({}) than the capacity {} of its limits; it was "
+						+ "charged {} (logged once per route; counted in ratelimit.usage.problems)", route.routeId(),
+						route.usage().usage(), route.usage().usageMax(), route.usage().usageMax());
+			}
+			else {
+				logger.warn("Route '{}': an answer's usage could not be read from {} ({}); it was charged its "
+						+ "reservation (logged once per route and kind; counted in ratelimit.usage.problems)",
+						route.routeId(), route.usage().usage(), problem);
+			}
+		}
+	}
+
+	/**
+	 * The meter tag of a reading's kind.
+	 * @param kind what was wrong
+	 * @return e.g. {@code not-json}
+	 */
+	static String name(UsageReading.Kind kind) {
+		return kind.name().toLowerCase(Locale.ROOT).replace('_', '-');
+	}
+
+}

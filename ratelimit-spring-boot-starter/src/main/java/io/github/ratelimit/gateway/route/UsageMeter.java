@@ -1,0 +1,245 @@
+package io.github.ratelimit.gateway.route;
+
+import java.nio.ByteBuffer;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+
+import io.github.ratelimit.gateway.chain.Reservation;
+import io.github.ratelimit.gateway.usage.EventStreamReader;
+import io.github.ratelimit.gateway.usage.JsonFieldReader;
+import io.github.ratelimit.gateway.usage.UsageReading;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What one admitted request's answer used, read as the answer passes, and the settlement of its
+ * {@link Reservation} once the answer is over. A front end drives it: {@link #answer} when the upstream's response
+ * head is known (status and header fields), {@link #body} with each chunk of the body as it is written to the
+ * client, and {@link #end} once the exchange is over, however it ended (body complete, stream ended, client gone,
+ * upstream error). Its methods may be called from any thread (each holds the meter's monitor: a client that goes away
+ * may end it while a chunk is read).
+ *
+ * <p>The settlement ({@link #end}), by the route's {@link RouteUsage}:
+ * <ul>
+ * <li>an answer whose status {@code count-when} does not hold gives back everything the request took
+ * ({@link Reservation#cancel()});</li>
+ * <li>otherwise the request is charged the usage its answer reports ({@code usage}), at most the smallest capacity
+ * of its limits counting usage (a larger value is charged that, and reported);
+ * an answer that reports none usable (no answer at all, the header or field missing, not a number, negative, a body
+ * that is not JSON, a stream cut before the event that carries it) is charged its reservation, the estimate it was
+ * admitted on;</li>
+ * <li>{@code usage: bytes} charges the body's bytes written to the client, whatever the status (a stream cut short
+ * is charged what was sent).</li>
+ * </ul>
+ * At most {@link #MAX_BUFFERED_BYTES} bytes of the answer are held for reading its usage, whatever its size.
+ */
+public final class UsageMeter {
+
+	/** Most bytes of an answer one meter holds: its JSON field or event stream reader's bound. */
+	public static final int MAX_BUFFERED_BYTES = Math.max(JsonFieldReader.MAX_BUFFERED_BYTES,
+			EventStreamReader.MAX_BUFFERED_BYTES);
+
+	/** The meter of a request whose answer does not change what it is charged: reads nothing, ends nothing. */
+	public static final UsageMeter NONE = new UsageMeter(RouteUsage.NONE, Reservation.NONE, UsageReports.IGNORED);
+
+	private final RouteUsage usage;
+
+	private final Reservation reservation;
+
+	private final UsageReports reports;
+
+	private final AtomicBoolean ended = new AtomicBoolean();
+
+	private int status = -1;
+
+	private @Nullable Function<String, @Nullable String> headers;
+
+	private @Nullable JsonFieldReader json;
+
+	private @Nullable EventStreamReader events;
+
+	private long bytes;
+
+	/**
+	 * Meter one request's answer.
+	 * @param usage the route's usage settings
+	 * @param reservation what the request reserved, ended once by {@link #end}
+	 * @param reports where settlements and answers whose usage cannot be read are reported
+	 */
+	public UsageMeter(RouteUsage usage, Reservation reservation, UsageReports reports) {
+		this.usage = usage;
+		this.reservation = reservation;
+		this.reports = reports;
+	}
+
+	/**
+	 * Whether this meter reads the answer: a front end that sees {@code false} need not call anything.
+	 * @return {@code false} only for {@link #NONE} and meters of routes that do not settle
+	 */
+	public boolean isActive() {
+		return this.usage.settles() && this.reservation != Reservation.NONE;
+	}
+
+	/**
+	 * The upstream's response head is known.
+	 * @param status its status code
+	 * @param headers reads one of its header fields by name (case-insensitive), {@code null} when absent
+	 * @param contentType its {@code Content-Type}, or {@code null}: a {@code text/event-stream} answer is read event
+	 * by event
+	 */
+	public synchronized void answer(int status, Function<String, @Nullable String> headers, @Nullable String contentType) {
+		this.status = status;
+		this.headers = headers;
+		if (this.usage.usage() instanceof RouteUsage.Measure.Json field) {
+			if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
+				this.events = new EventStreamReader(field.field());
+				this.json = null;
+			}
+			else {
+				this.json = new JsonFieldReader(field.field());
+				this.events = null;
+			}
+		}
+	}
+
+	/**
+	 * A chunk of the answer's body, as written to the client; read, never changed (its position is left alone).
+	 * @param chunk the bytes
+	 */
+	public synchronized void body(ByteBuffer chunk) {
+		if (this.ended.get()) {
+			return;
+		}
+		this.bytes += chunk.remaining();
+		if (this.json != null) {
+			this.json.feed(chunk);
+		}
+		else if (this.events != null) {
+			this.events.feed(chunk);
+		}
+	}
+
+	/**
+	 * The exchange is over: settle the reservation (once; later calls do nothing).
+	 * @param complete whether the answer's body was written in full (not cut short by the client, an error or a
+	 * timeout)
+	 */
+	public synchronized void end(boolean complete) {
+		if (!isActive() || !this.ended.compareAndSet(false, true)) {
+			return;
+		}
+		RouteUsage.Measure measure = this.usage.usage();
+		if (this.status >= 0 && !this.usage.counts(this.status)) {
+			this.reservation.cancel();
+			if (measure != null) {
+				this.reports.settled(this.reservation.reserved(), 0);
+			}
+			return;
+		}
+		if (measure == null) {
+			this.reservation.settle(0); // a route that counts some answers only: this one counts as taken
+			return;
+		}
+		long used = used(measure, complete);
+		this.reservation.settle(used);
+		this.reports.settled(this.reservation.reserved(), used);
+	}
+
+	/** The request was never forwarded: give back everything it took (once; a later {@link #end} does nothing). */
+	void abandon() {
+		if (this.usage.settles() && this.ended.compareAndSet(false, true)) {
+			this.reservation.cancel();
+		}
+	}
+
+	/** The units to charge: what the answer reports, at most the usage capacity; its reservation when it reports none. */
+	private long used(RouteUsage.Measure measure, boolean complete) {
+		if (measure instanceof RouteUsage.Measure.Bytes) {
+			return charge(UsageReading.found(this.bytes));
+		}
+		if (this.status < 0) {
+			return this.reservation.reserved(); // no answer: nothing reported
+		}
+		if (measure instanceof RouteUsage.Measure.Header header) {
+			return charge(headerReading(header.name()));
+		}
+		UsageReading reading;
+		if (this.json != null) {
+			if (complete) {
+				this.json.end();
+			}
+			reading = this.json.reading();
+		}
+		else if (this.events != null) {
+			if (complete) {
+				this.events.end();
+			}
+			reading = this.events.reading();
+		}
+		else {
+			return this.reservation.reserved();
+		}
+		if (!complete && reading.kind() != UsageReading.Kind.FOUND) {
+			return this.reservation.reserved(); // cut short before its usage: not the answer's fault
+		}
+		return charge(reading);
+	}
+
+	private UsageReading headerReading(String name) {
+		String value = (this.headers != null) ? this.headers.apply(name) : null;
+		if (value == null) {
+			return UsageReading.missing();
+		}
+		return UsageReading.ofText(value.strip());
+	}
+
+	private long charge(UsageReading reading) {
+		if (reading.kind() == UsageReading.Kind.FOUND) {
+			if (reading.value() > this.usage.usageMax()) {
+				this.reports.problem(UsageReading.Kind.TOO_LARGE);
+				return this.usage.usageMax();
+			}
+			return reading.value();
+		}
+		this.reports.problem(reading.kind());
+		return this.reservation.reserved();
+	}
+
+	/** Where a route's meters report settlements, and answers whose usage cannot be read. */
+	public interface UsageReports {
+
+		/** Reports nothing. */
+		UsageReports IGNORED = new UsageReports() {
+
+			@Override
+			public void settled(long reserved, long charged) {
+			}
+
+			@Override
+			public void problem(UsageReading.Kind kind) {
+			}
+
+		};
+
+		/**
+		 * A request of a route with {@code usage} was settled.
+		 * @param reserved units it reserved
+		 * @param charged units it was charged in the end (0 when its answer did not count)
+		 */
+		void settled(long reserved, long charged);
+
+		/**
+		 * An answer's usage could not be read (it was charged its reservation), or was above the capacity of the
+		 * limits counting usage (charged that).
+		 * @param kind what was wrong ({@link UsageReading.Kind#TOO_LARGE} for a value above the capacity)
+		 */
+		void problem(UsageReading.Kind kind);
+
+	}
+
+	@Override
+	public String toString() {
+		return "UsageMeter[" + this.usage + ", reserved " + this.reservation.reserved() + "]";
+	}
+
+}

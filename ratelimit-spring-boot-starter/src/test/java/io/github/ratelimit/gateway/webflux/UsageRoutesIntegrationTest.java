@@ -1,0 +1,225 @@
+package io.github.ratelimit.gateway.webflux;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.RateLimitStore;
+import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.Cost;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import org.junit.jupiter.api.Test;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Routes whose answers decide what a request is charged, through the real gateway, a real upstream that reports
+ * usage ({@link UsageUpstream}) and real Redis: a request reserves its estimate with its other limits, and once its
+ * answer is over it is charged what the answer reported (JSON body, the last event of a stream, a header, the bytes
+ * sent), or given back everything when its status does not count. The client's usage bucket is read from Redis
+ * without consuming ({@link #remainingTokens}); a settlement reaches Redis after the answer, so the tests wait for
+ * it.
+ */
+@ActiveProfiles("usage-it")
+class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
+
+	private static final UsageUpstream usageUpstream = UsageUpstream.shared();
+
+	@Autowired
+	private RateLimitStore store;
+
+	@Autowired
+	private LimitResolver limits;
+
+	@DynamicPropertySource
+	static void usageUpstreamProperties(DynamicPropertyRegistry registry) {
+		registry.add("usage.upstream.uri", usageUpstream::uri);
+	}
+
+	@Test
+	void aJsonAnswerIsChargedTheUsageItReportsAndTheRestOfTheReservationGoesBack() {
+		this.client.get()
+			.uri("/v1/chat/completions?used=120")
+			.header("X-API-Key", "key-one")
+			.header("X-Max-Tokens", "300")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			// the fields are sent before the body: remaining as of the reservation (1,000 - 300)
+			.expectHeader()
+			.valueEquals("RateLimit", "\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=700;t=1080");
+		awaitRemaining("chat", 880);
+	}
+
+	@Test
+	void aStreamIsChargedTheUsageOfItsLastEventThatCarriesIt() {
+		this.client.get()
+			.uri("/v1/chat/completions?stream=true&used=57")
+			.header("X-API-Key", "key-one")
+			.header("X-Max-Tokens", "300")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.value((body) -> assertThat(body).contains("\"total_tokens\":57").endsWith("data: [DONE]\n\n"));
+		awaitRemaining("chat", 943);
+	}
+
+	@Test
+	void anAnswerLargerThanItsEstimateTakesTheBucketBelowZeroAndTheNextRequestWaitsExactlyForIt() {
+		// 100 reserved, 600 used: 400 left; then 100 reserved, 600 used: 200 owed
+		get("/v1/header?used=600", "key-one").expectStatus().isOk();
+		awaitRemaining("chat", 400);
+		get("/v1/header?used=600", "key-one").expectStatus().isOk();
+		await().atMost(10, TimeUnit.SECONDS).untilAsserted(() -> assertThat(read("chat").retryAfterMillis())
+			.isGreaterThan(0));
+		// 200 owed + 100 to reserve = 300 tokens at 1,000 per hour: 1,080 s
+		get("/v1/header?used=1", "key-one").expectStatus()
+			.isEqualTo(429)
+			.expectHeader()
+			.valueEquals("Retry-After", "1080")
+			.expectHeader()
+			.valueEquals("RateLimit-Policy",
+					"\"free-chat-1h\";q=100;w=3600, \"free-chat-tokens-1h\";q=1000;w=3600;qu=\"tokens\"");
+	}
+
+	@Test
+	void aRequestWhoseEstimateDoesNotFitIsDeniedWithTheExactRetryAfter() {
+		// 400 reserved (the most a request may: reserve-max), 900 used: 100 left
+		get("/v1/chat/completions?used=900", "key-one").expectStatus().isOk();
+		awaitRemaining("chat", 100);
+		// an estimate of 250 needs 150 more: 540 s
+		this.client.get()
+			.uri("/v1/chat/completions?used=1")
+			.header("X-API-Key", "key-one")
+			.header("X-Max-Tokens", "250")
+			.exchange()
+			.expectStatus()
+			.isEqualTo(429)
+			.expectHeader()
+			.valueEquals("Retry-After", "540");
+		// an estimate that fits passes
+		this.client.get()
+			.uri("/v1/chat/completions?used=1")
+			.header("X-API-Key", "key-one")
+			.header("X-Max-Tokens", "90")
+			.exchange()
+			.expectStatus()
+			.isOk();
+	}
+
+	@Test
+	void bytesAreChargedAsSentWhateverTheEstimate() {
+		get("/v1/download?size=1500", "key-one").expectStatus().isOk();
+		awaitRemaining("downloads", 8500);
+		get("/v1/download?size=5000", "key-one").expectStatus().isOk();
+		awaitRemaining("downloads", 3500);
+	}
+
+	@Test
+	void failedLoginsCountAndSuccessfulOnesAreGivenBack() {
+		for (int i = 0; i < 5; i++) {
+			this.client.get().uri("/v1/login?status=200").exchange().expectStatus().isOk();
+			// given back once the answer is over (after the client has it): the next attempt waits for that
+			await().atMost(10, TimeUnit.SECONDS).untilAsserted(() -> assertThat(readLogin().remaining()).isEqualTo(3));
+		}
+		for (int i = 0; i < 3; i++) {
+			this.client.get().uri("/v1/login?status=401").exchange().expectStatus().isEqualTo(401);
+		}
+		// three failures per hour: the fourth attempt is refused, whatever it would have been
+		await().atMost(10, TimeUnit.SECONDS)
+			.untilAsserted(() -> this.client.get()
+				.uri("/v1/login?status=200")
+				.exchange()
+				.expectStatus()
+				.isEqualTo(429)
+				.expectHeader()
+				.valueEquals("Retry-After", "1200"));
+	}
+
+	@Test
+	void anUpstreamThatNeverAnswersIsChargedTheReservation() {
+		this.client.get()
+			.uri("/v1/chat/completions?used=5&fail=true")
+			.header("X-API-Key", "key-one")
+			.header("X-Max-Tokens", "300")
+			.exchange()
+			.expectStatus()
+			.is5xxServerError();
+		awaitRemaining("chat", 700);
+	}
+
+	@Test
+	void aClientGoneMidStreamIsChargedTheReservation() {
+		HttpClient http = HttpClient.create(ConnectionProvider.newConnection())
+			.headers((h) -> h.add("X-API-Key", "key-one").add("X-Max-Tokens", "300"));
+		String first = http.get()
+			.uri("http://127.0.0.1:" + this.port + "/v1/chat/completions?stream=true&used=57&every=300")
+			.responseContent()
+			.asString()
+			.next() // the first event, then the connection is closed
+			.block(Duration.ofSeconds(10));
+		assertThat(first).startsWith("data: ");
+		awaitRemaining("chat", 700);
+	}
+
+	@Test
+	void anAnswerThatIsNotJsonIsChargedItsReservationAndCounted() {
+		double before = problems("chat", "not-json");
+		this.client.get()
+			.uri("/v1/chat/completions?used=5&json=bad")
+			.header("X-API-Key", "key-one")
+			.header("X-Max-Tokens", "300")
+			.exchange()
+			.expectStatus()
+			.isOk();
+		awaitRemaining("chat", 700);
+		assertThat(problems("chat", "not-json")).isEqualTo(before + 1);
+		assertThat(this.meters.get(MicrometerRateLimitMetrics.USAGE_CHARGED).tag("route", "chat").counter().count())
+			.isGreaterThanOrEqualTo(300);
+	}
+
+	private double problems(String route, String problem) {
+		var counter = this.meters.find(MicrometerRateLimitMetrics.USAGE_PROBLEMS)
+			.tags("route", route, "problem", problem)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	/** Wait for the client's usage bucket of a group to hold this many whole tokens (a refill of 1 allowed). */
+	private void awaitRemaining(String group, long expected) {
+		await().atMost(10, TimeUnit.SECONDS)
+			.untilAsserted(() -> assertThat(read(group).remaining()).isBetween(expected, expected + 1));
+	}
+
+	/** The login limit of the tests' client address, read from Redis without consuming. */
+	private LimitStatus readLogin() {
+		PlanLimits planLimits = this.limits.limitsFor("anonymous", "login");
+		ClientKey client = new ClientKey(ClientKey.Kind.IP, "127.0.0.1", "anonymous");
+		return this.store.tryConsume(client, planLimits, Cost.NONE)
+			.orTimeout(10, TimeUnit.SECONDS)
+			.join()
+			.statuses()
+			.get(0);
+	}
+
+	/** The client's usage limit in a group, read from Redis without consuming. */
+	private LimitStatus read(String group) {
+		PlanLimits planLimits = this.limits.limitsFor("free", group);
+		ClientKey client = new ClientKey(ClientKey.Kind.API_KEY, ApiKeyHasher.hash("key-one"), "free");
+		var decision = this.store.tryConsume(client, planLimits, Cost.NONE).orTimeout(10, TimeUnit.SECONDS).join();
+		return decision.statuses().stream().filter((s) -> s.limit().isUsage()).findFirst().orElseThrow();
+	}
+
+}
