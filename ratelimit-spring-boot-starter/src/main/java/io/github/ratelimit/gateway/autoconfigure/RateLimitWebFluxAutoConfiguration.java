@@ -110,8 +110,9 @@ public final class RateLimitWebFluxAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(RateLimitHandler.class)
 	RateLimitGatewayFilterFactory rateLimitGatewayFilterFactory(RateLimitHandler handler, RateLimitRoutes routes,
-			RateLimitResponseWriter responseWriter) {
-		return new RateLimitGatewayFilterFactory(handler, routes, responseWriter);
+			RateLimitResponseWriter responseWriter, RateLimitProperties properties) {
+		return new RateLimitGatewayFilterFactory(handler, routes, responseWriter,
+				properties.getUsage().getReserveBodyLimit().toBytes());
 	}
 
 }

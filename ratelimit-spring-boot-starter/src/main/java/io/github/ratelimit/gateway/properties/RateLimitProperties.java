@@ -25,6 +25,7 @@ import io.github.ratelimit.gateway.properties.PropertyRules.Required;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Configuration of the distributed rate limiter, bound from the {@code ratelimit.*} properties.
@@ -113,6 +114,9 @@ public class RateLimitProperties {
 
 	/** Token leases of limits that take them (a lease budget such as 2% on a token-bucket limit). */
 	private final Leases leases = new Leases();
+
+	/** Routes whose answers decide what a request is charged (the RateLimit filter's usage and reserve). */
+	private final Usage usage = new Usage();
 
 	/** The limiter's Redis client. */
 	private final Redis redis = new Redis();
@@ -303,6 +307,10 @@ public class RateLimitProperties {
 
 	public Leases getLeases() {
 		return this.leases;
+	}
+
+	public Usage getUsage() {
+		return this.usage;
 	}
 
 	public Redis getRedis() {
@@ -875,6 +883,33 @@ public class RateLimitProperties {
 
 		public void setMaxEntries(long maxEntries) {
 			this.maxEntries = maxEntries;
+		}
+
+	}
+
+	/** Routes whose answers decide what a request is charged. */
+	public static class Usage {
+
+		/** Least {@code reserve-body-limit}. */
+		public static final DataSize MIN_RESERVE_BODY_LIMIT = DataSize.ofKilobytes(1);
+
+		/** Largest {@code reserve-body-limit}. */
+		public static final DataSize MAX_RESERVE_BODY_LIMIT = DataSize.ofMegabytes(16);
+
+		/**
+		 * Most bytes of a request body read for the request's estimate, on routes with reserve: json:<field> (1KB to
+		 * 16MB). The body is held until the request is decided, so each such request holds at most this much; a
+		 * field that comes later counts as absent (the request reserves reserve-max), and the body is forwarded
+		 * whole either way.
+		 */
+		private DataSize reserveBodyLimit = DataSize.ofKilobytes(64);
+
+		public DataSize getReserveBodyLimit() {
+			return this.reserveBodyLimit;
+		}
+
+		public void setReserveBodyLimit(DataSize reserveBodyLimit) {
+			this.reserveBodyLimit = reserveBodyLimit;
 		}
 
 	}

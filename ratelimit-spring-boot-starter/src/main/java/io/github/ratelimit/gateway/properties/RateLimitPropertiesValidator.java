@@ -12,6 +12,8 @@ import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.util.unit.DataSize;
+
 /**
  * Checks the {@code ratelimit.*} properties: the range rules declared on their fields ({@link PropertyRules}), each
  * list of limits ({@link LimitRules}), and the rules across properties: plans defined, with default limits; the
@@ -77,6 +79,13 @@ public final class RateLimitPropertiesValidator {
 			}
 		}
 		validateGlobalLimits(p, v);
+		DataSize bodyLimit = p.getUsage().getReserveBodyLimit();
+		if (bodyLimit == null || bodyLimit.compareTo(RateLimitProperties.Usage.MIN_RESERVE_BODY_LIMIT) < 0
+				|| bodyLimit.compareTo(RateLimitProperties.Usage.MAX_RESERVE_BODY_LIMIT) > 0) {
+			v.add(new ConfigurationViolation(prefix + "usage.reserve-body-limit",
+					"must be between 1KB and 16MB, was " + bodyLimit + ".",
+					"set how much of a request body is read for its estimate, e.g. 64KB."));
+		}
 		for (Map.Entry<String, String> apiKey : p.getApiKeys().entrySet()) {
 			String masked = prefix + "api-keys[" + ApiKeyHasher.mask(apiKey.getKey()) + "]";
 			if (apiKey.getKey().isBlank()) {

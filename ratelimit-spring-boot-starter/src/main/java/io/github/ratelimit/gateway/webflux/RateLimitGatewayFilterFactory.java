@@ -15,8 +15,12 @@ import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitOutcome;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
+import io.github.ratelimit.gateway.route.RouteUsage;
 import io.github.ratelimit.gateway.route.UsageMeter;
+import io.github.ratelimit.gateway.usage.JsonFieldReader;
+import io.github.ratelimit.gateway.usage.UsageReading;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 
@@ -26,9 +30,11 @@ import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFac
 import org.springframework.cloud.gateway.support.GatewayToStringStyler;
 import org.springframework.cloud.gateway.support.HasRouteId;
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.style.ToStringCreator;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -60,20 +66,25 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private final RateLimitResponseWriter responseWriter;
 
+	private final long reserveBodyLimit;
+
 	/**
 	 * Create the factory; logs a WARN when the Reactor Netty on the class path can leave a request on a keep-alive
 	 * connection unanswered (before 1.3.8, see {@code src/docs/reports/keep-alive-report.md}).
 	 * @param handler decides each request
 	 * @param routes resolves and checks each route's arguments
 	 * @param responseWriter writes the answers to refused requests
+	 * @param reserveBodyLimit most bytes of a request body read for its estimate ({@code reserve: json:<field>};
+	 * {@code ratelimit.usage.reserve-body-limit})
 	 */
 	public RateLimitGatewayFilterFactory(RateLimitHandler handler, RateLimitRoutes routes,
-			RateLimitResponseWriter responseWriter) {
+			RateLimitResponseWriter responseWriter, long reserveBodyLimit) {
 		super(Config.class);
 		ReactorNettyVersionCheck.warnIfAffected();
 		this.handler = handler;
 		this.routes = routes;
 		this.responseWriter = responseWriter;
+		this.reserveBodyLimit = reserveBodyLimit;
 	}
 
 	@Override
@@ -105,11 +116,35 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			AttemptSlots.endPrevious(attributes(exchange), route,
 					() -> UpstreamRequestGlobalFilter.sentAndUnanswered(exchange));
 		}
-		Mono<RateLimitOutcome> outcome = (route.keyBy() != KeyBy.PRINCIPAL) ? decide(exchange, route, null)
+		if (!(route.usage().reserve() instanceof RouteUsage.Reserve.Json estimate)) {
+			return limit(exchange, chain, route, null);
+		}
+		// the estimate is in the body: read it (up to the limit), decide, then forward the whole body
+		JsonFieldReader reader = new JsonFieldReader(estimate.field());
+		return HeldRequestBody.read(exchange.getRequest().getBody(), this.reserveBodyLimit, reader::feed)
+			.flatMap((held) -> {
+				if (held.complete()) {
+					reader.end();
+				}
+				ServerWebExchange forwarded = exchange.mutate()
+					.request(new ServerHttpRequestDecorator(exchange.getRequest()) {
+						@Override
+						public Flux<DataBuffer> getBody() {
+							return held.body();
+						}
+					})
+					.build();
+				return limit(forwarded, chain, route, reader.reading()).doFinally((signal) -> held.release());
+			});
+	}
+
+	private Mono<Void> limit(ServerWebExchange exchange, GatewayFilterChain chain, RouteLimitSettings route,
+			@Nullable UsageReading estimate) {
+		Mono<RateLimitOutcome> outcome = (route.keyBy() != KeyBy.PRINCIPAL) ? decide(exchange, route, null, estimate)
 				: exchange.getPrincipal()
 					.map(Optional::of)
 					.defaultIfEmpty(Optional.empty())
-					.flatMap((principal) -> decide(exchange, route, principal.orElse(null)));
+					.flatMap((principal) -> decide(exchange, route, principal.orElse(null), estimate));
 		return outcome.flatMap((decided) -> {
 			decided.writeHeaders(exchange.getResponse().getHeaders());
 			RateLimitRefusal refusal = decided.refusal();
@@ -119,9 +154,9 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	}
 
 	private Mono<RateLimitOutcome> decide(ServerWebExchange exchange, RouteLimitSettings route,
-			@Nullable Principal principal) {
+			@Nullable Principal principal, @Nullable UsageReading estimate) {
 		return Outcomes.toMono(this.handler.handle(new ExchangeClientRequest(exchange, principal), route,
-				Outcomes.requestThread(exchange)));
+				Outcomes.requestThread(exchange), estimate));
 	}
 
 	/**

@@ -63,6 +63,44 @@ class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	@Test
+	void theEstimateIsReadFromTheRequestBodyWhichIsForwardedWhole() {
+		String body = "{\"model\":\"m\",\"max_tokens\":250,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+		this.client.post()
+			.uri("/v1/body?used=120")
+			.header("X-API-Key", "key-one")
+			.header("Content-Type", "application/json")
+			.bodyValue(body)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.valueEquals("X-Received-Bytes", Integer.toString(body.length()))
+			.expectHeader()
+			.valueEquals("RateLimit", "\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=750;t=900");
+		awaitRemaining("chat", 880);
+	}
+
+	@Test
+	void anEstimateBeyondTheBodyReadReservesTheMostAndTheBodyIsStillForwardedWhole() {
+		// max_tokens after 10 KB of messages: beyond the 2 KB read (ratelimit.usage.reserve-body-limit)
+		String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(10_000)
+				+ "\"}],\"max_tokens\":10}";
+		this.client.post()
+			.uri("/v1/body?used=30")
+			.header("X-API-Key", "key-one")
+			.header("Content-Type", "application/json")
+			.bodyValue(body)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.valueEquals("X-Received-Bytes", Integer.toString(body.length()))
+			.expectHeader()
+			.valueEquals("RateLimit", "\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=600;t=1440");
+		awaitRemaining("chat", 970);
+	}
+
+	@Test
 	void aStreamIsChargedTheUsageOfItsLastEventThatCarriesIt() {
 		this.client.get()
 			.uri("/v1/chat/completions?stream=true&used=57")

@@ -20,6 +20,8 @@ import reactor.netty.http.server.HttpServerResponse;
  * {@code content}; {@code &stream=true}: a {@code text/event-stream} of deltas, then an event with the usage, then
  * {@code [DONE]}, one event every {@code &every=} ms (default 0); {@code &json=bad}: a body that is not JSON;</li>
  * <li>{@code /v1/header?used=N}: the usage in {@code X-Usage-Tokens};</li>
+ * <li>{@code /v1/body?used=N}: reads the whole request body, answers its size in {@code X-Received-Bytes} and
+ * {@code usage.total_tokens} N;</li>
  * <li>{@code /v1/download?size=N}: N bytes;</li>
  * <li>{@code /v1/login?status=S}: an empty answer with status S;</li>
  * <li>anything with {@code &fail=true}: the connection closed before any answer.</li>
@@ -65,6 +67,14 @@ final class UsageUpstream {
 		}
 		String path = query.path();
 		long used = Long.parseLong(param(query, "used", "0"));
+		if (path.startsWith("/v1/body")) {
+			// the request body's size, to prove it arrived whole
+			return request.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap((body) -> response
+				.header("Content-Type", "application/json")
+				.header("X-Received-Bytes", Integer.toString(body.length))
+				.sendString(Mono.just("{\"usage\":{\"total_tokens\":" + used + "}}"))
+				.then());
+		}
 		if (path.startsWith("/v1/chat")) {
 			if ("true".equals(param(query, "stream", "false"))) {
 				return stream(response, used, Long.parseLong(param(query, "every", "0")));
