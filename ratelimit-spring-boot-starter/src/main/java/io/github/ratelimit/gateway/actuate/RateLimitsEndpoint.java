@@ -25,6 +25,7 @@ import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
+import io.github.ratelimit.gateway.route.RouteUsage;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import org.jspecify.annotations.Nullable;
 
@@ -161,6 +162,15 @@ public class RateLimitsEndpoint {
 		entry.put("cost", route.cost());
 		entry.put("critical", route.critical());
 		entry.put("shadow", route.shadow());
+		RouteUsage usage = route.usage();
+		if (usage.usage() != null) {
+			entry.put("usage", usage.usage().toString());
+			entry.put("reserve", String.valueOf(usage.reserve()));
+			entry.put("reserveMax", usage.reserveMax());
+		}
+		if (usage.countWhen() != null) {
+			entry.put("countWhen", usage.countWhen().stream().boxed().toList());
+		}
 		return entry;
 	}
 
@@ -179,8 +189,9 @@ public class RateLimitsEndpoint {
 	 * @param apiKey the client's API key (never echoed back), or {@code null}
 	 * @param ip the client's IP address, or {@code null}
 	 * @return the client's hashed id, plan and per-limit state: {@code policy}, {@code algorithm}, {@code scope}
-	 * ({@code client}, or {@code global} for the group-wide bucket), the limit's numbers, {@code tokens} (whole
-	 * tokens now) and {@code timeUntilFullMs}; for a concurrency limit ({@code "type": "concurrency"}),
+	 * ({@code client}, or {@code global} for the group-wide bucket), the limit's numbers (and {@code unit} for a
+	 * limit counting usage), {@code tokens} (whole tokens now, reservations of answers not over yet taken; 0 while
+	 * the bucket owes) and {@code timeUntilFullMs}; for a concurrency limit ({@code "type": "concurrency"}),
 	 * {@code maxInFlight}, {@code maxRequestDuration}, {@code inFlight} and {@code freeSlots}; {@code 403} for a caller who is not an operator
 	 */
 	@ReadOperation
@@ -329,6 +340,9 @@ public class RateLimitsEndpoint {
 		bucket.put("capacity", limit.capacity());
 		bucket.put("refillTokens", limit.refillTokens());
 		bucket.put("refillPeriod", limit.refillPeriod().toString());
+		if (limit.isUsage()) {
+			bucket.put("unit", limit.unit());
+		}
 		bucket.put("tokens", status.remaining());
 		bucket.put("timeUntilFullMs", status.resetMillis());
 		return bucket;
@@ -355,6 +369,9 @@ public class RateLimitsEndpoint {
 			entry.put("capacity", limit.capacity());
 			entry.put("refillTokens", limit.refillTokens());
 			entry.put("refillPeriod", limit.refillPeriod().toString());
+			if (limit.isUsage()) {
+				entry.put("unit", limit.unit());
+			}
 			if (!limit.leaseBudget().isOff()) {
 				// only for limits that take leases: other limits have no lease member
 				entry.put("lease", limit.leaseBudget().toString());

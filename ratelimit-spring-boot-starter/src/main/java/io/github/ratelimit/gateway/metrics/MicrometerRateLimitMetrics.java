@@ -32,6 +32,8 @@ import io.micrometer.core.instrument.Timer;
  * <li>{@value #USAGE_RESERVED} and {@value #USAGE_CHARGED} (counters; tags {@code route}, {@code group},
  * {@code plan}, {@code unit}): on routes with {@code usage}, the units requests reserved when admitted and the units
  * they were charged once their answers were over (0 for an answer that did not count); settled requests only.</li>
+ * <li>{@value #USAGE_IN_FLIGHT} (gauge; tags {@code group}, {@code unit}): units of usage reserved by requests this
+ * instance admitted whose answers are not over yet (every instance publishes its own).</li>
  * <li>{@value #USAGE_PROBLEMS} (counter; tags {@code route}, {@code group}, {@code problem}: {@code missing},
  * {@code not-json}, {@code not-a-number}, {@code negative}, {@code too-large}): answers whose usage could not be read
  * (charged their reservation) or was above the capacity of the limits counting usage (charged that).</li>
@@ -62,6 +64,9 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	/** Name of the counter of usage units charged once answers were over. */
 	public static final String USAGE_CHARGED = "ratelimit.usage.charged";
 
+	/** Name of the gauge of usage units reserved by requests whose answers are not over. */
+	public static final String USAGE_IN_FLIGHT = "ratelimit.usage.reserved.in.flight";
+
 	/** Name of the counter of answers whose usage could not be read. */
 	public static final String USAGE_PROBLEMS = "ratelimit.usage.problems";
 
@@ -84,6 +89,8 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	private final Map<String, Map<String, Counter[]>> denials = new ConcurrentHashMap<>();
 
 	private final Map<String, AtomicLong> inFlight = new ConcurrentHashMap<>();
+
+	private final Map<String, AtomicLong> usageInFlight = new ConcurrentHashMap<>();
 
 	/**
 	 * Create the metrics.
@@ -162,6 +169,22 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 			.description(description)
 			.tags("route", route, "group", group, "plan", plan, "unit", unit)
 			.register(this.registry);
+	}
+
+	@Override
+	public void recordUsageReserved(String group, String unit, long units) {
+		AtomicLong reserved = this.usageInFlight.get(group);
+		if (reserved == null) {
+			reserved = this.usageInFlight.computeIfAbsent(group, (g) -> {
+				AtomicLong held = new AtomicLong();
+				Gauge.builder(USAGE_IN_FLIGHT, held, AtomicLong::get)
+					.description("Usage units reserved by requests whose answers are not over")
+					.tags("group", g, "unit", unit)
+					.register(this.registry);
+				return held;
+			});
+		}
+		reserved.addAndGet(units);
 	}
 
 	@Override

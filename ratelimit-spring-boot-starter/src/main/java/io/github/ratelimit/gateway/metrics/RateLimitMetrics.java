@@ -40,6 +40,15 @@ public interface RateLimitMetrics extends CheckListener {
 	}
 
 	/**
+	 * Record units of usage reserved by requests whose answers are not over yet (negative: settled).
+	 * @param group the endpoint group
+	 * @param unit the unit of the group's limits counting usage
+	 * @param units units reserved (positive) or settled (negative)
+	 */
+	default void recordUsageReserved(String group, String unit, long units) {
+	}
+
+	/**
 	 * Record the settlement of a request of a route with {@code usage}: what it reserved when admitted and what it
 	 * was charged once its answer was over.
 	 * @param route the route id

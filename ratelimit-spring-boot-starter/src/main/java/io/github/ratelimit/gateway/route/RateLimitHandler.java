@@ -211,7 +211,11 @@ public final class RateLimitHandler {
 		if (!route.usage().settles() || decision.reservation() == Reservation.NONE) {
 			return UsageMeter.NONE;
 		}
-		return new UsageMeter(route.usage(), decision.reservation(), this.usageReports.of(route, decision.limits()));
+		UsageMeter.UsageReports reports = this.usageReports.of(route, decision.limits());
+		if (route.usage().usage() != null) {
+			reports.admitted(decision.reservation().reserved());
+		}
+		return new UsageMeter(route.usage(), decision.reservation(), reports);
 	}
 
 	/** The slots an admitted request holds, counted in {@code ratelimit.requests.in.flight} until they are ended. */

@@ -43,7 +43,13 @@ final class RouteUsageReports {
 			return new UsageMeter.UsageReports() {
 
 				@Override
+				public void admitted(long reserved) {
+					RouteUsageReports.this.metrics.recordUsageReserved(route.group(), unit, reserved);
+				}
+
+				@Override
 				public void settled(long reserved, long charged) {
+					RouteUsageReports.this.metrics.recordUsageReserved(route.group(), unit, -reserved);
 					RouteUsageReports.this.metrics.recordUsageSettled(route.routeId(), route.group(), limits.plan(),
 							unit, reserved, charged);
 				}

@@ -149,6 +149,9 @@ public final class UsageMeter {
 	void abandon() {
 		if (this.usage.settles() && this.ended.compareAndSet(false, true)) {
 			this.reservation.cancel();
+			if (this.usage.usage() != null) {
+				this.reports.settled(this.reservation.reserved(), 0);
+			}
 		}
 	}
 
@@ -222,7 +225,14 @@ public final class UsageMeter {
 		};
 
 		/**
-		 * A request of a route with {@code usage} was settled.
+		 * A request of a route with {@code usage} was admitted: its reservation is out until it is settled.
+		 * @param reserved units it reserved
+		 */
+		default void admitted(long reserved) {
+		}
+
+		/**
+		 * A request of a route with {@code usage} was settled (or given everything back).
 		 * @param reserved units it reserved
 		 * @param charged units it was charged in the end (0 when its answer did not count)
 		 */

@@ -60,6 +60,12 @@ class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.expectHeader()
 			.valueEquals("RateLimit", "\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=700;t=1080");
 		awaitRemaining("chat", 880);
+		// every reservation of this instance has been settled
+		await().atMost(10, TimeUnit.SECONDS)
+			.untilAsserted(() -> assertThat(this.meters.get(MicrometerRateLimitMetrics.USAGE_IN_FLIGHT)
+				.tag("group", "chat")
+				.gauge()
+				.value()).isZero());
 	}
 
 	@Test
