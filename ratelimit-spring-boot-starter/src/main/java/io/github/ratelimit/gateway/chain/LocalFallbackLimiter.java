@@ -75,8 +75,9 @@ final class LocalFallbackLimiter {
 	 * @param limits the plan's limits in the endpoint group
 	 * @param cost what the request takes: tokens from limits counting requests, its reservation from limits counting
 	 * usage
-	 * @return the decision, with source {@link RateLimitDecision.Source#LOCAL_FALLBACK}; an allowed one holds what it
-	 * took here as its reservation (settled here: in usage units, a bucket owing at most its share's capacity)
+	 * @return the decision, with source {@link RateLimitDecision.Source#LOCAL_FALLBACK}; an allowed one of a
+	 * {@linkplain Cost#reserves() reserving} cost holds what it took here as its reservation (settled here: in usage
+	 * units, a bucket owing at most its share's capacity)
 	 */
 	public RateLimitDecision consume(ClientKey client, PlanLimits limits, Cost cost) {
 		int share = Math.max(1, this.instances.getAsInt());
@@ -421,7 +422,7 @@ final class LocalFallbackLimiter {
 		 * taken from) every rate limit's bucket, a bucket owing at most its capacity; slots are not touched.
 		 */
 		Reservation reservation(Cost taken) {
-			if (taken.isNone()) {
+			if (!taken.reserves() || taken.isNone()) {
 				return Reservation.NONE;
 			}
 			AtomicBoolean ended = new AtomicBoolean();

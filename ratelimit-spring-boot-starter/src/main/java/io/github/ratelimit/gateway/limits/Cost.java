@@ -7,14 +7,35 @@ package io.github.ratelimit.gateway.limits;
  *
  * @param tokens tokens taken from (or, negative, given back to) each limit counting requests
  * @param usage units taken from (or, negative, given back to) each limit counting usage: a request's reservation
+ * @param reserves whether an allowed request holds what it took as a reservation that its answer settles (its
+ * route measures answers), so that the decision carries it
  */
-public record Cost(long tokens, long usage) {
+public record Cost(long tokens, long usage, boolean reserves) {
 
 	/** Takes nothing: reads the limits. */
 	public static final Cost NONE = new Cost(0, 0);
 
 	/** One token from each limit counting requests, nothing from limits counting usage: the default request. */
 	public static final Cost ONE = new Cost(1, 0);
+
+	/**
+	 * A cost that is not a reservation: what is taken stays taken.
+	 * @param tokens tokens taken from (or given back to) each limit counting requests
+	 * @param usage units taken from (or given back to) each limit counting usage
+	 */
+	public Cost(long tokens, long usage) {
+		this(tokens, usage, false);
+	}
+
+	/**
+	 * The cost of a request whose answer settles what it took.
+	 * @param tokens tokens taken from each limit counting requests
+	 * @param usage units reserved in each limit counting usage
+	 * @return the cost, {@link #reserves()}
+	 */
+	public static Cost reserving(long tokens, long usage) {
+		return new Cost(tokens, usage, true);
+	}
 
 	/**
 	 * A cost in tokens only.

@@ -152,7 +152,8 @@ public class RedisRateLimitStore
 	 * it reserves in each limit counting usage; {@link Cost#NONE} reads the buckets without consuming
 	 * @return the decision; with concurrency limits among {@code limits} and tokens above 0, an allowed decision holds
 	 * a slot in each ({@link RateLimitDecision#slots()}, given back in one script call); with limits counting usage, an
-	 * allowed decision holds its reservation ({@link RateLimitDecision#reservation()}, settled in one script call).
+	 * allowed decision of a {@linkplain Cost#reserves() reserving} cost holds it as its reservation
+	 * ({@link RateLimitDecision#reservation()}, settled in one script call).
 	 * Completed exceptionally when Redis is unreachable, answers an error or an unexpected reply (an
 	 * {@link IllegalStateException} naming it); never completed with {@code null}
 	 */
@@ -172,9 +173,9 @@ public class RedisRateLimitStore
 		});
 	}
 
-	/** An allowed decision that took something, with what it took as its reservation (the answer settles it). */
+	/** An allowed decision of a reserving cost, with what it took as its reservation (the answer settles it). */
 	private RateLimitDecision reserving(RateLimitDecision decision, Arguments arguments, byte[][] keys, Cost cost) {
-		if (!decision.allowed() || cost.isNone()) {
+		if (!decision.allowed() || !cost.reserves() || cost.isNone()) {
 			return decision;
 		}
 		return decision.withReservation(new RedisReservation(arguments, keys, cost));

@@ -131,9 +131,12 @@ public final class RateLimitHandler {
 			return;
 		}
 		PlanLimits limits = this.limitResolver.limitsFor(client.plan(), route.group());
-		long reserved = limits.hasUsageLimits() ? route.usage().reservation(request, body) : 0;
+		Cost cost = Cost.tokens(route.cost());
+		if (route.usage().settles()) {
+			cost = Cost.reserving(route.cost(), limits.hasUsageLimits() ? route.usage().reservation(request, body) : 0);
+		}
 		CompletableFuture<RateLimitDecision> checked = this.chain
-			.check(new RateLimitRequest(client, limits, new Cost(route.cost(), reserved), route.failsClosed()));
+			.check(new RateLimitRequest(client, limits, cost, route.failsClosed()));
 		outcome.whenComplete((ignored, error) -> {
 			if (outcome.isCancelled()) {
 				checked.cancel(false);
