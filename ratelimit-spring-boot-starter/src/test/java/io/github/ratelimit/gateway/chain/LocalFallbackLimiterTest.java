@@ -43,6 +43,40 @@ class LocalFallbackLimiterTest {
 	}
 
 	@Test
+	void aUsageLimitsShareIsReservedAndSettledInItsUnit() {
+		// 1,000 tokens per hour over 2 instances: 500 here; 10 requests per hour: 5 here
+		LimitDefinition requests = new LimitDefinition("free-chat", 10, 10, Duration.ofHours(1));
+		LimitDefinition tokens = new LimitDefinition("free-chat-tokens", 1_000, 1_000, Duration.ofHours(1))
+			.withUnit("tokens");
+		PlanLimits limits = limits(requests, tokens);
+		RateLimitDecision first = this.limiter.consume(CLIENT, limits, Cost.reserving(1, 300));
+		assertThat(first.allowed()).isTrue();
+		assertThat(first.statuses().get(1).remaining()).isEqualTo(200);
+		assertThat(this.limiter.consume(CLIENT, limits, Cost.reserving(1, 300)).allowed()).isFalse();
+		first.reservation().settle(100); // 200 of the 300 back
+		RateLimitDecision second = this.limiter.consume(CLIENT, limits, Cost.reserving(1, 300));
+		assertThat(second.allowed()).isTrue();
+		assertThat(second.statuses().get(1).remaining()).isEqualTo(100);
+		// 600 used: 300 more charged, the local bucket owes 200
+		second.reservation().settle(600);
+		RateLimitDecision owing = this.limiter.consume(CLIENT, limits, Cost.reserving(1, 1));
+		assertThat(owing.allowed()).isFalse();
+		assertThat(owing.statuses().get(1).remaining()).isZero();
+		// 201 tokens at 500 per hour (this instance's share): 1,447.2 s
+		assertThat(owing.statuses().get(1).retryAfterMillis()).isEqualTo(1_447_200);
+		second.reservation().settle(0); // settled once: nothing changes
+		assertThat(this.limiter.consume(CLIENT, limits, Cost.reserving(1, 1)).allowed()).isFalse();
+		// an answer that does not count gives everything back, its request token too
+		RateLimitDecision cancelled = this.limiter.consume(new ClientKey(ClientKey.Kind.API_KEY, "other", "free"), limits,
+				Cost.reserving(1, 100));
+		cancelled.reservation().cancel();
+		RateLimitDecision read = this.limiter.consume(new ClientKey(ClientKey.Kind.API_KEY, "other", "free"), limits,
+				Cost.NONE);
+		assertThat(read.statuses().get(0).remaining()).isEqualTo(5);
+		assertThat(read.statuses().get(1).remaining()).isEqualTo(500);
+	}
+
+	@Test
 	void aConcurrencyLimitsShareIsWholeSlotsGivenBackOnRelease() {
 		// 5 in flight over 2 instances: 2 here (never more than the whole across instances), at least 1
 		PlanLimits limits = limits(LimitDefinition.concurrency("free-api-concurrency", 5, Duration.ofSeconds(30)));
