@@ -90,14 +90,16 @@ public final class RateLimitServerMvcAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		ServerMvcFrontEnd rateLimitServerMvcFrontEnd(ObjectProvider<RateLimitHandler> handler,
-				ObjectProvider<RateLimitRoutes> routes, RateLimitServletResponseWriter responseWriter) {
+				ObjectProvider<RateLimitRoutes> routes, RateLimitServletResponseWriter responseWriter,
+				RateLimitProperties properties) {
 			RateLimitHandler available = handler.getIfAvailable();
 			if (available == null) {
 				throw new RateLimitConfigurationException(List.of(new ConfigurationViolation("spring.data.redis",
 						"gives no reactive Redis connection factory, which the RateLimit filter needs.",
 						"configure Redis (spring.data.redis.*), or set ratelimit.enabled=false.")));
 			}
-			return new ServerMvcFrontEnd(available, routes.getObject(), responseWriter);
+			return new ServerMvcFrontEnd(available, routes.getObject(), responseWriter,
+					(int) properties.getUsage().getReserveBodyLimit().toBytes());
 		}
 
 		/** Checks the {@code RateLimit} filters built from Java at start-up; makes the configured routes known. */

@@ -15,7 +15,10 @@ import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitOutcome;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
+import io.github.ratelimit.gateway.route.RouteUsage;
 import io.github.ratelimit.gateway.route.UsageMeter;
+import io.github.ratelimit.gateway.usage.JsonFieldReader;
+import io.github.ratelimit.gateway.usage.UsageReading;
 import io.github.ratelimit.gateway.support.ThrottledLog;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -55,6 +58,8 @@ public final class ServerMvcFrontEnd {
 
 	private final RateLimitServletResponseWriter responseWriter;
 
+	private final int reserveBodyLimit;
+
 	private final ThrottledLog unanswered = new ThrottledLog(Duration.ofSeconds(10));
 
 	private final ThrottledLog misconfigured = new ThrottledLog(Duration.ofSeconds(10));
@@ -64,12 +69,15 @@ public final class ServerMvcFrontEnd {
 	 * @param handler decides each request
 	 * @param routes resolves and checks each route's arguments
 	 * @param responseWriter writes the answers to refused requests
+	 * @param reserveBodyLimit most bytes of a request body read for its estimate ({@code reserve: json:<field>};
+	 * {@code ratelimit.usage.reserve-body-limit})
 	 */
 	public ServerMvcFrontEnd(RateLimitHandler handler, RateLimitRoutes routes,
-			RateLimitServletResponseWriter responseWriter) {
+			RateLimitServletResponseWriter responseWriter, int reserveBodyLimit) {
 		this.handler = handler;
 		this.routes = routes;
 		this.responseWriter = responseWriter;
+		this.reserveBodyLimit = reserveBodyLimit;
 	}
 
 	/**
@@ -95,9 +103,20 @@ public final class ServerMvcFrontEnd {
 			// an earlier attempt (Retry) may have taken slots: over, so given back
 			AttemptSlots.endPrevious(attributes(servletRequest), route, () -> false);
 		}
+		UsageReading estimate = null;
+		if (route.usage().reserve() instanceof RouteUsage.Reserve.Json field) {
+			// the estimate is in the body: read it ahead (up to the limit); the upstream gets the whole body
+			JsonFieldReader reader = new JsonFieldReader(field.field());
+			HeldBodyRequest held = HeldBodyRequest.read(request, this.reserveBodyLimit, reader::feed);
+			if (held.complete()) {
+				reader.end();
+			}
+			estimate = reader.reading();
+			request = held;
+		}
 		WaitingThread requestThread = new WaitingThread();
 		CompletableFuture<RateLimitOutcome> decided = this.handler.handle(new ServerRequestClientRequest(request),
-				route, requestThread);
+				route, requestThread, estimate);
 		RateLimitOutcome outcome;
 		try {
 			// cancelled when it ends without an answer: abandons the check, a later decision gives its slots back
