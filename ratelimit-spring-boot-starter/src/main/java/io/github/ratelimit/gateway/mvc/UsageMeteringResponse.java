@@ -2,8 +2,12 @@ package io.github.ratelimit.gateway.mvc;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.ratelimit.gateway.route.UsageMeter;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
@@ -21,9 +25,12 @@ import org.springframework.web.servlet.function.ServerResponse;
 
 /**
  * The upstream's response with its answer shown to a {@link UsageMeter} as it is written: the status and header
- * fields when writing starts, then every byte written to the servlet output stream, read in place, never copied nor
- * held; the meter is ended once writing is over (complete, or cut short by an exception: the client gone, an upstream
- * read error).
+ * fields as written to the servlet response, when its body starts (or, without a body, when writing is over), then
+ * every byte written to the servlet output stream, read in place, never copied nor held. The meter is ended once
+ * writing is over: when {@link #writeTo} returns (complete) or throws (cut short: the client gone, an upstream read
+ * error); for a response written asynchronously (its body written after {@link #writeTo} returned, on an async
+ * dispatch or another thread: {@link ServerResponse#async}, {@link ServerResponse#sse}), when the request's async
+ * processing ends: complete, unless it timed out, failed, or a write to the client failed.
  */
 final class UsageMeteringResponse implements ServerResponse {
 
@@ -54,24 +61,60 @@ final class UsageMeteringResponse implements ServerResponse {
 	@Override
 	public @Nullable ModelAndView writeTo(HttpServletRequest request, HttpServletResponse servletResponse,
 			Context context) throws ServletException, IOException {
-		HttpHeaders headers = this.response.headers();
-		this.meter.answer(this.response.statusCode().value(), headers::getFirst,
-				headers.getFirst(HttpHeaders.CONTENT_TYPE));
-		boolean complete = false;
+		Metered metered = new Metered(servletResponse, this.meter);
+		boolean returned = false;
 		try {
-			ModelAndView view = this.response.writeTo(request, new Metered(servletResponse, this.meter), context);
-			complete = true;
+			ModelAndView view = this.response.writeTo(request, metered, context);
+			returned = true;
 			return view;
 		}
 		finally {
-			this.meter.end(complete);
+			if (returned && request.isAsyncStarted()) {
+				request.getAsyncContext().addListener(new EndWhenAsyncEnds(metered));
+			}
+			else {
+				metered.end(returned);
+			}
 		}
 	}
 
-	/** The servlet response, its output stream shown to the meter. */
+	/** Ends the meter when the request's asynchronous processing ends: complete unless it timed out or failed. */
+	private record EndWhenAsyncEnds(Metered metered) implements AsyncListener {
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			this.metered.end(true); // a no-op after onTimeout or onError ended it
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			this.metered.end(false);
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+			this.metered.end(false);
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			event.getAsyncContext().addListener(this); // a new cycle: listen to it too
+		}
+
+	}
+
+	/**
+	 * The servlet response, its output stream shown to the meter; tells the meter its status and header fields once
+	 * (when the body starts, else when writing is over).
+	 */
 	private static final class Metered extends HttpServletResponseWrapper {
 
 		private final UsageMeter meter;
+
+		private final AtomicBoolean answered = new AtomicBoolean();
+
+		/** Whether a write to the client failed: the answer was cut short, whatever the writer did next. */
+		private volatile boolean failed;
 
 		private @Nullable ServletOutputStream stream;
 
@@ -83,9 +126,30 @@ final class UsageMeteringResponse implements ServerResponse {
 		@Override
 		public ServletOutputStream getOutputStream() throws IOException {
 			if (this.stream == null) {
-				this.stream = new MeteredStream(super.getOutputStream(), this.meter);
+				this.stream = new MeteredStream(super.getOutputStream(), this);
 			}
 			return this.stream;
+		}
+
+		/** Tell the meter the status and header fields as written (a copy: read once the response may be reused). */
+		void answer() {
+			if (this.answered.compareAndSet(false, true)) {
+				HttpHeaders headers = new HttpHeaders();
+				for (String name : getHeaderNames()) {
+					headers.addAll(name, List.copyOf(getHeaders(name)));
+				}
+				this.meter.answer(getStatus(), headers::getFirst, getContentType());
+			}
+		}
+
+		/** Writing is over: end the meter. */
+		void end(boolean complete) {
+			answer();
+			this.meter.end(complete && !this.failed);
+		}
+
+		void failed() {
+			this.failed = true;
 		}
 
 	}
@@ -95,33 +159,51 @@ final class UsageMeteringResponse implements ServerResponse {
 
 		private final ServletOutputStream out;
 
-		private final UsageMeter meter;
+		private final Metered response;
 
-		MeteredStream(ServletOutputStream out, UsageMeter meter) {
+		MeteredStream(ServletOutputStream out, Metered response) {
 			this.out = out;
-			this.meter = meter;
+			this.response = response;
 		}
 
 		@Override
 		public void write(int b) throws IOException {
-			this.out.write(b);
-			this.meter.body(ByteBuffer.wrap(new byte[] { (byte) b }));
+			write(new byte[] { (byte) b }, 0, 1);
 		}
 
 		@Override
 		public void write(byte[] b, int off, int len) throws IOException {
-			this.out.write(b, off, len);
-			this.meter.body(ByteBuffer.wrap(b, off, len).asReadOnlyBuffer());
+			this.response.answer();
+			try {
+				this.out.write(b, off, len);
+			}
+			catch (IOException | RuntimeException ex) {
+				this.response.failed();
+				throw ex;
+			}
+			this.response.meter.body(ByteBuffer.wrap(b, off, len).asReadOnlyBuffer());
 		}
 
 		@Override
 		public void flush() throws IOException {
-			this.out.flush();
+			try {
+				this.out.flush();
+			}
+			catch (IOException | RuntimeException ex) {
+				this.response.failed();
+				throw ex;
+			}
 		}
 
 		@Override
 		public void close() throws IOException {
-			this.out.close();
+			try {
+				this.out.close();
+			}
+			catch (IOException | RuntimeException ex) {
+				this.response.failed();
+				throw ex;
+			}
 		}
 
 		@Override
