@@ -5,8 +5,12 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -79,6 +83,39 @@ class UsageMvcRoutesIntegrationTest extends ServerMvcRouteIntegrationTest {
 			.contains("\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=700;t=1080");
 		assertThat(response.body()).endsWith("\"total_tokens\":120}}");
 		awaitRemaining("chat", 880);
+	}
+
+	@Test
+	void theEstimateIsReadFromTheRequestBodyWhichIsForwardedWhole() throws Exception {
+		String body = "{\"model\":\"m\",\"max_tokens\":250,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+		HttpResponse<String> response = post("/v1/body?used=120", body);
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.headers().firstValue("X-Received-Bytes")).contains(Integer.toString(body.length()));
+		assertThat(response.headers().firstValue("RateLimit").orElseThrow()).contains("\"free-chat-tokens-1h\";r=750;");
+		awaitRemaining("chat", 880);
+	}
+
+	@Test
+	void anEstimateBeyondTheBodyReadReservesTheMostAndTheBodyIsStillForwardedWhole() throws Exception {
+		// max_tokens after 10 KB of messages: beyond the 2 KB read (ratelimit.usage.reserve-body-limit)
+		String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(10_000)
+				+ "\"}],\"max_tokens\":10}";
+		HttpResponse<String> response = post("/v1/body?used=30", body);
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.headers().firstValue("X-Received-Bytes")).contains(Integer.toString(body.length()));
+		assertThat(response.headers().firstValue("RateLimit").orElseThrow()).contains("\"free-chat-tokens-1h\";r=600;");
+		awaitRemaining("chat", 970);
+	}
+
+	private HttpResponse<String> post(String path, String body) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+			.timeout(Duration.ofSeconds(30))
+			.header("X-API-Key", "key-one")
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(body))
+			.build();
+		return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(request,
+				HttpResponse.BodyHandlers.ofString());
 	}
 
 	@Test

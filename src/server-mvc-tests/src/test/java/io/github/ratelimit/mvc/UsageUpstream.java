@@ -69,7 +69,7 @@ final class UsageUpstream {
 
 	private void answer(HttpExchange exchange) throws IOException {
 		this.received.incrementAndGet();
-		exchange.getRequestBody().readAllBytes();
+		byte[] requestBody = exchange.getRequestBody().readAllBytes();
 		Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
 		if ("true".equals(query.getOrDefault("fail", ""))) {
 			exchange.close(); // no response head sent: the connection is closed
@@ -77,6 +77,16 @@ final class UsageUpstream {
 		}
 		String path = exchange.getRequestURI().getRawPath();
 		long used = Long.parseLong(query.getOrDefault("used", "0"));
+		if (path.startsWith("/v1/body")) {
+			// the request body's size, to prove it arrived whole
+			exchange.getResponseHeaders().add("X-Received-Bytes", Integer.toString(requestBody.length));
+			exchange.getResponseHeaders().add("Content-Type", "application/json");
+			byte[] answer = ("{\"usage\":{\"total_tokens\":" + used + "}}").getBytes(StandardCharsets.UTF_8);
+			exchange.sendResponseHeaders(200, answer.length);
+			exchange.getResponseBody().write(answer);
+			exchange.close();
+			return;
+		}
 		if (path.startsWith("/v1/chat")) {
 			if ("true".equals(query.getOrDefault("stream", "false"))) {
 				stream(exchange, used, Long.parseLong(query.getOrDefault("every", "0")));
