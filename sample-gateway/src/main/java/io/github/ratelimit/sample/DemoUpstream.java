@@ -7,6 +7,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -49,18 +50,24 @@ public final class DemoUpstream extends AbstractDemoUpstream {
 	}
 
 	private static Publisher<Void> handle(HttpServerRequest request, HttpServerResponse response) {
+		String method = request.method().name();
 		String path = new QueryStringDecoder(request.uri()).rawPath();
-		byte[] body = body(request.method().name(), path);
 		Duration delay = path.startsWith(SLOW_PREFIX) ? SLOW_ANSWER : Duration.ZERO;
-		// Read (and drop) any request body before answering.
+		// Read the request body (its first RequestBody.KEPT bytes kept) before answering.
 		return request.receive()
-			.then()
-			.then(Mono.delay(delay).then())
-			.then(Mono.defer(() -> response.status(HttpResponseStatus.OK)
-				.header(HttpHeaderNames.CONTENT_TYPE, "application/json")
-				.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length))
-				.sendByteArray(Mono.just(body))
-				.then()));
+			.asByteArray()
+			.reduce(RequestBody.EMPTY, RequestBody::and)
+			.flatMap((body) -> Mono.delay(delay)
+				.then(Mono.defer(() -> send(response, answer(method, path, request.requestHeaders()::get, body)))));
+	}
+
+	private static Mono<Void> send(HttpServerResponse response, Answer answer) {
+		response.status(HttpResponseStatus.valueOf(answer.status()))
+			.header(HttpHeaderNames.CONTENT_TYPE, answer.contentType());
+		if (!answer.streamed()) { // else chunked, a piece at a time
+			response.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(answer.length()));
+		}
+		return response.sendByteArray(Flux.fromIterable(answer.chunks())).then();
 	}
 
 }

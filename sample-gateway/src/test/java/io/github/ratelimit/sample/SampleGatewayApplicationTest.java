@@ -100,7 +100,7 @@ class SampleGatewayApplicationTest extends AbstractSampleGatewayApplicationTest 
 			.asString()
 			.contains("RateLimit group = 'login', keyBy = IP, cost = 1, critical = true");
 		List<String> routeIds = JsonPath.read(result.getResponseBody(), "$[*].route_id");
-		assertThat(routeIds).containsExactly("search", "reports", "api", "login", "otp", "public");
+		assertThat(routeIds).containsExactly("search", "reports", "chat", "api", "login", "otp", "public");
 	}
 
 	@Test

@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.Arrays;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -102,36 +103,46 @@ public final class DemoUpstream extends AbstractDemoUpstream {
 	}
 
 	private static void handle(HttpExchange exchange, ScheduledExecutorService slowAnswers) throws IOException {
-		// Read (and drop) any request body before answering.
-		try (InputStream body = exchange.getRequestBody()) {
-			body.transferTo(OutputStream.nullOutputStream());
+		// Read the request body (its first RequestBody.KEPT bytes kept) before answering.
+		RequestBody read = RequestBody.EMPTY;
+		try (InputStream in = exchange.getRequestBody()) {
+			byte[] buffer = new byte[8192];
+			for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+				read = read.and(Arrays.copyOf(buffer, n));
+			}
 		}
+		RequestBody body = read;
 		if (exchange.getRequestURI().getRawPath().startsWith(SLOW_PREFIX)) {
 			try {
-				slowAnswers.schedule(() -> answer(exchange), SLOW_ANSWER.toMillis(), TimeUnit.MILLISECONDS);
+				slowAnswers.schedule(() -> answer(exchange, body), SLOW_ANSWER.toMillis(), TimeUnit.MILLISECONDS);
 			}
 			catch (RejectedExecutionException ex) { // the server is stopping
 				exchange.close();
 			}
 			return;
 		}
-		answer(exchange);
+		answer(exchange, body);
 	}
 
 	/** Answer an exchange and close it; an answer the client no longer reads is dropped. */
-	private static void answer(HttpExchange exchange) {
+	private static void answer(HttpExchange exchange, RequestBody body) {
 		try (exchange) {
-			String path = exchange.getRequestURI().getRawPath();
-			byte[] answer = body(exchange.getRequestMethod(), path);
-			exchange.getResponseHeaders().set("Content-Type", "application/json");
-			if (exchange.getRequestMethod().equals("HEAD")) { // the GET answer's header fields, no body
-				exchange.getResponseHeaders().set("Content-Length", Integer.toString(answer.length));
-				exchange.sendResponseHeaders(200, -1);
+			String method = exchange.getRequestMethod();
+			Answer answer = answer(method, exchange.getRequestURI().getRawPath(),
+					(name) -> exchange.getRequestHeaders().getFirst(name), body);
+			exchange.getResponseHeaders().set("Content-Type", answer.contentType());
+			if (method.equals("HEAD")) { // the GET answer's header fields, no body
+				exchange.getResponseHeaders().set("Content-Length", Integer.toString(answer.length()));
+				exchange.sendResponseHeaders(answer.status(), -1);
 				return;
 			}
-			exchange.sendResponseHeaders(200, answer.length);
+			// a streamed answer is chunked (length 0), each piece flushed as it is written
+			exchange.sendResponseHeaders(answer.status(), answer.streamed() ? 0 : answer.length());
 			try (OutputStream out = exchange.getResponseBody()) {
-				out.write(answer);
+				for (byte[] chunk : answer.chunks()) {
+					out.write(chunk);
+					out.flush();
+				}
 			}
 		}
 		catch (IOException ex) {

@@ -17,15 +17,16 @@ import static org.springframework.cloud.gateway.server.mvc.handler.HandlerFuncti
 
 /**
  * The {@code login} route, built with Gateway Server MVC's Java DSL rather than in {@code application.yml}: the
- * {@code RateLimit} filter as a {@code HandlerFilterFunction} with every argument the YAML form takes. Login attempts
- * are limited per client address (whatever API key they carry) and fail closed (503) when the limiter is
- * unavailable.
+ * {@code RateLimit} filter as a {@code HandlerFilterFunction} with every argument the YAML form takes. Failed login
+ * attempts ({@code 401}, {@code 403}) are limited per client address (whatever API key they carry); successful ones
+ * are given back what they took. The route fails closed (503) when the limiter is unavailable.
  */
 @Configuration(proxyBeanMethods = false)
 class LoginRouteConfiguration {
 
 	/**
-	 * {@code /auth/login} to the upstream, limited in the {@code login} group by client address, critical.
+	 * {@code /auth/login} to the upstream, limited in the {@code login} group by client address, critical, counting
+	 * answers {@code 401} and {@code 403} only.
 	 * @param upstream the upstream's base URI ({@code UPSTREAM_URI}, or the demo upstream)
 	 * @return the route
 	 */
@@ -33,8 +34,10 @@ class LoginRouteConfiguration {
 	RouterFunction<ServerResponse> loginRoute(@Value("${" + DemoUpstreamInitializer.PROPERTY + "}") String upstream) {
 		return route("login").route(RequestPredicates.path("/auth/login"), http())
 			.before(uri(upstream))
-			.filter(RateLimitFilterFunctions
-				.rateLimit(new RateLimitArguments().setGroup("login").setKeyBy(KeyBy.IP).setCritical(true)))
+			.filter(RateLimitFilterFunctions.rateLimit(new RateLimitArguments().setGroup("login")
+				.setKeyBy(KeyBy.IP)
+				.setCritical(true)
+				.setCountWhen("401,403")))
 			.build();
 	}
 

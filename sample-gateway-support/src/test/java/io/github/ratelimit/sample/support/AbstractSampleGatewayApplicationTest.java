@@ -4,12 +4,14 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import com.jayway.jsonpath.JsonPath;
 import io.github.ratelimit.test.redis.RedisExtension;
 import io.github.ratelimit.test.redis.TestRedis;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -26,6 +28,7 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A sample gateway as configured in its application.yml, against a real Redis, over real HTTP: what both samples
@@ -104,18 +107,30 @@ public abstract class AbstractSampleGatewayApplicationTest {
 		assertThat(result.getResponseHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"anonymous-api\";q=60;w=60");
 	}
 
-	/** In the Server MVC sample the login route is the one built with the Java DSL (LoginRouteConfiguration). */
+	/**
+	 * Only failed logins ({@code 401}) count. In the Server MVC sample the login route is the one built with the Java
+	 * DSL (LoginRouteConfiguration).
+	 */
 	@Test
-	void loginIsLimitedByAddressToFivePerQuarterHourWhateverTheApiKey() {
+	void failedLoginsAreLimitedByAddressToFivePerQuarterHourWhateverTheApiKey() {
+		EntityExchangeResult<String> succeeded = login("demo");
+		assertThat(succeeded.getStatus()).isEqualTo(HttpStatus.OK);
+		assertThat(succeeded.getResponseBody()).contains("\"path\":\"/auth/login\"");
+		assertThat(succeeded.getResponseHeaders().getFirst("RateLimit")).startsWith("\"anonymous-login\";r=4;");
+		// its token is given back once the answer is over
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(tokens("login", "ip=127.0.0.1", 0))
+			.isEqualTo(5.0));
+
 		for (int i = 1; i <= 5; i++) {
-			EntityExchangeResult<String> allowed = SampleGateways.get(this.client, "/auth/login", "demo-pro-key");
-			assertThat(allowed.getStatus()).as("login attempt %d", i).isEqualTo(HttpStatus.OK);
-			assertThat(allowed.getResponseBody()).contains("\"path\":\"/auth/login\"");
-			assertThat(allowed.getResponseHeaders().getFirst("RateLimit-Policy"))
+			EntityExchangeResult<String> failed = login(i % 2 == 0 ? "wrong" : null);
+			assertThat(failed.getStatus()).as("failed login %d", i).isEqualTo(HttpStatus.UNAUTHORIZED);
+			assertThat(failed.getResponseHeaders().getFirst("RateLimit-Policy"))
 				.isEqualTo("\"anonymous-login\";q=5;w=900");
+			assertThat(failed.getResponseHeaders().getFirst("RateLimit"))
+				.startsWith("\"anonymous-login\";r=" + (5 - i) + ";");
 		}
 
-		EntityExchangeResult<String> denied = SampleGateways.get(this.client, "/auth/login", "demo-pro-key");
+		EntityExchangeResult<String> denied = login("demo");
 
 		assertThat(denied.getStatus()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
 		// One token comes back every 3 minutes.
@@ -127,6 +142,70 @@ public abstract class AbstractSampleGatewayApplicationTest {
 			.expectBody()
 			.jsonPath("$.routes.login.keyBy").isEqualTo("IP")
 			.jsonPath("$.routes.login.critical").isEqualTo(true);
+	}
+
+	/** A chat completion is charged the tokens its answer reports: JSON, or the last usage event of a stream. */
+	@Test
+	void chatCompletionsAreChargedTheTokensTheirAnswersReport() {
+		long started = System.nanoTime();
+		String request = "{\"model\":\"demo\",\"max_tokens\":50,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+		EntityExchangeResult<String> answer = SampleGateways.post(this.client, "/v1/chat/completions",
+				"demo-free-key", request);
+
+		assertThat(answer.getStatus()).isEqualTo(HttpStatus.OK);
+		int used = JsonPath.read(answer.getResponseBody(), "$.usage.total_tokens");
+		assertThat(used).isEqualTo((request.length() + 3) / 4 + 50);
+		assertThat(answer.getResponseHeaders().getFirst("RateLimit-Policy"))
+			.isEqualTo("\"free-chat-1m\";q=60;w=60, \"free-chat-tokens-1m\";q=2000;w=60;qu=\"tokens\"");
+		// the request holds reserve-max (1000) until its answer is over
+		assertThat(answer.getResponseHeaders().getFirst("RateLimit"))
+			.matches("\"free-chat-1m\";r=59;t=\\d+, \"free-chat-tokens-1m\";r=1000;t=\\d+");
+		awaitChatTokens(2000 - used, started);
+
+		String streamed = "{\"model\":\"demo\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+		EntityExchangeResult<String> stream = SampleGateways.post(this.client, "/v1/chat/completions",
+				"demo-free-key", streamed);
+
+		assertThat(stream.getStatus()).isEqualTo(HttpStatus.OK);
+		assertThat(stream.getResponseHeaders().getContentType()).isEqualTo(MediaType.TEXT_EVENT_STREAM);
+		int streamUsed = (streamed.length() + 3) / 4 + 120;
+		assertThat(stream.getResponseBody()).contains(",\"total_tokens\":" + streamUsed + "}}\n\n")
+			.endsWith("data: [DONE]\n\n");
+		awaitChatTokens(2000 - used - streamUsed, started);
+	}
+
+	/**
+	 * Wait until the free chat tokens of {@code demo-free-key} are settled at {@code expected}, refilled by at most
+	 * what has refilled since {@code started} (2,000 a minute).
+	 */
+	private void awaitChatTokens(long expected, long started) {
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(tokens("chat", "apiKey=demo-free-key", 1)).isGreaterThan(expected - 1));
+		double refilled = (System.nanoTime() - started) / 1e9 * 2000 / 60;
+		assertThat(tokens("chat", "apiKey=demo-free-key", 1)).isLessThanOrEqualTo(expected + refilled + 1);
+	}
+
+	private EntityExchangeResult<String> login(@Nullable String password) {
+		return this.client.post()
+			.uri("/auth/login")
+			.headers((headers) -> {
+				headers.set(SampleGateways.API_KEY_HEADER, "demo-pro-key");
+				if (password != null) {
+					headers.set("X-Password", password);
+				}
+			})
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+	}
+
+	/** The tokens now in a client's bucket of a group, read on the ratelimits endpoint without consuming. */
+	private double tokens(String group, String client, int bucket) {
+		EntityExchangeResult<String> buckets = SampleGateways.get(this.management,
+				"/actuator/ratelimits/" + group + "?" + client, null);
+		assertThat(buckets.getStatus()).isEqualTo(HttpStatus.OK);
+		Number tokens = JsonPath.read(buckets.getResponseBody(), "$.buckets[" + bucket + "].tokens");
+		return tokens.doubleValue();
 	}
 
 	@Test

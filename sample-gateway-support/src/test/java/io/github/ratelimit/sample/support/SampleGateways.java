@@ -8,6 +8,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.MediaType;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.test.web.servlet.client.EntityExchangeResult;
 import org.springframework.test.web.servlet.client.RestTestClient;
@@ -88,6 +89,30 @@ public final class SampleGateways {
 					headers.set(API_KEY_HEADER, apiKey);
 				}
 			})
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+	}
+
+	/**
+	 * POST a JSON body to a path, optionally with an API key, and return the whole exchange.
+	 * @param client the client
+	 * @param path the path
+	 * @param apiKey the API key, or {@code null} for none
+	 * @param json the request body, sent as {@code application/json}
+	 * @return the exchange with the body as text
+	 */
+	public static EntityExchangeResult<String> post(RestTestClient client, String path, @Nullable String apiKey,
+			String json) {
+		return client.post()
+			.uri(path)
+			.headers((headers) -> {
+				if (apiKey != null) {
+					headers.set(API_KEY_HEADER, apiKey);
+				}
+			})
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(json)
 			.exchange()
 			.expectBody(String.class)
 			.returnResult();
