@@ -157,9 +157,9 @@ public abstract class AbstractSampleGatewayApplicationTest {
 		assertThat(used).isEqualTo((request.length() + 3) / 4 + 50);
 		assertThat(answer.getResponseHeaders().getFirst("RateLimit-Policy"))
 			.isEqualTo("\"free-chat-1m\";q=60;w=60, \"free-chat-tokens-1m\";q=2000;w=60;qu=\"tokens\"");
-		// the request holds reserve-max (1000) until its answer is over
+		// the request holds its max_tokens (50) until its answer is over
 		assertThat(answer.getResponseHeaders().getFirst("RateLimit"))
-			.matches("\"free-chat-1m\";r=59;t=\\d+, \"free-chat-tokens-1m\";r=1000;t=\\d+");
+			.matches("\"free-chat-1m\";r=59;t=\\d+, \"free-chat-tokens-1m\";r=1950;t=\\d+");
 		awaitChatTokens(2000 - used, started);
 
 		String streamed = "{\"model\":\"demo\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
