@@ -7,20 +7,25 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.ratelimit.gateway.redis.StoredTokens;
 import io.github.ratelimit.test.redis.RedisCluster;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Whole routes through a real gateway configured the Spring Boot way for a real three-master Redis Cluster
- * ({@code spring.data.redis.cluster.nodes}), with plans looked up in the cluster's plan store.
+ * ({@code spring.data.redis.cluster.nodes}), with plans looked up in the cluster's plan store, and a usage route in
+ * front of a real upstream that reports usage ({@link UsageUpstream}).
  */
 class RedisClusterRoutesIntegrationTest extends ClusterRedisRouteIntegrationTest {
 
@@ -28,6 +33,13 @@ class RedisClusterRoutesIntegrationTest extends ClusterRedisRouteIntegrationTest
 
 	/** The gateway's Redis (instead of the shared test Redis). */
 	private static final RedisCluster cluster = use(RedisCluster.start());
+
+	private static final UsageUpstream usageUpstream = UsageUpstream.shared();
+
+	@DynamicPropertySource
+	static void usageUpstreamProperties(DynamicPropertyRegistry registry) {
+		registry.add("usage.upstream.uri", usageUpstream::uri);
+	}
 
 	@Test
 	void fiveRequestsAtOnceAgainstCapacityTwoAllowTwoAndDenyThree() {
@@ -70,6 +82,32 @@ class RedisClusterRoutesIntegrationTest extends ClusterRedisRouteIntegrationTest
 			owners.add(owner);
 		}
 		assertThat(owners).containsExactlyInAnyOrderElementsOf(cluster.masters());
+	}
+
+	@Test
+	void aSettlementLandsOnTheMasterOfItsCheckAndChargesTheUsageReported() {
+		provision(cluster, "usage-key", "free");
+		String bucket = bucketKey("usage-key", "free", "chat");
+		RedisCluster.Node owner = cluster.masterOf(bucket);
+		// 100 reserved of 1,000, then 30 charged: 70 back
+		this.client.get().uri("/v1/header/x?used=30").header("X-API-Key", "usage-key").exchange()
+			.expectStatus().isOk()
+			.expectHeader().valueMatches("RateLimit", ".*;r=900;.*");
+		await().atMost(Duration.ofSeconds(10)).until(() -> tokens(owner, bucket), (t) -> t >= 969.9 && t < 972);
+		// 100 reserved, then 600 charged: 500 more
+		this.client.get().uri("/v1/header/y?used=600").header("X-API-Key", "usage-key").exchange()
+			.expectStatus().isOk()
+			.expectHeader().valueMatches("RateLimit", ".*;r=870;.*");
+		await().atMost(Duration.ofSeconds(10)).until(() -> tokens(owner, bucket), (t) -> t >= 369.9 && t < 372);
+		// the check and both settlements wrote one key, on the master owning its slot, and no other
+		for (RedisCluster.Node master : cluster.masters()) {
+			assertThat(master.command("KEYS", "rl:{chat|*")).as("keys of group chat on %s", master)
+				.isEqualTo((master == owner) ? bucket : "");
+		}
+	}
+
+	private static double tokens(RedisCluster.Node master, String bucket) {
+		return StoredTokens.of(master::command, bucket, 1000, 1000, 3_600_000_000L);
 	}
 
 	@Test

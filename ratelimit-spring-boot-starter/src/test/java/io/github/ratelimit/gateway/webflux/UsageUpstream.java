@@ -19,20 +19,23 @@ import reactor.netty.http.server.HttpServerResponse;
  * <li>{@code /v1/chat/completions?used=N}: an OpenAI-style chat completion, {@code usage.total_tokens} N after a long
  * {@code content}; {@code &stream=true}: a {@code text/event-stream} of deltas, then an event with the usage, then
  * {@code [DONE]}, one event every {@code &every=} ms (default 0); {@code &json=bad}: a body that is not JSON;</li>
- * <li>{@code /v1/header?used=N}: the usage in {@code X-Usage-Tokens};</li>
+ * <li>{@code /v1/header?used=N}: the usage in {@code X-Usage-Tokens}; {@code &delay=} ms before the answer (default
+ * 0), {@code &status=} its status (default 200);</li>
  * <li>{@code /v1/body?used=N}: reads the whole request body, answers its size in {@code X-Received-Bytes} and
  * {@code usage.total_tokens} N;</li>
  * <li>{@code /v1/download?size=N}: N bytes;</li>
  * <li>{@code /v1/login?status=S}: an empty answer with status S;</li>
  * <li>anything with {@code &fail=true}: the connection closed before any answer.</li>
  * </ul>
- * Counts the requests it received.
+ * Counts the requests it received, and those in flight (received, their answer not yet over).
  */
 final class UsageUpstream {
 
 	private static UsageUpstream shared;
 
 	private final AtomicInteger received = new AtomicInteger();
+
+	private final AtomicInteger inFlight = new AtomicInteger();
 
 	private final DisposableServer server;
 
@@ -56,8 +59,18 @@ final class UsageUpstream {
 		return this.received.get();
 	}
 
+	/** Requests received whose answer is not over yet (sent in full, or the connection closed). */
+	int inFlight() {
+		return this.inFlight.get();
+	}
+
 	private Mono<Void> answer(HttpServerRequest request, HttpServerResponse response) {
 		this.received.incrementAndGet();
+		this.inFlight.incrementAndGet();
+		return answering(request, response).doFinally((signal) -> this.inFlight.decrementAndGet());
+	}
+
+	private Mono<Void> answering(HttpServerRequest request, HttpServerResponse response) {
 		QueryStringDecoder query = new QueryStringDecoder(request.uri());
 		if ("true".equals(param(query, "fail", ""))) {
 			return request.receive().then(Mono.defer(() -> {
@@ -87,7 +100,12 @@ final class UsageUpstream {
 			return response.header("Content-Type", "application/json").sendString(Mono.just(body)).then();
 		}
 		if (path.startsWith("/v1/header")) {
-			return response.header("X-Usage-Tokens", Long.toString(used)).sendString(Mono.just("ok")).then();
+			long delay = Long.parseLong(param(query, "delay", "0"));
+			Mono<String> body = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).thenReturn("ok") : Mono.just("ok");
+			return response.status(Integer.parseInt(param(query, "status", "200")))
+				.header("X-Usage-Tokens", Long.toString(used))
+				.sendString(body)
+				.then();
 		}
 		if (path.startsWith("/v1/download")) {
 			int size = Integer.parseInt(param(query, "size", "0"));
