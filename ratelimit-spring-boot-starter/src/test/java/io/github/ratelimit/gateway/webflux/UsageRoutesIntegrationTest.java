@@ -19,6 +19,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.HeaderAssertions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -71,18 +72,8 @@ class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	@Test
 	void theEstimateIsReadFromTheRequestBodyWhichIsForwardedWhole() {
 		String body = "{\"model\":\"m\",\"max_tokens\":250,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-		this.client.post()
-			.uri("/v1/body?used=120")
-			.header("X-API-Key", "key-one")
-			.header("Content-Type", "application/json")
-			.bodyValue(body)
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectHeader()
-			.valueEquals("X-Received-Bytes", Integer.toString(body.length()))
-			.expectHeader()
-			.valueEquals("RateLimit", "\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=750;t=900");
+		postWhole("/v1/body?used=120", body).valueEquals("RateLimit",
+				"\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=750;t=900");
 		awaitRemaining("chat", 880);
 	}
 
@@ -91,8 +82,15 @@ class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		// max_tokens after 10 KB of messages: beyond the 2 KB read (ratelimit.usage.reserve-body-limit)
 		String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(10_000)
 				+ "\"}],\"max_tokens\":10}";
-		this.client.post()
-			.uri("/v1/body?used=30")
+		postWhole("/v1/body?used=30", body).valueEquals("RateLimit",
+				"\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=600;t=1440");
+		awaitRemaining("chat", 970);
+	}
+
+	/** POST a JSON body for key-one: answered 200, the upstream having received the whole body. */
+	private HeaderAssertions postWhole(String path, String body) {
+		return this.client.post()
+			.uri(path)
 			.header("X-API-Key", "key-one")
 			.header("Content-Type", "application/json")
 			.bodyValue(body)
@@ -101,9 +99,7 @@ class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.isOk()
 			.expectHeader()
 			.valueEquals("X-Received-Bytes", Integer.toString(body.length()))
-			.expectHeader()
-			.valueEquals("RateLimit", "\"free-chat-1h\";r=99;t=36, \"free-chat-tokens-1h\";r=600;t=1440");
-		awaitRemaining("chat", 970);
+			.expectHeader();
 	}
 
 	@Test
@@ -161,6 +157,52 @@ class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.exchange()
 			.expectStatus()
 			.isOk();
+	}
+
+	@Test
+	void aShadowRouteSettlesWhatItAdmittedAndNothingForWhatItLetThrough() {
+		get("/v1/shadow?used=30", "key-one").expectStatus().isOk();
+		awaitRemaining("chat", 970);
+		get("/v1/header?used=920", "key-one").expectStatus().isOk();
+		awaitRemaining("chat", 50);
+		// over the limit: let through (shadow), reserved nothing, so its answer charges nothing
+		get("/v1/shadow?used=500", "key-one").expectStatus().isOk();
+		assertThat(usageUpstream.received()).isPositive();
+		awaitRemaining("chat", 50);
+		assertThat(read("chat").remaining()).isBetween(50L, 51L);
+	}
+
+	@Test
+	void theDenialNamesTheUsagePolicyAndTheEndpointShowsTheUnitAndTheRoutesUsage() {
+		get("/v1/chat/completions?used=990", "key-one").expectStatus().isOk();
+		awaitRemaining("chat", 10);
+		get("/v1/chat/completions?used=1", "key-one").expectStatus()
+			.isEqualTo(429)
+			.expectBody()
+			.jsonPath("$.violated-policies")
+			.isEqualTo(java.util.List.of("free-chat-tokens-1h"));
+		this.client.get()
+			.uri("/actuator/ratelimits")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.routes.chat.usage")
+			.isEqualTo("json:usage.total_tokens")
+			.jsonPath("$.routes.chat.reserveMax")
+			.isEqualTo(400)
+			.jsonPath("$.routes.login.countWhen")
+			.isEqualTo(java.util.List.of(401, 403));
+		this.client.get()
+			.uri("/actuator/ratelimits/chat?apiKey=key-one")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.buckets[1].unit")
+			.isEqualTo("tokens")
+			.jsonPath("$.buckets[1].tokens")
+			.value((tokens) -> assertThat(((Number) tokens).longValue()).isBetween(10L, 11L));
 	}
 
 	@Test

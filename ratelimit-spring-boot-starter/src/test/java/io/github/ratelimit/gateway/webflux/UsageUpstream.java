@@ -99,7 +99,7 @@ final class UsageUpstream {
 							+ (used - 1) + ",\"total_tokens\":" + used + "}}";
 			return response.header("Content-Type", "application/json").sendString(Mono.just(body)).then();
 		}
-		if (path.startsWith("/v1/header")) {
+		if (path.startsWith("/v1/header") || path.startsWith("/v1/shadow")) {
 			long delay = Long.parseLong(param(query, "delay", "0"));
 			Mono<String> body = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).thenReturn("ok") : Mono.just("ok");
 			return response.status(Integer.parseInt(param(query, "status", "200")))
