@@ -90,6 +90,22 @@ spring:
                     {{- if not (kindIs "invalid" .critical) }}
                     critical: {{ .critical | toString | quote }}
                     {{- end }}
+                    {{- with .usage }}
+                    usage: {{ . | quote }}
+                    {{- end }}
+                    {{- if kindIs "string" .reserve }}
+                    reserve: {{ .reserve | quote }}
+                    {{- else if not (kindIs "invalid" .reserve) }}
+                    reserve: {{ .reserve | int64 | quote }}
+                    {{- end }}
+                    {{- if not (kindIs "invalid" .reserveMax) }}
+                    reserve-max: {{ .reserveMax | int64 | quote }}
+                    {{- end }}
+                    {{- if kindIs "string" .countWhen }}
+                    count-when: {{ .countWhen | quote }}
+                    {{- else if not (kindIs "invalid" .countWhen) }}
+                    count-when: {{ .countWhen | int64 | quote }}
+                    {{- end }}
                   {{- end }}
                 {{- end }}
                 {{- range .filters }}

@@ -194,7 +194,7 @@ Whether any route goes to the demo upstream built into the sample gateway ("true
 
 {{/*
 A list of limits in the starter's shape. Argument: the list from values (capacity, refillTokens, refillPeriod,
-name, algorithm, scope). Numbers go through int64: Helm reads YAML numbers as floats, which would print 1e+06.
+name, algorithm, scope, unit). Numbers go through int64: Helm reads YAML numbers as floats, which would print 1e+06.
 */}}
 {{- define "ratelimit-gateway.limits" -}}
 {{- range . }}
@@ -209,6 +209,9 @@ name, algorithm, scope). Numbers go through int64: Helm reads YAML numbers as fl
   {{- end }}
   {{- if .scope }}
   scope: {{ .scope | quote }}
+  {{- end }}
+  {{- if .unit }}
+  unit: {{ .unit | quote }}
   {{- end }}
 {{- end }}
 {{- end }}

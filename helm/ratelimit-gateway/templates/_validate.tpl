@@ -72,6 +72,18 @@ value and the fix. Included from validate.yaml, so it runs for install, upgrade,
 {{- range $name, $plan := $v.rateLimit.plans }}
 {{- if $plan }}
 {{- $groups = concat $groups (keys (default dict $plan.groups)) }}
+{{- range $i, $limit := $plan.default }}
+{{- if and $limit.unit (ne $limit.unit "requests") (eq (toString $limit.algorithm) "sliding-window-log") }}
+{{- $errors = append $errors (printf "rateLimit.plans.%s.default[%d] counts '%s' with algorithm sliding-window-log, which keeps one Redis entry per token. Use token-bucket, fixed-window or sliding-window-counter." $name $i $limit.unit) }}
+{{- end }}
+{{- end }}
+{{- range $group, $limits := (default dict $plan.groups) }}
+{{- range $i, $limit := $limits }}
+{{- if and $limit.unit (ne $limit.unit "requests") (eq (toString $limit.algorithm) "sliding-window-log") }}
+{{- $errors = append $errors (printf "rateLimit.plans.%s.groups.%s[%d] counts '%s' with algorithm sliding-window-log, which keeps one Redis entry per token. Use token-bucket, fixed-window or sliding-window-counter." $name $group $i $limit.unit) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- $ids := list }}
@@ -83,6 +95,35 @@ value and the fix. Included from validate.yaml, so it runs for install, upgrade,
 {{- if and (hasKey $route "rateLimit") $route.rateLimit $route.rateLimit.group }}
 {{- if not (has $route.rateLimit.group $groups) }}
 {{- $errors = append $errors (printf "routes[%d] (%s) names endpoint group '%s', which neither rateLimit.groups nor any plan's groups declares. Declare it (rateLimit.groups.%s.critical: false) or fix the name." $i $route.id $route.rateLimit.group $route.rateLimit.group) }}
+{{- end }}
+{{- end }}
+{{- if hasKey $route "rateLimit" }}
+{{- $rl := default dict $route.rateLimit }}
+{{- $group := default $route.id $rl.group }}
+{{- /* The limits that can apply, as the starter finds them: the group's list of each plan (only the anonymous plan
+on keyBy ip routes), else the plan's default; the first one counting usage is named. */}}
+{{- $counting := "" }}
+{{- range $name, $plan := $v.rateLimit.plans }}
+{{- if and $plan (or (ne (toString $rl.keyBy) "ip") (eq $name $v.rateLimit.anonymousPlan)) }}
+{{- $limits := index (default dict $plan.groups) $group }}
+{{- if not $limits }}
+{{- $limits = $plan.default }}
+{{- end }}
+{{- range $limits }}
+{{- if and (not $counting) .unit (ne .unit "requests") }}
+{{- $counting = printf "'%s' in plan '%s'" .unit $name }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and $counting (not $rl.usage) }}
+{{- $errors = append $errors (printf "routes[%d] (%s) has no rateLimit.usage, but endpoint group '%s' counts %s, which only an answer tells. Set usage (json:<field path>, header:<response header> or bytes)." $i $route.id $group $counting) }}
+{{- else if and $rl.usage (not $counting) }}
+{{- $errors = append $errors (printf "routes[%d] (%s) sets rateLimit.usage, but no limit of endpoint group '%s' that can apply has a unit. Give the group's limits a unit (e.g. unit: tokens) or remove usage." $i $route.id $group) }}
+{{- end }}
+{{- $reserves := not (kindIs "invalid" $rl.reserve) }}
+{{- if and (not $rl.usage) (or $reserves (not (kindIs "invalid" $rl.reserveMax))) }}
+{{- $errors = append $errors (printf "routes[%d] (%s) sets rateLimit.%s, which applies only with usage. Set usage or remove it." $i $route.id (ternary "reserve" "reserveMax" $reserves)) }}
 {{- end }}
 {{- end }}
 {{- end }}

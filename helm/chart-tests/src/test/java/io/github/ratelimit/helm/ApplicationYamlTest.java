@@ -1,8 +1,14 @@
 package io.github.ratelimit.helm;
 
+import java.io.IOException;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
 
 import io.github.ratelimit.gateway.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
@@ -14,6 +20,7 @@ import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointProperties;
 import org.springframework.boot.actuate.endpoint.Show;
@@ -64,7 +71,9 @@ class ApplicationYamlTest {
 			.containsOnly(URI.create(RenderedConfig.DEMO_UPSTREAM));
 		FilterDefinition login = gateway.getRoutes().get(2).getFilters().get(0);
 		assertThat(login.getName()).isEqualTo("RateLimit");
-		assertThat(login.getArgs()).containsEntry("group", "login").containsEntry("key-by", "ip");
+		assertThat(login.getArgs()).containsEntry("group", "login").containsEntry("key-by", "ip")
+			.as("only failed attempts count: the demo upstream answers 401 without X-Password: demo")
+			.containsEntry("count-when", "401,403");
 		assertThat(gateway.getRoutes().get(1).getFilters()).singleElement()
 			.satisfies((filter) -> assertThat(filter.getArgs()).as("group = route id").isEmpty());
 
@@ -226,6 +235,80 @@ class ApplicationYamlTest {
 		RouteDefinition health = gateway.getRoutes().get(1);
 		assertThat(health.getUri()).isEqualTo(URI.create("http://backend:8080"));
 		assertThat(health.getFilters()).as("no rateLimit: not limited").isEmpty();
+	}
+
+	@Test
+	void usageLimitsAndTheirRouteArgumentsBindIntoTheStarterAndValidate(@TempDir Path dir) throws IOException {
+		// a values file: --set on a list element replaces the whole list
+		HelmChart.Manifests manifests = HelmChart.render(HelmChart.template().withValuesFile(Files.writeString(
+				dir.resolve("values.yaml"), """
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        chat:
+						          - { capacity: 60, refillTokens: 60, refillPeriod: 1m }
+						          - { capacity: 2000, refillTokens: 2000, refillPeriod: 1m, unit: tokens }
+						        downloads:
+						          - { capacity: 50000000, refillTokens: 50000000, refillPeriod: 1h, unit: bytes, algorithm: fixed-window }
+						routes:
+						  - id: chat
+						    predicates: [ "Path=/v1/chat/**" ]
+						    rateLimit: { usage: "json:usage.total_tokens", reserve: "json:max_tokens", reserveMax: 1000, countWhen: 2xx }
+						  - id: downloads
+						    predicates: [ "Path=/downloads/**" ]
+						    rateLimit: { usage: bytes, reserve: 1000000, countWhen: 200 }
+						  - id: login
+						    predicates: [ "Path=/auth/login" ]
+						    rateLimit: { group: login, keyBy: ip, countWhen: "401,403" }
+						""")));
+		RenderedConfig config = RenderedConfig.of(manifests);
+
+		RateLimitProperties properties = bindAndValidate(config);
+		List<RateLimitProperties.Limit> chat = properties.getPlans().get("free").getGroups().get("chat");
+		assertThat(chat).extracting(RateLimitProperties.Limit::getUnit).containsExactly("requests", "tokens");
+		assertThat(chat.get(1).getCapacity()).isEqualTo(2000);
+		RateLimitProperties.Limit downloads = properties.getPlans().get("free").getGroups().get("downloads").get(0);
+		assertThat(downloads.getUnit()).isEqualTo("bytes");
+		assertThat(downloads.getAlgorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
+
+		GatewayProperties gateway = bindRoutesAndValidate(config, properties);
+		assertThat(gateway.getRoutes().get(0).getFilters()).singleElement().satisfies((filter) -> {
+			assertThat(filter.getName()).isEqualTo("RateLimit");
+			assertThat(filter.getArgs()).containsOnly(Map.entry("usage", "json:usage.total_tokens"),
+					Map.entry("reserve", "json:max_tokens"), Map.entry("reserve-max", "1000"),
+					Map.entry("count-when", "2xx"));
+		});
+		// numbers as whole numbers (Helm reads YAML numbers as floats: 1e+06)
+		assertThat(gateway.getRoutes().get(1).getFilters().get(0).getArgs()).containsOnly(
+				Map.entry("usage", "bytes"), Map.entry("reserve", "1000000"), Map.entry("count-when", "200"));
+		assertThat(gateway.getRoutes().get(2).getFilters().get(0).getArgs()).containsEntry("count-when", "401,403");
+		assertThat(manifests.one(ConfigMap.class).getData().get("application.yml"))
+			.contains("unit: \"tokens\"", "reserve-max: \"1000\"", "count-when: \"401,403\"");
+	}
+
+	@Test
+	void aReserveMaxBeyondTheUsageCapacityIsLeftToTheStartersCheck(@TempDir Path dir) throws IOException {
+		// the chart checks the arguments' forms; capacities are the starter's to check, at start-up
+		RenderedConfig config = RenderedConfig.of(HelmChart.render(HelmChart.template().withValuesFile(Files.writeString(
+				dir.resolve("values.yaml"), """
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        chat:
+						          - { capacity: 2000, refillTokens: 2000, refillPeriod: 1m, unit: tokens }
+						routes:
+						  - id: chat
+						    predicates: [ "Path=/v1/chat/**" ]
+						    rateLimit: { usage: "json:usage.total_tokens", reserveMax: 5000 }
+						"""))));
+
+		RateLimitProperties properties = bindAndValidate(config);
+		GatewayProperties gateway = config.bindStrictly(GatewayProperties.PREFIX, new GatewayProperties());
+		assertThat(new RateLimitRouteValidator(gateway).validateRoutes(properties))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("spring.cloud.gateway.server.webflux.routes[0].filters[0].args.reserve-max");
 	}
 
 	private static int fallbackInstances(com.marcnuri.helm.TemplateCommand command) {

@@ -57,6 +57,40 @@ class ValuesSchemaTest {
 						    free:
 						      default: [ { capacity: 20, refillTokens: 20, refillPeriod: 1s, algorithm: leaky-bucket } ]
 						""", "at '/rateLimit/plans/free/default/0/algorithm': value must be one of"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { capacity: 2000, refillTokens: 2000, refillPeriod: 1m, unit: Tokens } ]
+						""", "at '/rateLimit/plans/free/default/0/unit': 'Tokens' does not match"),
+				Arguments.of("""
+						routes:
+						  - { id: chat, predicates: [ "Path=/v1/chat/**" ], rateLimit: { usage: usage.total_tokens } }
+						""", "at '/routes/0/rateLimit/usage': 'usage.total_tokens' does not match"),
+				Arguments.of("""
+						routes:
+						  - { id: chat, predicates: [ "Path=/v1/chat/**" ], rateLimit: { usage: bytes, reserve: 0 } }
+						""", "at '/routes/0/rateLimit/reserve': minimum: got 0, want 1"),
+				Arguments.of("""
+						routes:
+						  - { id: chat, predicates: [ "Path=/v1/chat/**" ], rateLimit: { usage: bytes, reserve: max_tokens } }
+						""", "at '/routes/0/rateLimit/reserve': 'max_tokens' does not match"),
+				Arguments.of("""
+						routes:
+						  - { id: chat, predicates: [ "Path=/v1/chat/**" ], rateLimit: { usage: bytes, reserveMax: "1000" } }
+						""", "at '/routes/0/rateLimit/reserveMax': got string, want integer"),
+				Arguments.of("""
+						routes:
+						  - { id: login, predicates: [ "Path=/auth/login" ], rateLimit: { countWhen: "401;403" } }
+						""", "at '/routes/0/rateLimit/countWhen': '401;403' does not match"),
+				Arguments.of("""
+						routes:
+						  - { id: login, predicates: [ "Path=/auth/login" ], rateLimit: { countWhen: 600 } }
+						""", "at '/routes/0/rateLimit/countWhen': maximum: got 600, want 599"),
+				Arguments.of("""
+						routes:
+						  - { id: login, predicates: [ "Path=/auth/login" ], rateLimit: { count-when: "401,403" } }
+						""", "additional properties 'count-when' not allowed"),
 				Arguments.of("rateLimit: { trustedProxies: 33 }", "at '/rateLimit/trustedProxies': maximum: got 33"),
 				Arguments.of("rateLimit: { headerStyle: x-ratelimit }", "at '/rateLimit/headerStyle': value must be one of"),
 				Arguments.of("rateLimit: { nonCanonicalPaths: strict }", "at '/rateLimit/nonCanonicalPaths': value must be one of"),

@@ -68,7 +68,40 @@ class ValuesValidationTest {
 						routes:
 						  - { id: search, predicates: [ "Path=/api/search/**" ], rateLimit: { group: search } }
 						  - { id: search, predicates: [ "Path=/api/**" ], rateLimit: {} }
-						""", "routes[1].id 'search' is used by an earlier route too"));
+						""", "routes[1].id 'search' is used by an earlier route too"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        chat: [ { capacity: 2000, refillTokens: 2000, refillPeriod: 1m, unit: tokens } ]
+						routes:
+						  - { id: chat, predicates: [ "Path=/v1/chat/**" ], rateLimit: {} }
+						""", "routes[0] (chat) has no rateLimit.usage, but endpoint group 'chat' counts 'tokens' in plan 'free'"),
+				Arguments.of("""
+						routes:
+						  - { id: search, predicates: [ "Path=/api/search/**" ], rateLimit: { group: search, usage: bytes } }
+						""", "routes[0] (search) sets rateLimit.usage, but no limit of endpoint group 'search' that can apply has a unit"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        chat: [ { capacity: 2000, refillTokens: 2000, refillPeriod: 1m, unit: tokens } ]
+						routes:
+						  - { id: chat, predicates: [ "Path=/v1/chat/**" ], rateLimit: { keyBy: ip, usage: "json:usage.total_tokens" } }
+						""", "routes[0] (chat) sets rateLimit.usage, but no limit of endpoint group 'chat' that can apply has a unit"),
+				Arguments.of("""
+						routes:
+						  - { id: api, predicates: [ "Path=/api/**" ], rateLimit: { reserveMax: 1000 } }
+						""", "routes[0] (api) sets rateLimit.reserveMax, which applies only with usage"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    pro:
+						      groups:
+						        chat: [ { capacity: 2000, refillTokens: 2000, refillPeriod: 1m, unit: tokens, algorithm: sliding-window-log } ]
+						""", "rateLimit.plans.pro.groups.chat[0] counts 'tokens' with algorithm sliding-window-log"));
 	}
 
 	@ParameterizedTest(name = "{1}")
