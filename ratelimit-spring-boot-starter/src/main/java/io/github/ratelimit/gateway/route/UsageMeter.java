@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.route;
 
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -52,7 +53,7 @@ public final class UsageMeter {
 
 	private int status = -1;
 
-	private @Nullable Function<String, @Nullable String> headers;
+	private @Nullable Function<String, List<String>> headers;
 
 	private @Nullable JsonFieldReader json;
 
@@ -83,11 +84,11 @@ public final class UsageMeter {
 	/**
 	 * The upstream's response head is known.
 	 * @param status its status code
-	 * @param headers reads one of its header fields by name (case-insensitive), {@code null} when absent
+	 * @param headers reads the values of one of its header fields by name (case-insensitive), empty when absent
 	 * @param contentType its {@code Content-Type}, or {@code null}: a {@code text/event-stream} answer is read event
 	 * by event
 	 */
-	public synchronized void answer(int status, Function<String, @Nullable String> headers, @Nullable String contentType) {
+	public synchronized void answer(int status, Function<String, List<String>> headers, @Nullable String contentType) {
 		this.status = status;
 		this.headers = headers;
 		if (this.usage.usage() instanceof RouteUsage.Measure.Json field) {
@@ -188,21 +189,22 @@ public final class UsageMeter {
 		return charge(reading);
 	}
 
+	/** The header's one value as a number; several values are not one number. */
 	private UsageReading headerReading(String name) {
-		String value = (this.headers != null) ? this.headers.apply(name) : null;
-		if (value == null) {
+		List<String> values = (this.headers != null) ? this.headers.apply(name) : List.of();
+		if (values.isEmpty()) {
 			return UsageReading.missing();
 		}
-		return UsageReading.ofText(value.strip());
+		return (values.size() == 1) ? UsageReading.ofText(values.get(0).strip()) : UsageReading.notANumber();
 	}
 
 	private long charge(UsageReading reading) {
-		if (reading.kind() == UsageReading.Kind.FOUND) {
-			if (reading.value() > this.usage.usageMax()) {
-				this.reports.problem(UsageReading.Kind.TOO_LARGE);
-				return this.usage.usageMax();
-			}
+		if (reading.kind() == UsageReading.Kind.FOUND && reading.value() <= this.usage.usageMax()) {
 			return reading.value();
+		}
+		if (reading.kind() == UsageReading.Kind.FOUND || reading.kind() == UsageReading.Kind.TOO_LARGE) {
+			this.reports.problem(UsageReading.Kind.TOO_LARGE); // however large: the capacity
+			return this.usage.usageMax();
 		}
 		this.reports.problem(reading.kind());
 		return this.reservation.reserved();

@@ -16,8 +16,8 @@ import org.jspecify.annotations.Nullable;
  * from 0 to {@value UsageReading#MAX_VALUE} once rounded up to a whole number ({@code 41.2} and {@code 4.2e1} read
  * 42), {@link UsageReading.Kind#NEGATIVE} below 0, {@link UsageReading.Kind#TOO_LARGE} above, and
  * {@link UsageReading.Kind#NOT_A_NUMBER} for a string, literal, object, array or a number of more than
- * {@value #MAX_NUMBER_LENGTH} characters. A body that is not JSON in UTF-8 (with or without a leading byte order
- * mark), whose root is not an object, that nests more than {@value #MAX_DEPTH} levels, has anything but whitespace
+ * {@value #MAX_NUMBER_LENGTH} characters (unless it is negative, or its whole part alone is too large). A body that
+ * is not JSON in UTF-8 (with or without a leading byte order mark), whose root is not an object, that nests more than {@value #MAX_DEPTH} levels, has anything but whitespace
  * after the root object or ends within it reads {@link UsageReading.Kind#NOT_JSON}; once so, further chunks are not
  * looked at.
  *
@@ -27,8 +27,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class JsonFieldReader {
 
-	/** Most characters of a number at the field that are kept; a longer one reads as not a number. */
+	/** Most characters of a number at the field that are kept; a longer one is read by its sign and length only. */
 	static final int MAX_NUMBER_LENGTH = 64;
+
+	/** Most digits of a whole part below 2^53 (9,007,199,254,740,992 has 16). */
+	private static final int MAX_WHOLE_DIGITS = 16;
 
 	/** Most levels of nesting, the root object being the first; deeper, the body reads as not JSON. */
 	static final int MAX_DEPTH = 64;
@@ -99,6 +102,11 @@ public final class JsonFieldReader {
 	private int numberLength;
 
 	private boolean numberTooLong;
+
+	/** Digits of the whole part of the number read so far. */
+	private int numberWholeDigits;
+
+	private boolean numberNegative;
 
 	private int bufferedHighWaterMark;
 
@@ -497,7 +505,9 @@ public final class JsonFieldReader {
 		this.numberAtField = atField;
 		this.numberLength = 0;
 		this.numberTooLong = false;
+		this.numberNegative = b == '-';
 		this.numberPart = (b == '-') ? NumberPart.MINUS : (b == '0') ? NumberPart.ZERO : NumberPart.INTEGER;
+		this.numberWholeDigits = (b == '-') ? 0 : 1;
 		keepNumberText(b);
 		this.state = State.NUMBER;
 	}
@@ -505,6 +515,9 @@ public final class JsonFieldReader {
 	private void number(int b) {
 		NumberPart next = this.numberPart.next(b);
 		if (next != null) {
+			if (next == NumberPart.INTEGER || next == NumberPart.ZERO) {
+				this.numberWholeDigits++;
+			}
 			this.numberPart = next;
 			keepNumberText(b);
 		}
@@ -530,10 +543,23 @@ public final class JsonFieldReader {
 		this.bufferedHighWaterMark = Math.max(this.bufferedHighWaterMark, this.numberLength);
 	}
 
+	/**
+	 * The reading of the number at the field. One too long to keep is negative when it is, too large when its whole
+	 * part has more than {@value #MAX_WHOLE_DIGITS} digits (at least 10^16, above 2^53), and else not read as a number.
+	 */
 	private void endNumber() {
-		if (this.numberAtField) {
-			this.atField = this.numberTooLong ? UsageReading.notANumber()
-					: JsonNumber.read(new String(this.numberText, 0, this.numberLength, StandardCharsets.US_ASCII));
+		if (!this.numberAtField) {
+			return;
+		}
+		if (!this.numberTooLong) {
+			this.atField = JsonNumber.read(new String(this.numberText, 0, this.numberLength, StandardCharsets.US_ASCII));
+		}
+		else if (this.numberNegative) {
+			this.atField = UsageReading.negative();
+		}
+		else {
+			this.atField = (this.numberWholeDigits > MAX_WHOLE_DIGITS) ? UsageReading.tooLarge()
+					: UsageReading.notANumber();
 		}
 	}
 

@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
-import java.util.Map;
 
 import io.github.ratelimit.gateway.chain.Reservation;
 import io.github.ratelimit.gateway.usage.UsageField;
@@ -67,7 +66,7 @@ class UsageMeterTest {
 	@Test
 	void aJsonAnswerIsChargedWhatItReports() {
 		UsageMeter meter = meter(JSON);
-		meter.answer(200, Map.<String, String>of()::get, "application/json");
+		meter.answer(200, (name) -> List.of(), "application/json");
 		meter.body(bytes("{\"usage\":{\"total_"));
 		meter.body(bytes("tokens\":120}}"));
 		meter.end(true);
@@ -79,7 +78,7 @@ class UsageMeterTest {
 	@Test
 	void anEventStreamIsReadEventByEvent() {
 		UsageMeter meter = meter(JSON);
-		meter.answer(200, Map.<String, String>of()::get, "text/event-stream; charset=utf-8");
+		meter.answer(200, (name) -> List.of(), "text/event-stream; charset=utf-8");
 		meter.body(bytes("data: {\"usage\":{\"total_tokens\":57}}\n\ndata: [DONE]\n\n"));
 		meter.end(true);
 		assertThat(this.ended).containsExactly("settle 57");
@@ -88,7 +87,7 @@ class UsageMeterTest {
 	@Test
 	void aValueAboveTheUsageCapacityIsChargedTheCapacityAndReported() {
 		UsageMeter meter = meter(JSON);
-		meter.answer(200, Map.<String, String>of()::get, "application/json");
+		meter.answer(200, (name) -> List.of(), "application/json");
 		meter.body(bytes("{\"usage\":{\"total_tokens\":5000}}"));
 		meter.end(true);
 		assertThat(this.ended).containsExactly("settle 1000");
@@ -98,16 +97,16 @@ class UsageMeterTest {
 	@Test
 	void anAnswerWithoutUsableUsageIsChargedItsReservationAndReported() {
 		UsageMeter notJson = meter(JSON);
-		notJson.answer(200, Map.<String, String>of()::get, "text/html");
+		notJson.answer(200, (name) -> List.of(), "text/html");
 		notJson.body(bytes("<html></html>"));
 		notJson.end(true);
 		RouteUsage header = new RouteUsage(new RouteUsage.Measure.Header("X-Usage"), new RouteUsage.Reserve.Fixed(300),
 				300, 1000, null);
 		UsageMeter negative = meter(header);
-		negative.answer(200, Map.of("X-Usage", "-5")::get, null);
+		negative.answer(200, (name) -> name.equals("X-Usage") ? List.of("-5") : List.of(), null);
 		negative.end(true);
 		UsageMeter missing = meter(header);
-		missing.answer(200, Map.<String, String>of()::get, null);
+		missing.answer(200, (name) -> List.of(), null);
 		missing.end(true);
 		assertThat(this.ended).containsExactly("settle 300", "settle 300", "settle 300");
 		assertThat(this.problems).containsExactly(UsageReading.Kind.NOT_JSON, UsageReading.Kind.NEGATIVE,
@@ -115,9 +114,23 @@ class UsageMeterTest {
 	}
 
 	@Test
+	void aNumberBeyondWhatAReadingHoldsIsChargedTheCapacityAndAHeaderWithSeveralValuesItsReservation() {
+		RouteUsage header = new RouteUsage(new RouteUsage.Measure.Header("X-Usage"), new RouteUsage.Reserve.Fixed(300),
+				300, 1000, null);
+		UsageMeter huge = meter(header);
+		huge.answer(200, (name) -> List.of("1e30"), null);
+		huge.end(true);
+		UsageMeter several = meter(header);
+		several.answer(200, (name) -> List.of("10", "500"), null);
+		several.end(true);
+		assertThat(this.ended).containsExactly("settle 1000", "settle 300");
+		assertThat(this.problems).containsExactly(UsageReading.Kind.TOO_LARGE, UsageReading.Kind.NOT_A_NUMBER);
+	}
+
+	@Test
 	void anAnswerCutShortOrNeverGivenIsChargedItsReservationWithoutAProblem() {
 		UsageMeter cut = meter(JSON);
-		cut.answer(200, Map.<String, String>of()::get, "application/json");
+		cut.answer(200, (name) -> List.of(), "application/json");
 		cut.body(bytes("{\"choices\":[{\"text\":\"par"));
 		cut.end(false);
 		meter(JSON).end(false);
@@ -130,7 +143,7 @@ class UsageMeterTest {
 		RouteUsage bytes = new RouteUsage(new RouteUsage.Measure.Bytes(), new RouteUsage.Reserve.Fixed(300), 300, 1000,
 				null);
 		UsageMeter meter = meter(bytes);
-		meter.answer(200, Map.<String, String>of()::get, null);
+		meter.answer(200, (name) -> List.of(), null);
 		meter.body(ByteBuffer.wrap(new byte[70]));
 		meter.body(ByteBuffer.wrap(new byte[30]));
 		meter.end(false);
@@ -144,11 +157,11 @@ class UsageMeterTest {
 		failures.set(403);
 		RouteUsage login = new RouteUsage(null, null, 0, 0, failures);
 		UsageMeter success = meter(login);
-		success.answer(200, Map.<String, String>of()::get, null);
+		success.answer(200, (name) -> List.of(), null);
 		success.end(true);
 		success.end(true);
 		UsageMeter failure = meter(login);
-		failure.answer(401, Map.<String, String>of()::get, null);
+		failure.answer(401, (name) -> List.of(), null);
 		failure.end(true);
 		UsageMeter noAnswer = meter(login);
 		noAnswer.end(false);

@@ -142,8 +142,12 @@ class JsonFieldReaderTest {
 		JsonFieldReader reader = new JsonFieldReader(UsageField.parse("usage.total_tokens"));
 		reader.feed(ByteBuffer.wrap(utf8("{\"usage\":{\"total_tokens\":1" + "0".repeat(100_000) + "}}")));
 		reader.end();
-		assertThat(reader.reading()).isEqualTo(UsageReading.notANumber());
+		// too long to keep, but its whole part alone is far above 2^53
+		assertThat(reader.reading()).isEqualTo(UsageReading.tooLarge());
 		assertThat(reader.bufferedHighWaterMark()).isEqualTo(JsonFieldReader.MAX_BUFFERED_BYTES);
+		assertThat(read("{\"usage\":{\"total_tokens\":-" + "9".repeat(100) + "}}")).isEqualTo(UsageReading.negative());
+		// a short whole part with a fraction too long to keep is not read
+		assertThat(read("{\"usage\":{\"total_tokens\":12." + "3".repeat(100) + "}}")).isEqualTo(UsageReading.notANumber());
 	}
 
 	@Test
