@@ -216,7 +216,9 @@ public class RedisRateLimitStore
 			return this.taken.usage();
 		}
 
-		private void end(Cost difference) {
+		private void end(Cost change) {
+			// limits without a usage limit take no usage: only their tokens can change
+			Cost difference = this.arguments.limits.hasUsageLimits() ? change : new Cost(change.tokens(), 0);
 			if (!compareAndSet(false, true) || difference.isNone()) { // ended before, or nothing to change
 				return;
 			}

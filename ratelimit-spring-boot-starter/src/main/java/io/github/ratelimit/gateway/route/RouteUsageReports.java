@@ -44,14 +44,18 @@ final class RouteUsageReports {
 
 				@Override
 				public void admitted(long reserved) {
-					RouteUsageReports.this.metrics.recordUsageReserved(route.group(), unit, reserved);
+					if (limits.hasUsageLimits()) { // a plan without usage limits in the group charges no usage
+						RouteUsageReports.this.metrics.recordUsageReserved(route.group(), unit, reserved);
+					}
 				}
 
 				@Override
 				public void settled(long reserved, long charged) {
-					RouteUsageReports.this.metrics.recordUsageReserved(route.group(), unit, -reserved);
-					RouteUsageReports.this.metrics.recordUsageSettled(route.routeId(), route.group(), limits.plan(),
-							unit, reserved, charged);
+					if (limits.hasUsageLimits()) {
+						RouteUsageReports.this.metrics.recordUsageReserved(route.group(), unit, -reserved);
+						RouteUsageReports.this.metrics.recordUsageSettled(route.routeId(), route.group(),
+								limits.plan(), unit, reserved, charged);
+					}
 				}
 
 				@Override

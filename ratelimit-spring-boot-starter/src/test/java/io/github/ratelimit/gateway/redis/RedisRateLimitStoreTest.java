@@ -1,17 +1,22 @@
 package io.github.ratelimit.gateway.redis;
 
 import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.Reservation;
 import io.github.ratelimit.gateway.client.ClientKey;
-import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.test.redis.TestRedis;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -75,6 +80,60 @@ class RedisRateLimitStoreTest {
 	@BeforeEach
 	void flush() {
 		testRedis.flushAll();
+	}
+
+	@Test
+	void aReservationIsSettledInOneCallOnceAndInNoneWhenNothingChanges() throws Exception {
+		List<String> operations = new CopyOnWriteArrayList<>();
+		RedisScriptExecutor recording = new RedisScriptExecutor() {
+
+			private final RedisScriptExecutor executor = new SpringDataScriptExecutor(connectionFactory);
+
+			@Override
+			public CompletableFuture<List<Object>> eval(LuaScript script, byte[][] keys, byte[][] args) {
+				operations.add(new String(args[0], StandardCharsets.US_ASCII));
+				return this.executor.eval(script, keys, args);
+			}
+
+			@Override
+			public CompletableFuture<Long> delete(byte[][] keys) {
+				return this.executor.delete(keys);
+			}
+
+			@Override
+			public CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member) {
+				return this.executor.removeFromSortedSet(key, member);
+			}
+
+		};
+		RedisRateLimitStore store = new RedisRateLimitStore(recording, new BucketKeys("rl"));
+		PlanLimits chat = new PlanLimits("free", "chat",
+				List.of(new LimitDefinition("free-chat-1h", 10, 10, Duration.ofHours(1)),
+						new LimitDefinition("free-chat-tokens-1h", 1_000, 1_000, Duration.ofHours(1)).withUnit("tokens")));
+		PlanLimits requestsOnly = new PlanLimits("anonymous", "chat",
+				List.of(new LimitDefinition("anonymous-chat-1h", 10, 10, Duration.ofHours(1))));
+		RateLimitDecision exact = store.tryConsume(this.client, chat, Cost.reserving(1, 300))
+			.get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS);
+		RateLimitDecision plain = store.tryConsume(this.client, requestsOnly, Cost.reserving(1, 300))
+			.get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS);
+		RateLimitDecision refunded = store.tryConsume(this.client, chat, Cost.reserving(1, 300))
+			.get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS);
+		assertThat(store.tryConsume(this.client, chat, 1).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).reservation())
+			.as("a cost that does not reserve leaves nothing to settle")
+			.isSameAs(Reservation.NONE);
+		operations.clear();
+		exact.reservation().settle(300); // used what it reserved: nothing changes
+		plain.reservation().settle(500); // no limit counts usage: nothing changes
+		refunded.reservation().settle(100); // 200 back: one call
+		refunded.reservation().settle(900); // ended already
+		assertThat(operations).containsExactly(RedisRateLimitStore.SETTLE);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(store.tryConsume(this.client, chat, Cost.NONE)
+				.get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS)
+				.statuses()
+				.get(1)
+				.remaining()).isBetween(600L, 601L));
 	}
 
 	@ParameterizedTest
