@@ -44,6 +44,8 @@
 --   fw    fixed window: at most capacity tokens per refill-period window, aligned to the Unix epoch
 --   cc    concurrency: at most capacity requests in flight; a slot not given back frees itself once it is one refill
 --         period old
+--   q     calendar quota: at most capacity tokens per period; its refill period is the period boundaries around the
+--         gateway's time (four times in microseconds, comma-separated), and Redis' now picks the period (quota.lua)
 --   The window algorithms take capacity tokens per window, and a concurrency limit capacity slots; their refill
 --   tokens equal the capacity (not used here).
 -- An unknown operation or algorithm code (a window or concurrency limit in a lease), a cost that is not a whole
@@ -86,7 +88,7 @@
 
 -- An algorithm's functions are made on a run's first use of it: making all of them on every run (every EVALSHA)
 -- would cost more than a check.
-local DEFINE = { tb = define_tb, swl = define_swl, swc = define_swc, fw = define_fw, cc = define_cc }
+local DEFINE = { tb = define_tb, swl = define_swl, swc = define_swc, fw = define_fw, cc = define_cc, q = define_q }
 local defined = {}
 
 local function algorithm_of(code)   -- the algorithm of a code, nil for an unknown code
@@ -132,7 +134,8 @@ local function run()
         .. tostring(ARGV[at + 4]) .. '\'')
     end
     limits[i] = { i = i, code = code, algorithm = algorithm, capacity = tonumber(ARGV[at + 1]),
-                  refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]), cost = limit_cost }
+                  refill = tonumber(ARGV[at + 2]), period = tonumber(ARGV[at + 3]), spec = ARGV[at + 3],
+                  cost = limit_cost }
     if code == 'cc' then
       slots = slots + 1
       limits[i].stats = n + slots

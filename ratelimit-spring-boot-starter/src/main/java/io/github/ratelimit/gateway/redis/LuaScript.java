@@ -24,7 +24,8 @@ public final class LuaScript {
 	public static final List<String> RATE_LIMIT_SOURCES = List.of(RATE_LIMIT_FOLDER + "common.lua",
 			RATE_LIMIT_FOLDER + "token_bucket.lua", RATE_LIMIT_FOLDER + "sliding_window_log.lua",
 			RATE_LIMIT_FOLDER + "sliding_window_counter.lua", RATE_LIMIT_FOLDER + "fixed_window.lua",
-			RATE_LIMIT_FOLDER + "concurrency.lua", RATE_LIMIT_FOLDER + "dispatch.lua");
+			RATE_LIMIT_FOLDER + "concurrency.lua", RATE_LIMIT_FOLDER + "quota.lua",
+			RATE_LIMIT_FOLDER + "dispatch.lua");
 
 	private final String text;
 

@@ -35,7 +35,7 @@ class RateLimitScriptSourcesTest {
 			.getResources("classpath*:" + LuaScript.RATE_LIMIT_FOLDER + "*.lua")) {
 			files.add(LuaScript.RATE_LIMIT_FOLDER + resource.getFilename());
 		}
-		assertThat(files).hasSize(7);
+		assertThat(files).hasSize(8);
 		assertThat(LuaScript.RATE_LIMIT_SOURCES).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(files);
 		assertThat(LuaScript.RATE_LIMIT_SOURCES.get(0)).endsWith("/common.lua");
 		assertThat(LuaScript.RATE_LIMIT_SOURCES.get(LuaScript.RATE_LIMIT_SOURCES.size() - 1)).endsWith("/dispatch.lua");

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import io.github.ratelimit.test.redis.TestRedis;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
@@ -278,14 +279,28 @@ final class ScriptAtTime implements BeforeEachCallback {
 			command.add(limit.code());
 			command.add(Long.toString(limit.capacity()));
 			command.add(Long.toString(limit.refillTokens()));
-			command.add(Long.toString(limit.periodMicros()));
+			command.add((limit.periodText() != null) ? limit.periodText() : Long.toString(limit.periodMicros()));
 			command.add(Long.toString(costs[i]));
 		}
 		return command.toArray(String[]::new);
 	}
 
-	/** One limit as the script takes it. */
-	record Limit(String code, long capacity, long refillTokens, long periodMicros) {
+	/**
+	 * One limit as the script takes it.
+	 * @param periodText the refill period as sent, when it is not a number of microseconds (a quota's boundaries)
+	 */
+	record Limit(String code, long capacity, long refillTokens, long periodMicros, @Nullable String periodText) {
+
+		Limit(String code, long capacity, long refillTokens, long periodMicros) {
+			this(code, capacity, refillTokens, periodMicros, null);
+		}
+
+		/** A calendar quota: {@code limit} tokens per period, the period boundaries around the gateway's time. */
+		static Limit quota(long limit, long... boundaries) {
+			return new Limit("q", limit, limit, 0, java.util.Arrays.stream(boundaries)
+				.mapToObj(Long::toString)
+				.collect(java.util.stream.Collectors.joining(",")));
+		}
 
 		static Limit tokenBucket(long capacity, long refillTokens, long periodMicros) {
 			return new Limit("tb", capacity, refillTokens, periodMicros);
