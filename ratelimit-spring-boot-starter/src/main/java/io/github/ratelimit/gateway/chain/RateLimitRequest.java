@@ -11,8 +11,8 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
  * @param client who is limited, with the plan already decided
  * @param limits the limits of the client's plan in the route's endpoint group
  * @param cost tokens the request takes from each limit counting requests (1 to {@link PlanLimits#smallestCapacity()};
- * 0 only reads), and units of usage it reserves in each limit counting usage (0 to
- * {@link PlanLimits#smallestUsageCapacity()})
+ * 0 only reads), and units of usage it reserves in each limit counting usage (0 to the smallest capacity of those
+ * limits)
  * @param failClosed whether the request is refused (the front end answers 503) when the shared store is unavailable;
  * otherwise it fails open (local fallback, or unchecked with {@link FallbackMode#ALLOW})
  */

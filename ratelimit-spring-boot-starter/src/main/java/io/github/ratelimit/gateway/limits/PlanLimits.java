@@ -24,8 +24,6 @@ public final class PlanLimits {
 
 	private final long smallestCapacity;
 
-	private final long smallestUsageCapacity;
-
 	private final @Nullable String usageUnit;
 
 	private final long leaseTokens;
@@ -54,7 +52,6 @@ public final class PlanLimits {
 			throw new IllegalArgumentException("No limits for plan '" + plan + "' in group '" + group + "'");
 		}
 		long smallest = LimitDefinition.MAX_TOKENS;
-		long smallestUsage = LimitDefinition.MAX_TOKENS;
 		String unit = null;
 		long lease = Long.MAX_VALUE;
 		boolean concurrency = false;
@@ -66,7 +63,6 @@ public final class PlanLimits {
 							+ "': '" + unit + "' and '" + limit.unit() + "' (a route measures one)");
 				}
 				unit = limit.unit();
-				smallestUsage = Math.min(smallestUsage, limit.capacity());
 			}
 			else if (!limit.isConcurrency()) {
 				smallest = Math.min(smallest, limit.capacity());
@@ -76,7 +72,6 @@ public final class PlanLimits {
 			global |= limit.isGlobal();
 		}
 		this.smallestCapacity = smallest;
-		this.smallestUsageCapacity = smallestUsage;
 		this.usageUnit = unit;
 		this.leaseTokens = lease;
 		this.hasConcurrencyLimits = concurrency;
@@ -115,15 +110,6 @@ public final class PlanLimits {
 	 */
 	public long smallestCapacity() {
 		return this.smallestCapacity;
-	}
-
-	/**
-	 * The smallest capacity of these limits counting usage ({@link LimitDefinition#isUsage()}): no request may
-	 * reserve more.
-	 * @return the smallest capacity in units; {@link LimitDefinition#MAX_TOKENS} when none counts usage
-	 */
-	public long smallestUsageCapacity() {
-		return this.smallestUsageCapacity;
 	}
 
 	/**

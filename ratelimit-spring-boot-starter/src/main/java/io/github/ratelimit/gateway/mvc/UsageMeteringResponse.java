@@ -138,10 +138,7 @@ final class UsageMeteringResponse implements ServerResponse {
 				for (String name : getHeaderNames()) {
 					headers.addAll(name, List.copyOf(getHeaders(name)));
 				}
-				this.meter.answer(getStatus(), (name) -> {
-					List<String> values = headers.get(name);
-					return (values != null) ? values : List.of();
-				}, getContentType());
+				this.meter.answer(getStatus(), headers, getContentType());
 			}
 		}
 

@@ -4,13 +4,14 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 
 import io.github.ratelimit.gateway.chain.Reservation;
 import io.github.ratelimit.gateway.usage.EventStreamReader;
 import io.github.ratelimit.gateway.usage.JsonFieldReader;
 import io.github.ratelimit.gateway.usage.UsageReading;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
 
 /**
  * What one admitted request's answer used, read as the answer passes, and the settlement of its
@@ -32,13 +33,10 @@ import org.jspecify.annotations.Nullable;
  * <li>{@code usage: bytes} charges the body's bytes written to the client, whatever the status (a stream cut short
  * is charged what was sent).</li>
  * </ul>
- * At most {@link #MAX_BUFFERED_BYTES} bytes of the answer are held for reading its usage, whatever its size.
+ * At most {@link JsonFieldReader#MAX_BUFFERED_BYTES} ({@link EventStreamReader#MAX_BUFFERED_BYTES} for a stream)
+ * bytes of the answer are held for reading its usage, whatever its size.
  */
 public final class UsageMeter {
-
-	/** Most bytes of an answer one meter holds: its JSON field or event stream reader's bound. */
-	public static final int MAX_BUFFERED_BYTES = Math.max(JsonFieldReader.MAX_BUFFERED_BYTES,
-			EventStreamReader.MAX_BUFFERED_BYTES);
 
 	/** The meter of a request whose answer does not change what it is charged: reads nothing, ends nothing. */
 	public static final UsageMeter NONE = new UsageMeter(RouteUsage.NONE, Reservation.NONE, UsageReports.IGNORED);
@@ -53,7 +51,7 @@ public final class UsageMeter {
 
 	private int status = -1;
 
-	private @Nullable Function<String, List<String>> headers;
+	private @Nullable HttpHeaders headers;
 
 	private @Nullable JsonFieldReader json;
 
@@ -84,11 +82,11 @@ public final class UsageMeter {
 	/**
 	 * The upstream's response head is known.
 	 * @param status its status code
-	 * @param headers reads the values of one of its header fields by name (case-insensitive), empty when absent
+	 * @param headers its header fields (read when the exchange ends)
 	 * @param contentType its {@code Content-Type}, or {@code null}: a {@code text/event-stream} answer is read event
 	 * by event
 	 */
-	public synchronized void answer(int status, Function<String, List<String>> headers, @Nullable String contentType) {
+	public synchronized void answer(int status, HttpHeaders headers, @Nullable String contentType) {
 		this.status = status;
 		this.headers = headers;
 		if (this.usage.usage() instanceof RouteUsage.Measure.Json field) {
@@ -191,8 +189,8 @@ public final class UsageMeter {
 
 	/** The header's one value as a number; several values are not one number. */
 	private UsageReading headerReading(String name) {
-		List<String> values = (this.headers != null) ? this.headers.apply(name) : List.of();
-		if (values.isEmpty()) {
+		List<String> values = (this.headers != null) ? this.headers.get(name) : null;
+		if (values == null || values.isEmpty()) {
 			return UsageReading.missing();
 		}
 		return (values.size() == 1) ? UsageReading.ofText(values.get(0).strip()) : UsageReading.notANumber();

@@ -179,8 +179,7 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			HttpStatusCode status = exchange.getResponse().getStatusCode();
 			if (status != null && exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_ATTR) != null) {
 				HttpHeaders headers = exchange.getResponse().getHeaders();
-				meter.answer(status.value(), (name) -> UsageMeteringResponse.valuesOf(headers, name),
-						headers.getFirst(HttpHeaders.CONTENT_TYPE));
+				meter.answer(status.value(), headers, headers.getFirst(HttpHeaders.CONTENT_TYPE));
 			}
 			meter.end(signal == SignalType.ON_COMPLETE);
 		});

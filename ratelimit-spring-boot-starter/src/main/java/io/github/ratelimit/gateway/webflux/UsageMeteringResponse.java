@@ -1,7 +1,5 @@
 package io.github.ratelimit.gateway.webflux;
 
-import java.util.List;
-
 import io.github.ratelimit.gateway.route.UsageMeter;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
@@ -92,20 +90,8 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 		this.answered = true;
 		HttpStatusCode status = getStatusCode();
 		HttpHeaders headers = getHeaders();
-		current.answer((status != null) ? status.value() : 200, (name) -> valuesOf(headers, name),
-				headers.getFirst(HttpHeaders.CONTENT_TYPE));
+		current.answer((status != null) ? status.value() : 200, headers, headers.getFirst(HttpHeaders.CONTENT_TYPE));
 		return current;
-	}
-
-	/**
-	 * A header field's values, empty when absent.
-	 * @param headers the header fields
-	 * @param name the field's name
-	 * @return its values
-	 */
-	static List<String> valuesOf(HttpHeaders headers, String name) {
-		List<String> values = headers.get(name);
-		return (values != null) ? values : List.of();
 	}
 
 	private static void read(UsageMeter meter, DataBuffer buffer) {

@@ -11,6 +11,8 @@ import io.github.ratelimit.gateway.usage.UsageField;
 import io.github.ratelimit.gateway.usage.UsageReading;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.http.HttpHeaders;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -66,7 +68,7 @@ class UsageMeterTest {
 	@Test
 	void aJsonAnswerIsChargedWhatItReports() {
 		UsageMeter meter = meter(JSON);
-		meter.answer(200, (name) -> List.of(), "application/json");
+		meter.answer(200, new HttpHeaders(), "application/json");
 		meter.body(bytes("{\"usage\":{\"total_"));
 		meter.body(bytes("tokens\":120}}"));
 		meter.end(true);
@@ -78,7 +80,7 @@ class UsageMeterTest {
 	@Test
 	void anEventStreamIsReadEventByEvent() {
 		UsageMeter meter = meter(JSON);
-		meter.answer(200, (name) -> List.of(), "text/event-stream; charset=utf-8");
+		meter.answer(200, new HttpHeaders(), "text/event-stream; charset=utf-8");
 		meter.body(bytes("data: {\"usage\":{\"total_tokens\":57}}\n\ndata: [DONE]\n\n"));
 		meter.end(true);
 		assertThat(this.ended).containsExactly("settle 57");
@@ -87,7 +89,7 @@ class UsageMeterTest {
 	@Test
 	void aValueAboveTheUsageCapacityIsChargedTheCapacityAndReported() {
 		UsageMeter meter = meter(JSON);
-		meter.answer(200, (name) -> List.of(), "application/json");
+		meter.answer(200, new HttpHeaders(), "application/json");
 		meter.body(bytes("{\"usage\":{\"total_tokens\":5000}}"));
 		meter.end(true);
 		assertThat(this.ended).containsExactly("settle 1000");
@@ -97,16 +99,16 @@ class UsageMeterTest {
 	@Test
 	void anAnswerWithoutUsableUsageIsChargedItsReservationAndReported() {
 		UsageMeter notJson = meter(JSON);
-		notJson.answer(200, (name) -> List.of(), "text/html");
+		notJson.answer(200, new HttpHeaders(), "text/html");
 		notJson.body(bytes("<html></html>"));
 		notJson.end(true);
 		RouteUsage header = new RouteUsage(new RouteUsage.Measure.Header("X-Usage"), new RouteUsage.Reserve.Fixed(300),
 				300, 1000, null);
 		UsageMeter negative = meter(header);
-		negative.answer(200, (name) -> name.equals("X-Usage") ? List.of("-5") : List.of(), null);
+		negative.answer(200, headers("X-Usage", "-5"), null);
 		negative.end(true);
 		UsageMeter missing = meter(header);
-		missing.answer(200, (name) -> List.of(), null);
+		missing.answer(200, new HttpHeaders(), null);
 		missing.end(true);
 		assertThat(this.ended).containsExactly("settle 300", "settle 300", "settle 300");
 		assertThat(this.problems).containsExactly(UsageReading.Kind.NOT_JSON, UsageReading.Kind.NEGATIVE,
@@ -118,10 +120,10 @@ class UsageMeterTest {
 		RouteUsage header = new RouteUsage(new RouteUsage.Measure.Header("X-Usage"), new RouteUsage.Reserve.Fixed(300),
 				300, 1000, null);
 		UsageMeter huge = meter(header);
-		huge.answer(200, (name) -> List.of("1e30"), null);
+		huge.answer(200, headers("X-Usage", "1e30"), null);
 		huge.end(true);
 		UsageMeter several = meter(header);
-		several.answer(200, (name) -> List.of("10", "500"), null);
+		several.answer(200, headers("X-Usage", "10", "500"), null);
 		several.end(true);
 		assertThat(this.ended).containsExactly("settle 1000", "settle 300");
 		assertThat(this.problems).containsExactly(UsageReading.Kind.TOO_LARGE, UsageReading.Kind.NOT_A_NUMBER);
@@ -130,7 +132,7 @@ class UsageMeterTest {
 	@Test
 	void anAnswerCutShortOrNeverGivenIsChargedItsReservationWithoutAProblem() {
 		UsageMeter cut = meter(JSON);
-		cut.answer(200, (name) -> List.of(), "application/json");
+		cut.answer(200, new HttpHeaders(), "application/json");
 		cut.body(bytes("{\"choices\":[{\"text\":\"par"));
 		cut.end(false);
 		meter(JSON).end(false);
@@ -143,7 +145,7 @@ class UsageMeterTest {
 		RouteUsage bytes = new RouteUsage(new RouteUsage.Measure.Bytes(), new RouteUsage.Reserve.Fixed(300), 300, 1000,
 				null);
 		UsageMeter meter = meter(bytes);
-		meter.answer(200, (name) -> List.of(), null);
+		meter.answer(200, new HttpHeaders(), null);
 		meter.body(ByteBuffer.wrap(new byte[70]));
 		meter.body(ByteBuffer.wrap(new byte[30]));
 		meter.end(false);
@@ -157,15 +159,21 @@ class UsageMeterTest {
 		failures.set(403);
 		RouteUsage login = new RouteUsage(null, null, 0, 0, failures);
 		UsageMeter success = meter(login);
-		success.answer(200, (name) -> List.of(), null);
+		success.answer(200, new HttpHeaders(), null);
 		success.end(true);
 		success.end(true);
 		UsageMeter failure = meter(login);
-		failure.answer(401, (name) -> List.of(), null);
+		failure.answer(401, new HttpHeaders(), null);
 		failure.end(true);
 		UsageMeter noAnswer = meter(login);
 		noAnswer.end(false);
 		assertThat(this.ended).containsExactly("cancel", "settle 0", "settle 0");
+	}
+
+	private static HttpHeaders headers(String name, String... values) {
+		HttpHeaders headers = new HttpHeaders();
+		headers.addAll(name, List.of(values));
+		return headers;
 	}
 
 	private UsageMeter meter(RouteUsage usage) {
