@@ -58,6 +58,19 @@ local function settle(l, w, fits)
   return w
 end
 
+-- Whether a period's count (l.used) admits l.cost more, compared as cost <= capacity - used (used + cost could round
+-- above 2^53): the fixed window's and the quota's admission.
+local function count_admits(l)
+  return l.cost <= l.capacity - l.used
+end
+
+-- The wait until a period's count admits l.cost: nothing changes before the period ends (l.finish_at, us), then the
+-- count is 0. Exact.
+local function count_wait(l)
+  if l.cost > l.capacity then return MAX end
+  return l.finish_at - now
+end
+
 -- Takes l.cost from a window's stored count 'c', floored at 0 (the window algorithms' refund).
 local function refund_count(l)
   local c = tonumber(redis.call('HGET', KEYS[l.i], 'c'))

@@ -14,27 +14,22 @@ function fw.read(l)
   local t = now
   if w ~= nil and w > t then t = w end   -- clock stepped back behind the stored window: still that window
   l.start = t - math.fmod(t, l.period)
+  l.finish_at = l.start + l.period
   if w == l.start then l.used = c else l.used = 0 end
 end
 
-function fw.admits(l)
-  return l.cost <= l.capacity - l.used   -- not used + cost: that sum could round above 2^53
-end
+fw.admits = count_admits
 
--- Nothing changes before the next window starts; then the count is 0. Exact.
-function fw.wait(l)
-  if l.cost > l.capacity then return MAX end
-  return l.start + l.period - now
-end
+fw.wait = count_wait
 
 function fw.finish(l, allowed)
   if allowed == 1 and l.cost > 0 then
     l.used = l.used + l.cost
     redis.call('HSET', KEYS[l.i], 'w', fmt(l.start), 'c', fmt(l.used))
-    expire(l.i, math.ceil((l.start + l.period - now) / 1000))
+    expire(l.i, math.ceil((l.finish_at - now) / 1000))
   end
   local reset_ms = 0
-  if l.used > 0 then reset_ms = math.ceil((l.start + l.period - now) / 1000) end
+  if l.used > 0 then reset_ms = math.ceil((l.finish_at - now) / 1000) end
   return l.capacity - l.used, reset_ms
 end
 

@@ -35,15 +35,9 @@ function q.read(l)
   if usable(p) and usable(c) and p == l.start then l.used = c else l.used = 0 end
 end
 
-function q.admits(l)
-  return l.cost <= l.capacity - l.used   -- not used + cost: that sum could round above 2^53
-end
+q.admits = count_admits
 
--- Nothing changes before the period ends; then the count is 0. Exact.
-function q.wait(l)
-  if l.cost > l.capacity then return MAX end
-  return l.finish_at - now
-end
+q.wait = count_wait
 
 function q.finish(l, allowed)
   if allowed == 1 and l.cost > 0 then
