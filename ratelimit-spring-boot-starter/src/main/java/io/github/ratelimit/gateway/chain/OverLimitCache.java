@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.chain;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -19,11 +20,19 @@ import org.jspecify.annotations.Nullable;
  * (source {@link RateLimitDecision.Source#CACHED}), even while the breaker is open.
  *
  * <p>An entry is timed from the check's start (before the Redis call was sent) and kept 1 ms less than its
- * Retry-After; a denial by a concurrency limit is never remembered. Bounded by a Caffeine cache of
+ * Retry-After (a quota's denial at most {@link #QUOTA_DENIAL_HOLD}); a denial by a concurrency limit or a limit
+ * counting usage is never remembered. Bounded by a Caffeine cache of
  * {@code maxEntries}; entries expire at their Retry-After. Why this never denies what Redis would allow:
  * {@code src/docs/design/limiter-chain.md}.
  */
 public class OverLimitCache implements LimiterChain {
+
+	/**
+	 * Longest a denial by a {@linkplain io.github.ratelimit.gateway.limits.Algorithm#QUOTA quota} is remembered,
+	 * however far its period's end: a top-up or reset through another instance's endpoint reaches this one's clients
+	 * within this time.
+	 */
+	public static final Duration QUOTA_DENIAL_HOLD = Duration.ofSeconds(5);
 
 	private final LimiterChain next;
 
@@ -121,6 +130,9 @@ public class OverLimitCache implements LimiterChain {
 	 */
 	public void remember(ClientKey client, PlanLimits limits, Cost cost, long startNanos, RateLimitDecision decision) {
 		long holdMs = decision.retryAfterMillis() - 1;
+		if (deniedByQuota(decision)) {
+			holdMs = Math.min(holdMs, QUOTA_DENIAL_HOLD.toMillis());
+		}
 		if (decision.allowed() || decision.source() != RateLimitDecision.Source.SHARED || holdMs <= 0
 				|| deniedByConcurrencyOrUsage(decision)) {
 			return;
@@ -135,6 +147,16 @@ public class OverLimitCache implements LimiterChain {
 	private static boolean deniedByConcurrencyOrUsage(RateLimitDecision decision) {
 		for (LimitStatus status : decision.statuses()) {
 			if (!status.satisfied() && (status.limit().isConcurrency() || status.limit().isUsage())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Whether a quota denied: an operator may top it up or reset it on any instance before its period ends. */
+	private static boolean deniedByQuota(RateLimitDecision decision) {
+		for (LimitStatus status : decision.statuses()) {
+			if (!status.satisfied() && status.limit().isQuota()) {
 				return true;
 			}
 		}

@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.http;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,7 +26,9 @@ import org.springframework.http.HttpHeaders;
  * (r: free slots; no reset time, as slots free when responses complete). A limit counting usage carries its unit:
  * {@code "free-chat-tokens";q=100000;w=60;qu="tokens"} (qu: the limit's {@code unit}, as configured; the draft
  * registers {@code content-bytes} for bytes), its {@code r} the whole units remaining as of the request's
- * reservation.</li>
+ * reservation. A quota is {@code "free-search-month";q=100000;w=2678400} (w: the length of the current period in
+ * seconds, on the gateway's clock: 31 days here) and {@code "free-search-month";r=99990;t=1641600} (t: seconds until
+ * the period ends and the quota resets).</li>
  * <li>Legacy style: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (seconds
  * until full, rounded up) of the most constraining limit (a violated one, else the one with fewest tokens
  * left; a concurrency limit only when it alone is violated or there is no rate limit, and then without
@@ -110,8 +113,8 @@ public final class RateLimitHeaders {
 		if (last != null && last.limits == limits) {
 			return last.value;
 		}
-		if (statuses.size() != limits.limits().size()) {
-			return policyField(statuses); // statuses of a subset: not the cached value
+		if (statuses.size() != limits.limits().size() || limits.hasQuotas()) {
+			return policyField(statuses); // statuses of a subset, or a quota's period moving on: not cached
 		}
 		String value = this.policies.computeIfAbsent(limits, (l) -> policyField(statuses));
 		this.lastPolicy = new Policy(limits, value);
@@ -122,6 +125,10 @@ public final class RateLimitHeaders {
 	}
 
 	static String policyField(List<LimitStatus> statuses) {
+		return policyField(statuses, Instant.now());
+	}
+
+	static String policyField(List<LimitStatus> statuses, Instant now) {
 		StringBuilder field = new StringBuilder();
 		for (LimitStatus status : statuses) {
 			LimitDefinition limit = status.limit();
@@ -134,7 +141,7 @@ public final class RateLimitHeaders {
 				field.append(";qu=\"concurrency\"");
 			}
 			else {
-				field.append(";w=").append(limit.windowSeconds());
+				field.append(";w=").append(limit.windowSeconds(now));
 				if (limit.isUsage()) {
 					field.append(";qu=");
 					appendString(field, limit.unit());

@@ -3,7 +3,8 @@ package io.github.ratelimit.gateway.limits;
 import java.util.Locale;
 
 /**
- * How one limit is enforced: four rate algorithms, and the {@link #CONCURRENCY concurrency} limit. Every algorithm
+ * How one limit is enforced: four rate algorithms, the {@link #CONCURRENCY concurrency} limit and the calendar
+ * {@link #QUOTA quota}. Every algorithm
  * runs in the same Lua script over Redis time and answers the same way (satisfied, remaining, retry-after, reset), so
  * headers, 429s and the all-or-nothing rule across several limits do not depend on it. Trade-offs, memory per
  * client and measured precision: {@code src/docs/reference/algorithms.md}.
@@ -49,7 +50,15 @@ public enum Algorithm {
 	 * Retry-After estimate). Configured as {@code type: concurrency} with {@code max-in-flight} and
 	 * {@code max-request-duration}.
 	 */
-	CONCURRENCY("cc", ":cc");
+	CONCURRENCY("cc", ":cc"),
+
+	/**
+	 * Calendar quota: at most {@code capacity} tokens per period of the calendar ({@link QuotaPeriod}: a day, week,
+	 * month or year in a time zone, or a fixed duration), reset to zero at the period's end, the period picked on
+	 * Redis' clock. Configured as {@code type: quota} with {@code limit} and {@code period}. State: one small hash
+	 * per client and quota, expiring when its period ends.
+	 */
+	QUOTA("q", ":q");
 
 	private final String scriptCode;
 
@@ -62,7 +71,7 @@ public enum Algorithm {
 
 	/**
 	 * The code the Lua script dispatches on.
-	 * @return {@code tb}, {@code swl}, {@code swc}, {@code fw} or {@code cc}
+	 * @return {@code tb}, {@code swl}, {@code swc}, {@code fw}, {@code cc} or {@code q}
 	 */
 	public String scriptCode() {
 		return this.scriptCode;

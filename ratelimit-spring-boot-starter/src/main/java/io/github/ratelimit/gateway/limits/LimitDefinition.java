@@ -1,7 +1,10 @@
 package io.github.ratelimit.gateway.limits;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One limit as enforced. With the {@link Algorithm#TOKEN_BUCKET token bucket} (the default): a bucket of
@@ -10,7 +13,9 @@ import java.util.Objects;
  * {@code refillPeriod}, and {@code refillTokens == capacity} (a window's worth of tokens per window). A
  * {@link Algorithm#CONCURRENCY concurrency limit} (see {@link #concurrency}): at most {@code capacity} requests in
  * flight, a slot not given back freeing itself after {@code refillPeriod} (the longest request duration), and
- * {@code refillTokens == capacity}.
+ * {@code refillTokens == capacity}. A {@link Algorithm#QUOTA quota} (see {@link #quota}): at most {@code capacity}
+ * tokens per {@link #quotaPeriod() period} of the calendar, reset at its end; {@code refillTokens == capacity} and
+ * {@code refillPeriod} is the period's {@linkplain QuotaPeriod#longest() longest length}.
  *
  * @param policyName name of the quota policy shown to clients in the {@code RateLimit-Policy} and
  * {@code RateLimit} fields, e.g. {@code free-search}
@@ -28,9 +33,10 @@ import java.util.Objects;
  * or a unit of usage ({@code tokens}, {@code bytes}, ...: a request reserves its route's estimate and is charged what
  * its answer used, see {@link #isUsage()}); lower-case letters, digits and {@code -}, starting with a letter, at most
  * {@value #MAX_UNIT_LENGTH} characters
+ * @param quotaPeriod the period a {@link Algorithm#QUOTA quota} counts in; {@code null} for every other algorithm
  */
 public record LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
-		Algorithm algorithm, LimitScope scope, LeaseBudget leaseBudget, String unit) {
+		Algorithm algorithm, LimitScope scope, LeaseBudget leaseBudget, String unit, @Nullable QuotaPeriod quotaPeriod) {
 
 	/** The unit of a limit that counts requests: each takes its route's {@code cost} (1 by default). */
 	public static final String REQUESTS = "requests";
@@ -60,7 +66,8 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 * Validate the combination.
 	 * @throws IllegalArgumentException if a window algorithm's or a concurrency limit's {@code refillTokens} differs
 	 * from its capacity, the lease budget is out of range or set on another limit than a token bucket counting
-	 * requests, the unit is not a unit name, or a usage unit is set on a sliding window log or a concurrency limit
+	 * requests, the unit is not a unit name, a usage unit is set on a sliding window log or a concurrency limit, or
+	 * a quota period is missing on a quota, set on another algorithm, or differs from the refill period's longest length
 	 */
 	public LimitDefinition {
 		Objects.requireNonNull(algorithm, "algorithm");
@@ -80,9 +87,15 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 			throw new IllegalArgumentException("limit '" + policyName + "': a limit in '" + unit
 					+ "' takes no lease: what a request uses is known after its answer, a lease spends it before");
 		}
+		if ((algorithm == Algorithm.QUOTA) != (quotaPeriod != null)
+				|| (quotaPeriod != null && !quotaPeriod.longest().equals(refillPeriod))) {
+			throw new IllegalArgumentException("limit '" + policyName + "': a quota, and only a quota, has a quota period "
+					+ "whose longest length is its refill period, was " + algorithm.configName() + " with " + quotaPeriod
+					+ " and " + refillPeriod);
+		}
 		if (algorithm != Algorithm.TOKEN_BUCKET && refillTokens != capacity) {
 			throw new IllegalArgumentException(algorithm.configName() + " limit '" + policyName + "' takes "
-					+ (algorithm.isConcurrency() ? "one slot per request" : "capacity tokens per window")
+					+ (algorithm.isConcurrency() ? "one slot per request" : "capacity tokens per window or period")
 					+ ": refillTokens must equal capacity " + capacity + ", was " + refillTokens);
 		}
 		if (leaseBudget.percent() > MAX_LEASE_BUDGET_PERCENT
@@ -91,6 +104,24 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 					+ "most " + MAX_LEASE_BUDGET_PERCENT + " of a token bucket's capacity, was " + leaseBudget
 					+ " for " + algorithm.configName());
 		}
+	}
+
+	/**
+	 * A limit other than a quota.
+	 * @param policyName name of the quota policy shown to clients
+	 * @param capacity most tokens the bucket holds, or tokens per window (1 to 2^53), or requests in flight
+	 * @param refillTokens tokens added per refill period (1 to 2^53); equal to {@code capacity} for window algorithms
+	 * and concurrency limits
+	 * @param refillPeriod the refill period, or the window, or the longest request duration (at least 1 ms)
+	 * @param algorithm how the limit is enforced, not {@link Algorithm#QUOTA}
+	 * @param scope who shares the limit's state
+	 * @param leaseBudget token leases ({@link LeaseBudget#OFF}: none)
+	 * @param unit {@value #REQUESTS} or a unit of usage
+	 * @throws IllegalArgumentException as the canonical constructor
+	 */
+	public LimitDefinition(String policyName, long capacity, long refillTokens, Duration refillPeriod,
+			Algorithm algorithm, LimitScope scope, LeaseBudget leaseBudget, String unit) {
+		this(policyName, capacity, refillTokens, refillPeriod, algorithm, scope, leaseBudget, unit, null);
 	}
 
 	/**
@@ -175,6 +206,26 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	}
 
 	/**
+	 * A quota of one client, counting requests: at most {@code limit} tokens per period of the calendar.
+	 * @param policyName name of the quota policy shown to clients
+	 * @param limit tokens per period (1 to 2^53)
+	 * @param period the period, e.g. a month in {@code Europe/Berlin}
+	 * @return the limit
+	 */
+	public static LimitDefinition quota(String policyName, long limit, QuotaPeriod period) {
+		return new LimitDefinition(policyName, limit, limit, period.longest(), Algorithm.QUOTA, LimitScope.CLIENT,
+				LeaseBudget.OFF, REQUESTS, period);
+	}
+
+	/**
+	 * Whether this is a {@link Algorithm#QUOTA quota}, counting per period of the calendar.
+	 * @return {@code true} when {@link #quotaPeriod()} is set
+	 */
+	public boolean isQuota() {
+		return this.quotaPeriod != null;
+	}
+
+	/**
 	 * Whether this limits requests in flight ({@link Algorithm#CONCURRENCY}) rather than a rate.
 	 * @return {@code true} for a concurrency limit
 	 */
@@ -189,7 +240,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withPolicyName(String name) {
 		return new LimitDefinition(name, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm, this.scope,
-				this.leaseBudget, this.unit);
+				this.leaseBudget, this.unit, this.quotaPeriod);
 	}
 
 	/**
@@ -199,7 +250,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withScope(LimitScope newScope) {
 		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
-				newScope, this.leaseBudget, this.unit);
+				newScope, this.leaseBudget, this.unit, this.quotaPeriod);
 	}
 
 	/**
@@ -211,7 +262,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withLeaseBudget(LeaseBudget budget) {
 		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
-				this.scope, budget, this.unit);
+				this.scope, budget, this.unit, this.quotaPeriod);
 	}
 
 	/**
@@ -222,7 +273,7 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	 */
 	public LimitDefinition withUnit(String newUnit) {
 		return new LimitDefinition(this.policyName, this.capacity, this.refillTokens, this.refillPeriod, this.algorithm,
-				this.scope, this.leaseBudget, newUnit);
+				this.scope, this.leaseBudget, newUnit, this.quotaPeriod);
 	}
 
 	/**
@@ -281,10 +332,16 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	/**
 	 * The window of this limit for the {@code w} parameter of {@code RateLimit-Policy}: the time an empty bucket
 	 * takes to fill, {@code capacity / (refillTokens / refillPeriod)}, in whole seconds rounded up; for window
-	 * algorithms that is the window itself, for a concurrency limit the longest request duration.
+	 * algorithms that is the window itself, for a concurrency limit the longest request duration, for a quota the
+	 * length of the period containing {@code now}.
+	 * @param now the gateway's time (only a quota reads it)
 	 * @return the window in seconds, at least 1
 	 */
-	public long windowSeconds() {
+	public long windowSeconds(Instant now) {
+		QuotaPeriod period = this.quotaPeriod;
+		if (period != null) {
+			return period.seconds(now);
+		}
 		double seconds = (double) this.capacity * this.refillPeriod.toNanos() / 1e9 / this.refillTokens;
 		return Math.max(1, (long) Math.ceil(seconds));
 	}

@@ -32,6 +32,8 @@ public final class PlanLimits {
 
 	private final boolean hasGlobalLimits;
 
+	private final boolean hasQuotas;
+
 	private volatile @Nullable ScopedLimits scoped;
 
 	/** Forms compiled from these limits: key, value, key, value... (copy on write; one or two entries). */
@@ -56,6 +58,7 @@ public final class PlanLimits {
 		long lease = Long.MAX_VALUE;
 		boolean concurrency = false;
 		boolean global = false;
+		boolean quotas = false;
 		for (LimitDefinition limit : this.limits) {
 			if (limit.isUsage()) {
 				if (unit != null && !unit.equals(limit.unit())) {
@@ -70,12 +73,23 @@ public final class PlanLimits {
 			lease = Math.min(lease, limit.leaseTokens());
 			concurrency |= limit.isConcurrency();
 			global |= limit.isGlobal();
+			quotas |= limit.isQuota();
 		}
 		this.smallestCapacity = smallest;
 		this.usageUnit = unit;
 		this.leaseTokens = lease;
 		this.hasConcurrencyLimits = concurrency;
 		this.hasGlobalLimits = global;
+		this.hasQuotas = quotas;
+	}
+
+	/**
+	 * Whether any of these limits is a {@link Algorithm#QUOTA quota}, whose period (and so its script arguments and
+	 * its {@code w}) moves with the clock.
+	 * @return {@code true} with at least one quota
+	 */
+	public boolean hasQuotas() {
+		return this.hasQuotas;
 	}
 
 	/**

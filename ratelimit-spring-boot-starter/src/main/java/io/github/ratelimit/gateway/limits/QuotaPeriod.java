@@ -193,6 +193,46 @@ public record QuotaPeriod(@Nullable QuotaPeriodUnit unit, ZoneId zone, DayOfWeek
 	}
 
 	/**
+	 * The longest any period can last: the fixed duration, or the calendar unit's longest length plus 3 hours for the
+	 * largest daylight-saving and zone-offset changes (a day: 27 h; a week: 7 days 3 h; a month: 31 days 3 h; a year:
+	 * 366 days 3 h). An upper bound for TTLs and for what a fallback counts, not the length of any one period.
+	 * @return the longest length, at least {@link #MIN_FIXED_DURATION}
+	 */
+	public Duration longest() {
+		Duration duration = this.fixedDuration;
+		if (duration != null) {
+			return duration;
+		}
+		Duration days = switch (Objects.requireNonNull(this.unit)) {
+			case DAY -> Duration.ofDays(1);
+			case WEEK -> Duration.ofDays(7);
+			case MONTH -> Duration.ofDays(31);
+			case YEAR -> Duration.ofDays(366);
+		};
+		return days.plusHours(3);
+	}
+
+	/**
+	 * The name of this period in configuration and in default policy names: {@code day}, {@code week},
+	 * {@code month}, {@code year}, or a fixed duration's label ({@code 30s}, {@code 15m}, {@code 2h}, {@code 7d},
+	 * else milliseconds: {@code 1500ms}).
+	 * @return the label
+	 */
+	public String label() {
+		Duration duration = this.fixedDuration;
+		if (duration == null) {
+			return Objects.requireNonNull(this.unit).name().toLowerCase(java.util.Locale.ROOT);
+		}
+		long ms = duration.toMillis();
+		for (long[] unit : new long[][] { { 86_400_000L, 'd' }, { 3_600_000L, 'h' }, { 60_000L, 'm' }, { 1000L, 's' } }) {
+			if (ms % unit[0] == 0) {
+				return (ms / unit[0]) + String.valueOf((char) unit[1]);
+			}
+		}
+		return ms + "ms";
+	}
+
+	/**
 	 * The length of the period containing an instant in whole seconds, as {@code RateLimit-Policy}'s {@code w} takes
 	 * it.
 	 * @param instant any instant

@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.properties;
 
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -16,7 +17,9 @@ import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
 import io.github.ratelimit.gateway.plan.KnownPlans;
+import org.jspecify.annotations.Nullable;
 
 
 /**
@@ -168,7 +171,7 @@ public class LimitResolver implements KnownPlans {
 		for (RateLimitProperties.Limit limit : configured) {
 			String name = (limit.getName() != null && !limit.getName().isBlank()) ? limit.getName()
 					: defaultPolicyName(plan, group, limit, configured.size());
-			limits.add(toLimitDefinition(name, limit));
+			limits.add(toLimitDefinition(name, limit, properties.getQuota(), settings.getQuotaZone()));
 		}
 		return new PlanLimits(plan, group, dedupeNames(limits));
 	}
@@ -180,10 +183,13 @@ public class LimitResolver implements KnownPlans {
 		copy.getPrincipal().setDefaultPlan(source.getPrincipal().getDefaultPlan());
 		copy.setHeaderPlan(source.getHeaderPlan());
 		copy.setShadowMode(source.isShadowMode());
+		copy.getQuota().setZone(source.getQuota().getZone());
+		copy.getQuota().setFirstDayOfWeek(source.getQuota().getFirstDayOfWeek());
 		Map<String, RateLimitProperties.Plan> plans = new LinkedHashMap<>();
 		source.getPlans().forEach((name, plan) -> {
 			RateLimitProperties.Plan planCopy = new RateLimitProperties.Plan();
 			planCopy.setDefault(copyOf(plan.getDefault()));
+			planCopy.setQuotaZone(plan.getQuotaZone());
 			Map<String, List<RateLimitProperties.Limit>> groups = new LinkedHashMap<>();
 			plan.getGroups().forEach((group, limits) -> groups.put(group, copyOf(limits)));
 			planCopy.setGroups(Collections.unmodifiableMap(groups));
@@ -219,6 +225,8 @@ public class LimitResolver implements KnownPlans {
 			copy.setMaxInFlight(limit.getMaxInFlight());
 			copy.setMaxRequestDuration(limit.getMaxRequestDuration());
 			copy.setUnit(limit.getUnit());
+			copy.setLimit(limit.getLimit());
+			copy.setPeriod(limit.getPeriod());
 			copies.add(copy);
 		}
 		return Collections.unmodifiableList(copies);
@@ -241,13 +249,24 @@ public class LimitResolver implements KnownPlans {
 	 * The enforced form of a configured limit: window algorithms take {@code capacity} tokens per window, so their
 	 * refill count is the capacity (whether {@code refill-tokens} was left out or set equal to it); a concurrency
 	 * limit is {@code max-in-flight} slots freed after {@code max-request-duration} (default
-	 * {@value #DEFAULT_MAX_REQUEST_DURATION_SECONDS} s).
+	 * {@value #DEFAULT_MAX_REQUEST_DURATION_SECONDS} s); a quota counts in the plan's {@code quota-zone}, else (and
+	 * always for a global quota, which every plan shares) in {@code ratelimit.quota.zone}.
 	 * @param name the policy name
 	 * @param limit the validated configured limit
+	 * @param quota the quota calendar's settings
+	 * @param planZone the plan's {@code quota-zone}, or {@code null}
 	 * @return the limit
 	 */
-	static LimitDefinition toLimitDefinition(String name, RateLimitProperties.Limit limit) {
+	static LimitDefinition toLimitDefinition(String name, RateLimitProperties.Limit limit,
+			RateLimitProperties.Quota quota, @Nullable String planZone) {
 		LimitScope scope = (limit.getScope() != null) ? limit.getScope() : LimitScope.CLIENT;
+		if (limit.isQuota()) {
+			String zoneName = (planZone != null && scope != LimitScope.GLOBAL) ? planZone : quota.getZone();
+			ZoneId zone = Objects.requireNonNull(LimitRules.quotaZone(zoneName), "quota zone");
+			QuotaPeriod period = LimitRules.quotaPeriod(Objects.requireNonNull(limit.getPeriod(), "period"), zone,
+					quota.getFirstDayOfWeek());
+			return LimitDefinition.quota(name, limit.getLimit(), period).withScope(scope).withUnit(limit.getUnit());
+		}
 		if (limit.isConcurrency()) {
 			return LimitDefinition.concurrency(name, limit.getMaxInFlight(), maxRequestDuration(limit)).withScope(scope);
 		}
@@ -278,12 +297,18 @@ public class LimitResolver implements KnownPlans {
 	/**
 	 * {@code <plan>-<group>}, or {@code <group>-global} for a global limit (shared across plans, so not named after
 	 * one), with {@code -<unit>} appended for a limit counting usage ({@code free-chat-tokens}), and {@code -<period>}
-	 * (or {@code -concurrency}) when the list has several limits.
+	 * (or {@code -concurrency}) when the list has several limits; a quota always ends with its period
+	 * ({@code free-search-month}).
 	 */
 	private static String defaultPolicyName(String plan, String group, RateLimitProperties.Limit limit, int count) {
 		String base = (limit.getScope() == LimitScope.GLOBAL) ? group + "-global" : plan + "-" + group;
 		if (!limit.isConcurrency() && !LimitDefinition.REQUESTS.equals(limit.getUnit())) {
 			base = base + "-" + limit.getUnit();
+		}
+		if (limit.isQuota()) {
+			// a quota's name always says its period: clients read it as "per month", not as a rate
+			return base + "-" + LimitRules.quotaPeriod(Objects.requireNonNull(limit.getPeriod(), "period"),
+					java.time.ZoneOffset.UTC, java.time.DayOfWeek.MONDAY).label();
 		}
 		if (count == 1) {
 			return base;

@@ -1,16 +1,25 @@
 package io.github.ratelimit.gateway.properties;
 
+import java.time.DateTimeException;
+import java.time.DayOfWeek;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
+import io.github.ratelimit.gateway.limits.QuotaPeriodUnit;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.convert.DurationStyle;
 
 /**
  * The rules of one list of limits ({@code ratelimit.plans.<plan>.default} or {@code .groups.<group>}): each limit's
- * values in range for its type (rate or concurrency) and algorithm, and no setting of the other type.
+ * values in range for its type (rate, concurrency or quota) and algorithm, and no setting of another type.
  */
 final class LimitRules {
 
@@ -55,7 +64,18 @@ final class LimitRules {
 				v.add(new ConfigurationViolation(at + ".type", "must be set.",
 						"use rate (the default: tokens per time) or concurrency (requests in flight at once)."));
 			}
-			else if (limit.isConcurrency()) {
+			else if (limit.isQuota()) {
+				validateQuota(at, limit, v);
+				continue;
+			}
+			if (limit.getLimit() != 0 || limit.getPeriod() != null) {
+				v.add(new ConfigurationViolation(at + ((limit.getLimit() != 0) ? ".limit" : ".period"),
+						"applies to quotas only, and this limit has type " + limit.getType().name().toLowerCase(Locale.ROOT)
+								+ ".",
+						"add type: quota to count per day, week, month or year (and leave the other type's settings "
+								+ "out), or remove it."));
+			}
+			if (limit.isConcurrency()) {
 				if (!LimitDefinition.REQUESTS.equals(limit.getUnit())) {
 					v.add(new ConfigurationViolation(at + ".unit",
 							"is '" + limit.getUnit() + "', but a concurrency limit counts requests in flight.",
@@ -164,6 +184,105 @@ final class LimitRules {
 			else if (algorithm == Algorithm.TOKEN_BUCKET && limit.getCapacity() >= 1 && limit.getRefillTokens() >= 1) {
 				validateTokenBucketTime(at, limit, period, v);
 			}
+		}
+	}
+
+	/**
+	 * A quota: limit tokens per period of the calendar; the rate and concurrency settings do not apply. Its zone is
+	 * checked with the plan ({@link #quotaZone}).
+	 */
+	private static void validateQuota(String at, RateLimitProperties.Limit limit, List<ConfigurationViolation> v) {
+		if (limit.getScope() == null) {
+			v.add(new ConfigurationViolation(at + ".scope", "must be set.",
+					"use client (the default: one quota per client) or global (one quota shared by every client of "
+							+ "the endpoint group)."));
+		}
+		if (limit.getLimit() < 1 || limit.getLimit() > LimitDefinition.MAX_TOKENS) {
+			v.add(new ConfigurationViolation(at + ".limit", "must be between 1 and 2^53 tokens, was " + limit.getLimit()
+					+ ".", "set how many requests a client may send per period, e.g. limit: 100000 with period: month."));
+		}
+		if (limit.getPeriod() == null || limit.getPeriod().isBlank()) {
+			v.add(new ConfigurationViolation(at + ".period", "is missing.",
+					"set day, week, month or year (or a fixed duration such as 12h)."));
+		}
+		else {
+			try {
+				quotaPeriod(limit.getPeriod(), java.time.ZoneOffset.UTC, DayOfWeek.MONDAY);
+			}
+			catch (IllegalArgumentException ex) {
+				v.add(new ConfigurationViolation(at + ".period", ex.getMessage() + ".",
+						"set day, week, month or year (or a fixed duration from 1s to 36500d, such as 12h)."));
+			}
+		}
+		String unit = limit.getUnit();
+		if (unit == null || !LimitDefinition.isUnitName(unit)) {
+			v.add(new ConfigurationViolation(at + ".unit",
+					"must be requests or a unit name (lower-case letters, digits and '-', starting with a letter, "
+							+ "at most " + LimitDefinition.MAX_UNIT_LENGTH + " characters), was '" + unit + "'.",
+					"leave it out to count requests, or name what the upstream reports, e.g. unit: tokens."));
+		}
+		String[] otherTypes = { (limit.getCapacity() != 0) ? "capacity" : null,
+				(limit.getRefillTokens() != 0) ? "refill-tokens" : null,
+				(limit.getRefillPeriod() != null) ? "refill-period" : null,
+				(limit.getLease() != null) ? "lease" : null,
+				(limit.getAlgorithm() != null && limit.getAlgorithm() != Algorithm.TOKEN_BUCKET) ? "algorithm" : null,
+				(limit.getMaxInFlight() != 0) ? "max-in-flight" : null,
+				(limit.getMaxRequestDuration() != null) ? "max-request-duration" : null };
+		for (String name : otherTypes) {
+			if (name != null) {
+				v.add(new ConfigurationViolation(at + "." + name, "does not apply to a quota (type: quota).",
+						"remove " + name + " (a quota is limit and period), or put the rate in a limit of its own in "
+								+ "the same list."));
+			}
+		}
+	}
+
+	/**
+	 * A quota's period from its configured value.
+	 * @param period {@code day}, {@code week}, {@code month} or {@code year} (any case), or a duration in Spring
+	 * Boot's formats ({@code 30s}, {@code 12h}, {@code PT12H}) from 1 s to 36,500 days, whole milliseconds
+	 * @param zone the time zone of a calendar period
+	 * @param firstDayOfWeek the day a week starts on
+	 * @return the period
+	 * @throws IllegalArgumentException naming what is wrong with the value
+	 */
+	static QuotaPeriod quotaPeriod(String period, ZoneId zone, DayOfWeek firstDayOfWeek) {
+		String value = period.trim();
+		for (QuotaPeriodUnit unit : QuotaPeriodUnit.values()) {
+			if (unit.name().equalsIgnoreCase(value)) {
+				return QuotaPeriod.of(unit, zone, firstDayOfWeek);
+			}
+		}
+		Duration duration;
+		try {
+			duration = DurationStyle.detectAndParse(value);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("is '" + period + "', neither day, week, month, year nor a duration",
+					ex);
+		}
+		try {
+			return QuotaPeriod.fixed(duration);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("is '" + period + "', but " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * A time zone from its configured value.
+	 * @param zone a region ID such as {@code Europe/Berlin}, {@code UTC}, or a fixed offset such as {@code +03:28}
+	 * @return the zone, or {@code null} when the value names none
+	 */
+	static @Nullable ZoneId quotaZone(@Nullable String zone) {
+		if (zone == null || zone.isBlank()) {
+			return null;
+		}
+		try {
+			return ZoneId.of(zone.trim());
+		}
+		catch (DateTimeException ex) {
+			return null;
 		}
 	}
 

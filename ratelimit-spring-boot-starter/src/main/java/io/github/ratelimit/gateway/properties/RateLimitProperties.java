@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.properties;
 
+import java.time.DayOfWeek;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -117,6 +118,9 @@ public class RateLimitProperties {
 
 	/** Routes whose answers decide what a request is charged (the RateLimit filter's usage and reserve). */
 	private final Usage usage = new Usage();
+
+	/** Calendar quotas ({@code type: quota}): the time zone and week their periods are counted in. */
+	private final Quota quota = new Quota();
 
 	/** The limiter's Redis client. */
 	private final Redis redis = new Redis();
@@ -313,6 +317,10 @@ public class RateLimitProperties {
 		return this.usage;
 	}
 
+	public Quota getQuota() {
+		return this.quota;
+	}
+
 	public Redis getRedis() {
 		return this.redis;
 	}
@@ -341,6 +349,20 @@ public class RateLimitProperties {
 
 		/** Limits per endpoint group, replacing the default list for that group. */
 		private Map<String, List<Limit>> groups = new LinkedHashMap<>();
+
+		/**
+		 * Time zone of this plan's quota periods (a region such as Europe/Berlin, or a fixed offset such as +03:28),
+		 * overriding ratelimit.quota.zone: its clients' days, weeks, months and years start at local midnight there.
+		 */
+		private @Nullable String quotaZone;
+
+		public @Nullable String getQuotaZone() {
+			return this.quotaZone;
+		}
+
+		public void setQuotaZone(@Nullable String quotaZone) {
+			this.quotaZone = quotaZone;
+		}
 
 		/**
 		 * Limits applied to every endpoint group the plan does not list under {@code groups}.
@@ -372,17 +394,52 @@ public class RateLimitProperties {
 	 * One limit. With the default token bucket: a bucket of {@code capacity} tokens that gains {@code refill-tokens}
 	 * tokens per {@code refill-period}, continuously (a fraction of a token per fraction of the period). With a window
 	 * algorithm: at most {@code capacity} tokens per {@code refill-period} window. With {@code type: concurrency}: at
-	 * most {@code max-in-flight} requests of the client in flight at once, across every instance.
+	 * most {@code max-in-flight} requests of the client in flight at once, across every instance. With
+	 * {@code type: quota}: at most {@code limit} tokens per {@code period} of the calendar, reset at its end.
 	 */
 	public static class Limit {
 
 		/**
 		 * What the limit counts: rate (the default: tokens per time, set with capacity, refill-tokens, refill-period
 		 * and algorithm) or concurrency (requests in flight at once, set with max-in-flight and
-		 * max-request-duration). Both kinds can share one list: a request must pass every limit, and a denied one
-		 * takes from none.
+		 * max-request-duration) or quota (tokens per period of the calendar, reset at its end: set with limit and
+		 * period). Every kind can share one list: a request must pass every limit, and a denied one takes from none.
 		 */
 		private Type type = Type.RATE;
+
+		/** Quotas only: most tokens (requests, at cost 1) of the client per period (1 to 2^53). */
+		private long limit;
+
+		/**
+		 * Quotas only: the period the quota counts in and resets after: day, week, month or year (starting at local
+		 * midnight in the plan's quota-zone, else ratelimit.quota.zone), or a fixed duration such as 30s or 12h
+		 * (aligned to the Unix epoch, 1s to 36500d).
+		 */
+		private @Nullable String period;
+
+		public long getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(long limit) {
+			this.limit = limit;
+		}
+
+		public @Nullable String getPeriod() {
+			return this.period;
+		}
+
+		public void setPeriod(@Nullable String period) {
+			this.period = period;
+		}
+
+		/**
+		 * Whether this is a quota.
+		 * @return {@code true} for {@code type: quota}
+		 */
+		public boolean isQuota() {
+			return this.type == Type.QUOTA;
+		}
 
 		/**
 		 * Concurrency limits only: most requests of the client (or, with scope global, of the endpoint group) in
@@ -559,7 +616,10 @@ public class RateLimitProperties {
 			RATE,
 
 			/** Requests in flight at once ({@link Algorithm#CONCURRENCY}). */
-			CONCURRENCY
+			CONCURRENCY,
+
+			/** Tokens per period of the calendar, reset at its end ({@link Algorithm#QUOTA}). */
+			QUOTA
 
 		}
 
@@ -910,6 +970,36 @@ public class RateLimitProperties {
 
 		public void setReserveBodyLimit(DataSize reserveBodyLimit) {
 			this.reserveBodyLimit = reserveBodyLimit;
+		}
+
+	}
+
+	/** The calendar of quotas ({@code type: quota}). */
+	public static class Quota {
+
+		/**
+		 * Time zone of quota periods unless a plan sets its quota-zone: a region such as Europe/Berlin (days of 23 or
+		 * 25 hours across daylight-saving changes) or a fixed offset such as +03:28 (default UTC).
+		 */
+		private String zone = "UTC";
+
+		/** The day a week quota (period: week) starts on, at local midnight (default monday). */
+		private DayOfWeek firstDayOfWeek = DayOfWeek.MONDAY;
+
+		public String getZone() {
+			return this.zone;
+		}
+
+		public void setZone(String zone) {
+			this.zone = zone;
+		}
+
+		public DayOfWeek getFirstDayOfWeek() {
+			return this.firstDayOfWeek;
+		}
+
+		public void setFirstDayOfWeek(DayOfWeek firstDayOfWeek) {
+			this.firstDayOfWeek = firstDayOfWeek;
 		}
 
 	}

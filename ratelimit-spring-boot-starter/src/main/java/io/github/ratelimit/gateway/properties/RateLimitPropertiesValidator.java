@@ -56,9 +56,24 @@ public final class RateLimitPropertiesValidator {
 				"authenticated principals whose credentials name no configured plan", planNames, v);
 		validateOptionalPlan(p, prefix + "header-plan", p.getHeaderPlan(),
 				"clients identified by a request header (key-by: header)", planNames, v);
+		if (p.getQuota().getZone() == null || LimitRules.quotaZone(p.getQuota().getZone()) == null) {
+			v.add(new ConfigurationViolation(prefix + "quota.zone",
+					"is '" + p.getQuota().getZone() + "', which names no time zone.",
+					"use a region such as Europe/Berlin, UTC, or a fixed offset such as +03:28."));
+		}
+		if (p.getQuota().getFirstDayOfWeek() == null) {
+			v.add(new ConfigurationViolation(prefix + "quota.first-day-of-week", "must be set.",
+					"use the day a week quota starts on, e.g. monday (the default) or sunday."));
+		}
 		for (Map.Entry<String, RateLimitProperties.Plan> plan : p.getPlans().entrySet()) {
 			String planProperty = prefix + "plans." + plan.getKey();
 			RateLimitProperties.Plan settings = plan.getValue();
+			if (settings.getQuotaZone() != null && LimitRules.quotaZone(settings.getQuotaZone()) == null) {
+				v.add(new ConfigurationViolation(planProperty + ".quota-zone",
+						"is '" + settings.getQuotaZone() + "', which names no time zone.",
+						"use a region such as Europe/Berlin, UTC, or a fixed offset such as +03:28; leave it out to "
+								+ "use ratelimit.quota.zone."));
+			}
 			if (settings.getDefault() == null || settings.getDefault().isEmpty()) {
 				v.add(new ConfigurationViolation(planProperty + ".default", "the plan has no default limits.",
 						"give the plan at least one default limit (capacity, refill-tokens, refill-period); "
@@ -205,7 +220,10 @@ public final class RateLimitPropertiesValidator {
 			return global;
 		}
 		for (RateLimitProperties.Limit limit : limits) {
-			if (limit.getScope() == LimitScope.GLOBAL && limit.isConcurrency()) {
+			if (limit.getScope() == LimitScope.GLOBAL && limit.isQuota()) {
+				global.add("{type: quota, limit: " + limit.getLimit() + ", period: " + limit.getPeriod() + "}");
+			}
+			else if (limit.getScope() == LimitScope.GLOBAL && limit.isConcurrency()) {
 				global.add("{type: concurrency, max-in-flight: " + limit.getMaxInFlight() + ", max-request-duration: "
 						+ LimitResolver.maxRequestDuration(limit) + "}");
 			}

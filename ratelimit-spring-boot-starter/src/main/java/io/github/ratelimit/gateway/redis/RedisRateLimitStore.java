@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.redis;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -28,6 +29,7 @@ import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
 import io.github.ratelimit.gateway.support.ThrottledLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -86,6 +88,12 @@ public class RedisRateLimitStore
 
 	/** {@code ARGV[1]} of the call that gives back slots a request never used (hold time not counted). */
 	static final String ABANDON = "abandon";
+
+	/**
+	 * Boundaries sent per quota: the previous period's start to the next period's end, so that a gateway clock off
+	 * by less than the shortest of those three periods still counts in Redis' period.
+	 */
+	static final int QUOTA_BOUNDARIES = 4;
 
 	/** Longest wait, when the store stops, for the slots still held to be given back. */
 	private static final Duration RELEASE_ON_STOP_WAIT = Duration.ofSeconds(2);
@@ -484,13 +492,26 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, limit count n, then algorithm
-	 * code, capacity, refill tokens, refill period in microseconds and cost per limit (1 for a limit counting
-	 * requests, 0 for a limit counting usage and for a concurrency limit, which a check reads).
+	 * The script's {@code ARGV} for a check of some limits at cost 1, as of the gateway's clock now: see
+	 * {@link #scriptArguments(PlanLimits, Instant)}.
 	 * @param limits the limits
 	 * @return the arguments, in order
 	 */
 	public static List<String> scriptArguments(PlanLimits limits) {
+		return scriptArguments(limits, Instant.now());
+	}
+
+	/**
+	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, limit count n, then algorithm
+	 * code, capacity, refill tokens, refill period in microseconds and cost per limit (1 for a limit counting
+	 * requests, 0 for a limit counting usage and for a concurrency limit, which a check reads). A quota's refill
+	 * period is the four boundaries of the periods around {@code now} instead
+	 * ({@link QuotaPeriod#boundariesAround}: microseconds, comma-separated), of which Redis' clock picks one.
+	 * @param limits the limits
+	 * @param now the gateway's time, which places a quota's boundaries
+	 * @return the arguments, in order
+	 */
+	public static List<String> scriptArguments(PlanLimits limits, Instant now) {
 		List<LimitDefinition> list = limits.limits();
 		List<String> args = new ArrayList<>(2 + 5 * list.size());
 		args.add(CHECK);
@@ -499,10 +520,23 @@ public class RedisRateLimitStore
 			args.add(limit.algorithm().scriptCode());
 			args.add(Long.toString(limit.capacity()));
 			args.add(Long.toString(limit.refillTokens()));
-			args.add(Long.toString(limit.refillPeriodMicros()));
+			QuotaPeriod period = limit.quotaPeriod();
+			args.add((period == null) ? Long.toString(limit.refillPeriodMicros()) : quotaBoundaries(period, now));
 			args.add((limit.isConcurrency() || limit.isUsage()) ? "0" : "1");
 		}
 		return List.copyOf(args);
+	}
+
+	/** The four boundaries around {@code now}, in microseconds since the epoch, comma-separated. */
+	private static String quotaBoundaries(QuotaPeriod period, Instant now) {
+		StringBuilder boundaries = new StringBuilder(64);
+		for (Instant boundary : period.boundariesAround(now, QUOTA_BOUNDARIES)) {
+			if (boundaries.length() > 0) {
+				boundaries.append(',');
+			}
+			boundaries.append(Math.multiplyExact(boundary.toEpochMilli(), 1000L));
+		}
+		return boundaries.toString();
 	}
 
 	private static Lease toLease(PlanLimits limits, List<?> reply) {
@@ -545,9 +579,10 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * A set of limits' script arguments, encoded once per {@link PlanLimits} object (a check at cost 1); other calls
-	 * copy the array, replace the header and set each limit's cost. Keys are built per client; the part after the
-	 * client id (":0", ":1:swl", ...) is encoded once.
+	 * A set of limits' script arguments, encoded once per {@link PlanLimits} object (a check at cost 1), and again
+	 * when the gateway's clock leaves the period a quota's boundaries were placed around; other calls copy the
+	 * array, replace the header and set each limit's cost. Keys are built per client; the part after the client id
+	 * (":0", ":1:swl", ...) is encoded once.
 	 */
 	private static final class Arguments {
 
@@ -583,19 +618,22 @@ public class RedisRateLimitStore
 		/** Whether the limits hold a concurrency limit, so that a check of cost above 0 acquires slots. */
 		final boolean takesSlots;
 
-		/** A check at cost 1 (see {@link #scriptArguments}). */
-		private final byte[][] check;
+		/** Whether the limits hold a quota, whose boundaries move with the gateway's clock. */
+		private final boolean hasQuota;
+
+		/**
+		 * A check at cost 1 (see {@link #scriptArguments}), and the gateway times (epoch milliseconds) it serves:
+		 * from the latest start to the earliest end of the quotas' current periods (every time without quotas).
+		 */
+		private volatile Compiled compiled;
 
 		private final byte[][] keySuffixes;
 
 		Arguments(PlanLimits limits) {
 			this.limits = limits;
 			this.takesSlots = limits.hasConcurrencyLimits();
-			List<String> strings = scriptArguments(limits);
-			this.check = new byte[strings.size()][];
-			for (int i = 0; i < this.check.length; i++) {
-				this.check[i] = strings.get(i).getBytes(StandardCharsets.UTF_8);
-			}
+			this.hasQuota = limits.limits().stream().anyMatch(LimitDefinition::isQuota);
+			this.compiled = compile(Instant.now());
 			List<String> suffixes = BucketKeys.keySuffixes(limits);
 			this.keySuffixes = new byte[suffixes.size()][];
 			for (int i = 0; i < this.keySuffixes.length; i++) {
@@ -603,9 +641,41 @@ public class RedisRateLimitStore
 			}
 		}
 
+		private Compiled compile(Instant now) {
+			List<String> strings = scriptArguments(this.limits, now);
+			byte[][] check = new byte[strings.size()][];
+			for (int i = 0; i < check.length; i++) {
+				check[i] = strings.get(i).getBytes(StandardCharsets.UTF_8);
+			}
+			long from = Long.MIN_VALUE;
+			long until = Long.MAX_VALUE;
+			for (LimitDefinition limit : this.limits.limits()) {
+				QuotaPeriod period = limit.quotaPeriod();
+				if (period != null) {
+					QuotaPeriod.Interval current = period.periodAt(now);
+					from = Math.max(from, current.start().toEpochMilli());
+					until = Math.min(until, current.end().toEpochMilli());
+				}
+			}
+			return new Compiled(check, from, until);
+		}
+
+		/** The check at cost 1 for the gateway's time now, compiled anew when a quota's period has changed. */
+		private byte[][] check() {
+			Compiled current = this.compiled;
+			if (this.hasQuota) {
+				long now = System.currentTimeMillis();
+				if (now < current.from || now >= current.until) {
+					current = compile(Instant.ofEpochMilli(now));
+					this.compiled = current;
+				}
+			}
+			return current.check;
+		}
+
 		byte[][] check(Cost cost) {
 			if (cost.equals(Cost.ONE)) {
-				return this.check;
+				return check();
 			}
 			return call(header(CHECK_BYTES), cost, false);
 		}
@@ -645,7 +715,7 @@ public class RedisRateLimitStore
 		private byte[][] header(byte[] operation, byte[]... values) {
 			byte[][] header = new byte[CHECK_HEADER + values.length][];
 			header[0] = operation;
-			header[1] = this.check[1];
+			header[1] = this.compiled.check[1];
 			System.arraycopy(values, 0, header, CHECK_HEADER, values.length);
 			return header;
 		}
@@ -655,7 +725,8 @@ public class RedisRateLimitStore
 			List<LimitDefinition> list = this.limits.limits();
 			byte[][] args = new byte[header.length + PER_LIMIT * list.size()][];
 			System.arraycopy(header, 0, args, 0, header.length);
-			System.arraycopy(this.check, CHECK_HEADER, args, header.length, this.check.length - CHECK_HEADER);
+			byte[][] check = check();
+			System.arraycopy(check, CHECK_HEADER, args, header.length, check.length - CHECK_HEADER);
 			byte[] tokens = encodeCost(cost.tokens());
 			byte[] usage = encodeCost(cost.usage());
 			for (int i = 0; i < list.size(); i++) {
@@ -677,6 +748,10 @@ public class RedisRateLimitStore
 
 		private static byte[] encode(long value) {
 			return Long.toString(value).getBytes(StandardCharsets.UTF_8);
+		}
+
+		/** A check's arguments and the gateway times they serve, {@code [from, until)} in epoch milliseconds. */
+		private record Compiled(byte[][] check, long from, long until) {
 		}
 
 		byte[][] keys(BucketKeys keys, ClientKey client) {

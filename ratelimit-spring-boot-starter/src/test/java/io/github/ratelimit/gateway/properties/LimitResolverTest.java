@@ -24,12 +24,54 @@ class LimitResolverTest {
 
 		PlanLimits search = resolver.limitsFor("free", "search");
 		assertThat(search.limits()).extracting(LimitDefinition::policyName).containsExactly("free-search");
-		assertThat(search.limits().get(0).windowSeconds()).isEqualTo(5);
+		assertThat(search.limits().get(0).windowSeconds(java.time.Instant.EPOCH)).isEqualTo(5);
 
 		PlanLimits api = resolver.limitsFor("free", "api");
 		assertThat(api.limits()).extracting(LimitDefinition::policyName).containsExactly("free-api-1s", "free-api-1d");
 		assertThat(api.smallestCapacity()).isEqualTo(20);
 		assertThat(resolver.limitsFor("free", "api")).isSameAs(api);
+	}
+
+	@Test
+	void aQuotaCountsInItsPlansZoneAndItsNameSaysItsPeriodAGlobalQuotaInTheGlobalZone() {
+		RateLimitProperties properties = new RateLimitProperties();
+		properties.getQuota().setZone("+03:28");
+		properties.getQuota().setFirstDayOfWeek(java.time.DayOfWeek.SUNDAY);
+		RateLimitProperties.Plan free = new RateLimitProperties.Plan();
+		free.setQuotaZone("Europe/Berlin");
+		RateLimitProperties.Limit month = new RateLimitProperties.Limit();
+		month.setType(RateLimitProperties.Limit.Type.QUOTA);
+		month.setLimit(100_000);
+		month.setPeriod("month");
+		RateLimitProperties.Limit week = new RateLimitProperties.Limit();
+		week.setType(RateLimitProperties.Limit.Type.QUOTA);
+		week.setLimit(5_000_000);
+		week.setPeriod("WEEK");
+		week.setScope(io.github.ratelimit.gateway.limits.LimitScope.GLOBAL);
+		RateLimitProperties.Limit fixed = new RateLimitProperties.Limit();
+		fixed.setType(RateLimitProperties.Limit.Type.QUOTA);
+		fixed.setLimit(7);
+		fixed.setPeriod("90s");
+		free.setDefault(List.of(limit(5, 1, Duration.ofSeconds(1)), month, week, fixed));
+		properties.getPlans().put("free", free);
+
+		List<LimitDefinition> limits = new LimitResolver(properties).limitsFor("free", "search").limits();
+		assertThat(limits).extracting(LimitDefinition::policyName)
+			.containsExactly("free-search-1s", "free-search-month", "search-global-week", "free-search-90s");
+		assertThat(limits.get(1).quotaPeriod()).isEqualTo(io.github.ratelimit.gateway.limits.QuotaPeriod
+			.of(io.github.ratelimit.gateway.limits.QuotaPeriodUnit.MONTH, java.time.ZoneId.of("Europe/Berlin")));
+		assertThat(limits.get(1).algorithm()).isEqualTo(io.github.ratelimit.gateway.limits.Algorithm.QUOTA);
+		assertThat(limits.get(1).capacity()).isEqualTo(100_000);
+		assertThat(limits.get(2).quotaPeriod()).isEqualTo(io.github.ratelimit.gateway.limits.QuotaPeriod.of(
+				io.github.ratelimit.gateway.limits.QuotaPeriodUnit.WEEK, java.time.ZoneOffset.of("+03:28"),
+				java.time.DayOfWeek.SUNDAY));
+		assertThat(limits.get(3).quotaPeriod())
+			.isEqualTo(io.github.ratelimit.gateway.limits.QuotaPeriod.fixed(Duration.ofSeconds(90)));
+		// w is the length of the period containing the instant: 29 days of February 2028 in Berlin
+		assertThat(limits.get(1).windowSeconds(java.time.Instant.parse("2028-02-10T00:00:00Z"))).isEqualTo(29 * 86_400);
+		// March 2028 in Berlin loses an hour to daylight saving
+		assertThat(limits.get(1).windowSeconds(java.time.Instant.parse("2028-03-10T00:00:00Z")))
+			.isEqualTo(31 * 86_400 - 3_600);
 	}
 
 	@Test

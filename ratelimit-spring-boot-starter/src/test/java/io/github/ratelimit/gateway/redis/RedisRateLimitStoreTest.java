@@ -171,6 +171,23 @@ class RedisRateLimitStoreTest {
 				"1000", "86400000000", "1");
 	}
 
+	@Test
+	void aQuotasRefillPeriodIsTheFourBoundariesAroundTheGatewaysTimeInMicroseconds() {
+		PlanLimits limits = new PlanLimits("free", "search", List.of(LimitDefinition.quota("free-search-day", 1000,
+				io.github.ratelimit.gateway.limits.QuotaPeriod.of(io.github.ratelimit.gateway.limits.QuotaPeriodUnit.DAY,
+						java.time.ZoneId.of("Europe/Berlin")))));
+		// 2026-03-29 in Berlin is 23 hours long: it starts at 2026-03-28T23:00Z, ends at 2026-03-29T22:00Z
+		assertThat(RedisRateLimitStore.scriptArguments(limits, java.time.Instant.parse("2026-03-29T12:00:00Z")))
+			.containsExactly("check", "1", "q", "1000", "1000",
+					micros("2026-03-27T23:00:00Z") + "," + micros("2026-03-28T23:00:00Z") + ","
+							+ micros("2026-03-29T22:00:00Z") + "," + micros("2026-03-30T22:00:00Z"),
+					"1");
+	}
+
+	private static long micros(String instant) {
+		return java.time.Instant.parse(instant).toEpochMilli() * 1000;
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "lettuce", "template" })
 	void eachAlgorithmHasItsOwnKeyInTheClientsSlot(String path) {
