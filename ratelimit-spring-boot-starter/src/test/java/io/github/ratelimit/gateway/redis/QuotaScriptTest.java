@@ -62,6 +62,24 @@ class QuotaScriptTest {
 	}
 
 	@Test
+	void anAutumnDaylightSavingDayLasts25HoursAndCountsAsOneDay() {
+		// 2026-10-25 in Berlin: clocks go back at 03:00, the day runs from 2026-10-24T22:00Z to 2026-10-25T23:00Z
+		Instant justAfterMidnight = Instant.parse("2026-10-24T22:00:00Z");
+		Instant lateEvening = Instant.parse("2026-10-25T22:30:00Z"); // 23:30 in Berlin (+01:00), 24.5 h later
+		Result first = this.script.check(micros(justAfterMidnight), 2, "k", quota(2, justAfterMidnight));
+		assertThat(first.allowed()).isTrue();
+		assertThat(first.resetMs(0)).isEqualTo(25 * 3_600_000L);
+		assertThat(this.script.check(micros(lateEvening), 1, "k", quota(2, lateEvening)).allowed()).isFalse();
+		Result stillDenied = this.script.check(micros(lateEvening), 1, "k", quota(2, lateEvening));
+		assertThat(stillDenied.retryAfterMs(0)).isEqualTo(30 * 60_000L);
+		// the key, written at the day's start, expires at its end
+		assertThat(this.script.ttlMillis("k", 0)).isEqualTo(25 * 3_600_000L);
+		Instant nextDay = Instant.parse("2026-10-25T23:00:00Z");
+		assertThat(this.script.check(micros(nextDay), 2, "k", quota(2, nextDay)).allowed()).isTrue();
+		assertThat(this.berlinDays.periodAt(justAfterMidnight).length().toHours()).isEqualTo(25);
+	}
+
+	@Test
 	void aGatewayClockAheadOfRedisStillCountsInRedisPeriod() {
 		Instant redisNow = Instant.parse("2026-06-30T21:59:59Z"); // 23:59:59 in Berlin, June 30
 		Instant gatewayNow = redisNow.plusSeconds(5); // already July 1 on the gateway
