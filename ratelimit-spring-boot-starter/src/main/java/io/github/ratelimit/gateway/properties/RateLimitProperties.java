@@ -434,6 +434,15 @@ public class RateLimitProperties {
 		}
 
 		/**
+		 * The most tokens this limit can hold for a request: a rate limit's capacity, a quota's limit (a
+		 * concurrency limit: its capacity, 0, as it counts slots).
+		 * @return tokens, 0 when not set
+		 */
+		public long maxTokens() {
+			return isQuota() ? this.limit : this.capacity;
+		}
+
+		/**
 		 * Whether this is a quota.
 		 * @return {@code true} for {@code type: quota}
 		 */

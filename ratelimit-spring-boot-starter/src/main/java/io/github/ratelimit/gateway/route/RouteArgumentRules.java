@@ -290,9 +290,9 @@ public final class RouteArgumentRules {
 			for (Map.Entry<String, List<RateLimitProperties.Limit>> plan : applying.entrySet()) {
 				for (RateLimitProperties.Limit limit : plan.getValue()) {
 					// a slot is one, whatever the cost; a limit counting usage takes the reservation
-					if (!limit.isConcurrency() && !isUsage(limit) && cost > limit.getCapacity()) {
+					if (!limit.isConcurrency() && !isUsage(limit) && cost > limit.maxTokens()) {
 						v.add(new ConfigurationViolation(property + ".args.cost",
-								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
+								"is " + cost + " tokens, more than the capacity " + limit.maxTokens()
 										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
 								"lower the cost or raise the capacity to at least " + cost + "."));
 						return v;
@@ -315,16 +315,16 @@ public final class RouteArgumentRules {
 			for (RateLimitProperties.Limit limit : plan.getValue()) {
 				leased |= limit.getLease() != null && !limit.getLease().isOff();
 				if (isUsage(limit)) {
-					if (usage.usage() != null && usage.reserveMax() > limit.getCapacity()) {
+					if (usage.usage() != null && usage.reserveMax() > limit.maxTokens()) {
 						return List.of(new ConfigurationViolation(property + ".args.reserve-max",
-								"is " + usage.reserveMax() + " units, more than the capacity " + limit.getCapacity()
+								"is " + usage.reserveMax() + " units, more than the capacity " + limit.maxTokens()
 										+ " of a limit of plan '" + plan.getKey() + "' in " + limit.getUnit()
 										+ ": such requests could never pass.",
 								"lower reserve-max or raise the capacity to at least " + usage.reserveMax() + "."));
 					}
-					if (usage.reserve() instanceof RouteUsage.Reserve.Fixed fixed && fixed.units() > limit.getCapacity()) {
+					if (usage.reserve() instanceof RouteUsage.Reserve.Fixed fixed && fixed.units() > limit.maxTokens()) {
 						return List.of(new ConfigurationViolation(property + ".args.reserve",
-								"is " + fixed.units() + " units, more than the capacity " + limit.getCapacity()
+								"is " + fixed.units() + " units, more than the capacity " + limit.maxTokens()
 										+ " of a limit of plan '" + plan.getKey() + "' in " + limit.getUnit()
 										+ ": such requests could never pass.",
 								"lower reserve or raise the capacity to at least " + fixed.units() + "."));
@@ -366,7 +366,7 @@ public final class RouteArgumentRules {
 		for (List<RateLimitProperties.Limit> limits : applyingLimits(p, group, keyBy).values()) {
 			for (RateLimitProperties.Limit limit : limits) {
 				if (isUsage(limit)) {
-					smallest = Math.min(smallest, limit.getCapacity());
+					smallest = Math.min(smallest, limit.maxTokens());
 				}
 			}
 		}

@@ -1,6 +1,8 @@
 package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.gateway.chain.LimitStatus;
@@ -9,6 +11,8 @@ import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
+import io.github.ratelimit.gateway.limits.QuotaPeriodUnit;
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import org.junit.jupiter.api.Test;
@@ -16,6 +20,7 @@ import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.http.HttpStatus;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -67,6 +72,42 @@ class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 				.tag("group", "chat")
 				.gauge()
 				.value()).isZero());
+	}
+
+	@Test
+	void aMonthlyQuotaInTokensIsChargedWhatTheAnswersReportAndDeniesUntilTheMonthEnds() {
+		QuotaPeriod month = QuotaPeriod.of(QuotaPeriodUnit.MONTH, ZoneOffset.UTC);
+		this.client.get()
+			.uri("/v1/monthly/x?used=120")
+			.header("X-API-Key", "key-one")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.valueEquals("RateLimit-Policy", "\"free-monthly-chat-1h\";q=100;w=3600, "
+					+ "\"free-monthly-chat-tokens-month\";q=1000;w=" + month.seconds(Instant.now()) + ";qu=\"tokens\"");
+		awaitRemaining("monthly-chat", 880);
+		// an answer beyond what is left: charged in full, the month's count above its limit
+		this.client.get()
+			.uri("/v1/monthly/x?used=950")
+			.header("X-API-Key", "key-one")
+			.exchange()
+			.expectStatus()
+			.isOk();
+		await().atMost(10, TimeUnit.SECONDS)
+			.untilAsserted(() -> assertThat(redis.command("HGET",
+					"rl:{monthly-chat|k:" + ApiKeyHasher.hash("key-one") + "}:1:q", "c")).isEqualTo("1070"));
+		long untilReset = month.untilEnd(Instant.now()).toSeconds();
+		String retryAfter = this.client.get()
+			.uri("/v1/monthly/x?used=1")
+			.header("X-API-Key", "key-one")
+			.exchange()
+			.expectStatus()
+			.isEqualTo(HttpStatus.TOO_MANY_REQUESTS)
+			.returnResult(String.class)
+			.getResponseHeaders()
+			.getFirst("Retry-After");
+		assertThat(Long.parseLong(retryAfter)).isBetween(untilReset - 2, untilReset + 2);
 	}
 
 	@Test

@@ -19,8 +19,9 @@ import reactor.netty.http.server.HttpServerResponse;
  * <li>{@code /v1/chat/completions?used=N}: an OpenAI-style chat completion, {@code usage.total_tokens} N after a long
  * {@code content}; {@code &stream=true}: a {@code text/event-stream} of deltas, then an event with the usage, then
  * {@code [DONE]}, one event every {@code &every=} ms (default 0); {@code &json=bad}: a body that is not JSON;</li>
- * <li>{@code /v1/header?used=N}: the usage in {@code X-Usage-Tokens}; {@code &delay=} ms before the answer (default
- * 0), {@code &status=} its status (default 200);</li>
+ * <li>{@code /v1/header?used=N} (also {@code /v1/shadow}, {@code /v1/monthly}): the usage in
+ * {@code X-Usage-Tokens}; {@code &delay=} ms before the answer (default 0), {@code &status=} its status (default
+ * 200);</li>
  * <li>{@code /v1/body?used=N}: reads the whole request body, answers its size in {@code X-Received-Bytes} and
  * {@code usage.total_tokens} N;</li>
  * <li>{@code /v1/download?size=N}: N bytes;</li>
@@ -99,7 +100,7 @@ final class UsageUpstream {
 							+ (used - 1) + ",\"total_tokens\":" + used + "}}";
 			return response.header("Content-Type", "application/json").sendString(Mono.just(body)).then();
 		}
-		if (path.startsWith("/v1/header") || path.startsWith("/v1/shadow")) {
+		if (path.startsWith("/v1/header") || path.startsWith("/v1/shadow") || path.startsWith("/v1/monthly")) {
 			long delay = Long.parseLong(param(query, "delay", "0"));
 			Mono<String> body = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).thenReturn("ok") : Mono.just("ok");
 			return response.status(Integer.parseInt(param(query, "status", "200")))
