@@ -6,7 +6,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.limits.Cost;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -37,6 +40,11 @@ import io.micrometer.core.instrument.Timer;
  * <li>{@value #USAGE_PROBLEMS} (counter; tags {@code route}, {@code group}, {@code problem}: {@code missing},
  * {@code not-json}, {@code not-a-number}, {@code negative}, {@code too-large}): answers whose usage could not be read
  * (charged their reservation) or was above the capacity of the limits counting usage (charged that).</li>
+ * <li>{@value #QUOTA_CROSSINGS} (counter; tags {@code group}, {@code plan}, {@code policy} (the quota's policy
+ * name), {@code threshold}: {@code 80} or {@code 100}): requests admitted by Redis that moved a quota's used count
+ * from below that percentage of its limit to at or above it ({@link RateLimitMetrics#crossesQuotaThreshold}): once per
+ * client, quota and threshold in a period across every instance (a global quota's once for all clients together),
+ * again only if the quota's count went back below the threshold (a top-up or reset, usage given back).</li>
  * <li>{@value #IN_FLIGHT} (gauge; tag {@code group}): requests of groups with concurrency limits that this instance
  * admitted and that still hold their slots (every instance publishes its own; their sum is the group's total).</li>
  * </ul>
@@ -70,6 +78,12 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	/** Name of the counter of answers whose usage could not be read. */
 	public static final String USAGE_PROBLEMS = "ratelimit.usage.problems";
 
+	/** Name of the counter of crossings of 80% and 100% of a quota. */
+	public static final String QUOTA_CROSSINGS = "ratelimit.quota.crossings";
+
+	/** The percentages of a quota's limit whose crossings are counted, in the order of the counters' arrays. */
+	private static final int[] QUOTA_THRESHOLDS = { 80, 100 };
+
 	/** Name of the gauge of requests in flight holding concurrency slots. */
 	public static final String IN_FLIGHT = "ratelimit.requests.in.flight";
 
@@ -87,6 +101,9 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 
 	/** Denial counters by route, then group, each [rate, concurrency]. */
 	private final Map<String, Map<String, Counter[]>> denials = new ConcurrentHashMap<>();
+
+	/** Quota crossing counters by group, then plan, then policy, each by {@link #QUOTA_THRESHOLDS}. */
+	private final Map<String, Map<String, Map<String, Counter[]>>> quotaCrossings = new ConcurrentHashMap<>();
 
 	private final Map<String, AtomicLong> inFlight = new ConcurrentHashMap<>();
 
@@ -152,6 +169,46 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 			.tag("group", group)
 			.tag("kind", kind)
 			.register(this.registry);
+	}
+
+	@Override
+	public void recordQuotaCrossings(String group, RateLimitDecision decision, Cost cost) {
+		if (!decision.allowed() || decision.source() != RateLimitDecision.Source.SHARED
+				|| !decision.limits().hasQuotas()) {
+			return;
+		}
+		for (LimitStatus status : decision.statuses()) {
+			LimitDefinition limit = status.limit();
+			if (!limit.isQuota()) {
+				continue;
+			}
+			Counter[] counters = null;
+			for (int i = 0; i < QUOTA_THRESHOLDS.length; i++) {
+				if (RateLimitMetrics.crossesQuotaThreshold(limit.capacity(), status.remaining(), cost.of(limit),
+						QUOTA_THRESHOLDS[i])) {
+					if (counters == null) {
+						counters = quotaCrossingCounters(group, decision.limits().plan(), limit.policyName());
+					}
+					counters[i].increment();
+				}
+			}
+		}
+	}
+
+	private Counter[] quotaCrossingCounters(String group, String plan, String policy) {
+		return this.quotaCrossings.computeIfAbsent(group, (g) -> new ConcurrentHashMap<>())
+			.computeIfAbsent(plan, (p) -> new ConcurrentHashMap<>())
+			.computeIfAbsent(policy, (q) -> {
+				Counter[] counters = new Counter[QUOTA_THRESHOLDS.length];
+				for (int i = 0; i < counters.length; i++) {
+					counters[i] = Counter.builder(QUOTA_CROSSINGS)
+						.description("Requests that moved a quota's use to or past a percentage of its limit")
+						.tags("group", group, "plan", plan, "policy", policy, "threshold",
+								Integer.toString(QUOTA_THRESHOLDS[i]))
+						.register(this.registry);
+				}
+				return counters;
+			});
 	}
 
 	@Override

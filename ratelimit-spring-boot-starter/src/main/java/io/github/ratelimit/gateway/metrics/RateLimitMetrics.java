@@ -4,6 +4,7 @@ import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.gateway.chain.CheckListener;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 
@@ -27,6 +28,17 @@ public interface RateLimitMetrics extends CheckListener {
 	 * @param shadow whether the route runs in shadow mode (a refusal is then let through)
 	 */
 	default void recordDecision(String route, String group, RateLimitDecision decision, boolean shadow) {
+	}
+
+	/**
+	 * Record the thresholds of its quotas that a decision crossed: only a request admitted by the shared store
+	 * ({@link RateLimitDecision.Source#SHARED}) moves a quota's count, see {@link #crossesQuotaThreshold}.
+	 * @param group the endpoint group
+	 * @param decision the decision, as enforced
+	 * @param cost what the request took: its tokens from each quota counting requests, its reservation from a quota
+	 * counting usage
+	 */
+	default void recordQuotaCrossings(String group, RateLimitDecision decision, Cost cost) {
 	}
 
 	/**
@@ -85,6 +97,34 @@ public interface RateLimitMetrics extends CheckListener {
 			}
 		}
 		return kinds;
+	}
+
+	/**
+	 * The count of a quota's limit at which it reaches a percentage of it: {@code ceil(limit * percent / 100)} in
+	 * exact integer arithmetic.
+	 * @param limit the quota's limit (1 to 2^53)
+	 * @param percent the percentage (1 to 100)
+	 * @return the count, 1 to {@code limit}
+	 */
+	static long quotaThresholdCount(long limit, int percent) {
+		return (limit * percent + 99) / 100;
+	}
+
+	/**
+	 * Whether an admitted request moved a quota's used count from below a percentage of its limit to at or above it:
+	 * {@code used - taken < quotaThresholdCount(limit, percent) <= used}, where {@code used = limit - remaining} is
+	 * the count after the request.
+	 * @param limit the quota's limit (1 to 2^53)
+	 * @param remaining what the quota had left after the request (0 to {@code limit})
+	 * @param taken what the request took from the quota (0 or more): its tokens, or its reservation for a quota
+	 * counting usage
+	 * @param percent the percentage (1 to 100)
+	 * @return whether this request crossed it
+	 */
+	static boolean crossesQuotaThreshold(long limit, long remaining, long taken, int percent) {
+		long used = limit - remaining;
+		long threshold = quotaThresholdCount(limit, percent);
+		return used - taken < threshold && threshold <= used;
 	}
 
 	/**

@@ -131,10 +131,9 @@ public final class RateLimitHandler {
 			return;
 		}
 		PlanLimits limits = this.limitResolver.limitsFor(client.plan(), route.group());
-		Cost cost = Cost.tokens(route.cost());
-		if (route.usage().settles()) {
-			cost = Cost.reserving(route.cost(), limits.hasUsageLimits() ? route.usage().reservation(request, body) : 0);
-		}
+		Cost cost = route.usage().settles()
+				? Cost.reserving(route.cost(), limits.hasUsageLimits() ? route.usage().reservation(request, body) : 0)
+				: Cost.tokens(route.cost());
 		CompletableFuture<RateLimitDecision> checked = this.chain
 			.check(new RateLimitRequest(client, limits, cost, route.failsClosed()));
 		outcome.whenComplete((ignored, error) -> {
@@ -154,7 +153,7 @@ public final class RateLimitHandler {
 				outcome.completeExceptionally(unwrap(error));
 				return;
 			}
-			RateLimitOutcome made = enforce(client, route, decision);
+			RateLimitOutcome made = enforce(client, route, decision, cost);
 			if (!outcome.complete(made)) {
 				made.abandon();
 			}
@@ -188,8 +187,10 @@ public final class RateLimitHandler {
 	}
 
 	/** Observe a decision (metrics; denial log) and say what the front end does with the request. */
-	private RateLimitOutcome enforce(ClientKey client, RouteLimitSettings route, RateLimitDecision decision) {
+	private RateLimitOutcome enforce(ClientKey client, RouteLimitSettings route, RateLimitDecision decision,
+			Cost cost) {
 		this.metrics.recordDecision(route.routeId(), route.group(), decision, route.shadow());
+		this.metrics.recordQuotaCrossings(route.group(), decision, cost);
 		if (!decision.allowed()) {
 			this.denialLog.denied(client, route.routeId(), route.group(), decision, route.shadow(),
 					decision.isFailedClosed() ? this.failClosedRetryAfterSeconds * 1000 : decision.retryAfterMillis());

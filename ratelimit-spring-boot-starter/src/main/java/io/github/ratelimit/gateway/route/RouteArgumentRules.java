@@ -294,7 +294,8 @@ public final class RouteArgumentRules {
 						v.add(new ConfigurationViolation(property + ".args.cost",
 								"is " + cost + " tokens, more than the capacity " + limit.maxTokens()
 										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
-								"lower the cost or raise the capacity to at least " + cost + "."));
+								"lower the cost or raise the " + (limit.isQuota() ? "quota's limit" : "capacity") + " to at least "
+										+ cost + "."));
 						return v;
 					}
 				}

@@ -99,6 +99,17 @@ class RateLimitRouteValidatorTest {
 				.contains(FILTER_1 + "args.cost: is 6 tokens, more than the capacity 5 of a limit of plan 'free'"));
 	}
 
+	@Test
+	void theCostMustFitAQuotasLimit() {
+		String quota = "ratelimit.plans.free.groups.search[1].";
+		String[] quotaOf3 = { quota + "type=quota", quota + "limit=3", quota + "period=day" };
+		this.runner.withPropertyValues(quotaOf3).withPropertyValues(filter("cost=3"))
+			.run((context) -> assertThat(context).hasNotFailed());
+		this.runner.withPropertyValues(quotaOf3).withPropertyValues(filter("cost=4"))
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.cost: is 4 tokens, more than the capacity 3 of a limit of plan 'free'"));
+	}
+
 	/** A second RateLimit filter on route search, with these arguments ({@code name=value}). */
 	@Test
 	void usageArgumentsMustFitTheGroupsLimits() {
