@@ -228,7 +228,8 @@ class QuotaRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		assertWithinASecondOf(retryAfter, day, before, after);
 		long firstT = member(denied, policy).t();
 		assertWithinASecondOf(firstT, day, before, after);
-		assertThat(firstT).as("seconds to midnight").isBetween(1L, BEFORE_EDGE.toSeconds() + 1);
+		// the edge plan was picked with its midnight at least BEFORE_EDGE and less than one more EDGE_SPACING away
+		assertThat(firstT).as("seconds to midnight").isBetween(1L, BEFORE_EDGE.plus(EDGE_SPACING).toSeconds());
 		String quotaKey = quotaKey(key, "daily", 0);
 		assertThat(redis.command("HGET", quotaKey, "p")).isEqualTo(micros(midnight.minus(Duration.ofDays(1))));
 		assertThat(redis.command("HGET", quotaKey, "c")).isEqualTo(Long.toString(EDGE_LIMIT));
