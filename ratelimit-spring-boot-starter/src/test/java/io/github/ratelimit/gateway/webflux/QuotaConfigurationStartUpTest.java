@@ -11,6 +11,7 @@ import org.springframework.boot.test.context.runner.ReactiveWebApplicationContex
 
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.PLANS_AND_ROUTE;
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.failure;
+import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.messages;
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.runner;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,7 +62,7 @@ class QuotaConfigurationStartUpTest {
 			"period|fortnight|period", "period|500ms|period", "period|0s|period", "period|' '|period",
 			"capacity|10|capacity", "refill-tokens|10|refill-tokens", "refill-period|1s|refill-period",
 			"algorithm|fixed-window|algorithm", "max-in-flight|2|max-in-flight",
-			"max-request-duration|30s|max-request-duration", "lease|20%|lease" })
+			"max-request-duration|30s|max-request-duration", "lease|20%|lease", "unit|Tokens|unit" })
 	void aBadQuotaValueStopsStartUpNamingIt(String setting, String value, String named) {
 		this.runner.withPropertyValues(QUOTA + setting + "=" + value)
 			.run((context) -> assertThat(failure(context)).as("%s=%s", setting, value).contains(QUOTA + named + ":"));
@@ -72,6 +73,28 @@ class QuotaConfigurationStartUpTest {
 	void aQuotaSettingOnARateLimitStopsStartUpNamingIt(String setting, String value) {
 		this.runner.withPropertyValues(BUCKET + setting + "=" + value)
 			.run((context) -> assertThat(failure(context)).contains(BUCKET + setting + ": applies to quotas only"));
+	}
+
+	@Test
+	void aGlobalQuotaCountsInTheGlobalZoneNotThePlans() {
+		this.runner
+			.withPropertyValues("ratelimit.quota.zone=Europe/Berlin", "ratelimit.plans.free.quota-zone=+03:28",
+					QUOTA + "scope=global")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				LimitDefinition quota = context.getBean(LimitResolver.class).limitsFor("free", "search").limits().get(1);
+				assertThat(quota.policyName()).isEqualTo("search-global-day");
+				assertThat(quota.quotaPeriod().zone().getId()).isEqualTo("Europe/Berlin");
+			});
+	}
+
+	@Test
+	void anUnknownFirstDayOfWeekStopsStartUpNamingIt() {
+		this.runner.withPropertyValues("ratelimit.quota.first-day-of-week=funday")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains("ratelimit.quota.first-day-of-week");
+			});
 	}
 
 	@Test
