@@ -73,13 +73,13 @@ class QuotaRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	/** Plan free's zone: local noon at {@link #CLASS_START}, local midnight 12 hours later. */
 	private static final ZoneOffset FREE_ZONE = offsetWithMidnightAt(CLASS_START.plus(Duration.ofHours(12)));
 
-	private static final int EDGE_PLANS = 30;
+	private static final int EDGE_PLANS = 45;
 
 	private static final long EDGE_LIMIT = 3;
 
 	private static final Duration FIRST_EDGE = Duration.ofSeconds(8);
 
-	private static final Duration EDGE_SPACING = Duration.ofSeconds(4);
+	private static final Duration EDGE_SPACING = Duration.ofSeconds(2);
 
 	/** How far at least the reset test's boundary is when the test starts: time to exhaust and see t go down. */
 	private static final Duration BEFORE_EDGE = Duration.ofSeconds(4);
