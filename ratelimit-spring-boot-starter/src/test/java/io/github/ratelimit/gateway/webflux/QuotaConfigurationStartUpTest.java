@@ -44,6 +44,16 @@ class QuotaConfigurationStartUpTest {
 		});
 	}
 
+	@ParameterizedTest(name = "{0}")
+	@CsvSource({ "week,free-search-week", "month,free-search-month", "year,free-search-year", "30s,free-search-30s",
+			"PT12H,free-search-12h" })
+	void aQuotasDefaultNameEndsWithItsPeriod(String period, String name) {
+		this.runner.withPropertyValues(QUOTA + "period=" + period)
+			.run((context) -> assertThat(
+					context.getBean(LimitResolver.class).limitsFor("free", "search").limits().get(1).policyName())
+				.isEqualTo(name));
+	}
+
 	@Test
 	void aRouteCostUpToTheQuotasLimitStarts() {
 		this.runner.withPropertyValues(FILTER_1 + "name=RateLimit", FILTER_1 + "args.group=search", FILTER_1 + "args.cost=3")
