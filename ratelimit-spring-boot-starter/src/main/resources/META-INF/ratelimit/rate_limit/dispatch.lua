@@ -68,7 +68,7 @@
 --                  admission rule, evaluated that much later, admits the request, so waiting exactly the returned time
 --                  succeeds (if nothing else consumes meanwhile). A concurrency limit: an estimate (see cc.wait)
 --   reset_ms       ms until this limit has its whole capacity available again (a concurrency limit: at the latest,
---                  when the newest slot expires)
+--                  when the newest slot expires; a quota: when its period ends, even if nothing was counted in it)
 -- 'lease' returns the same, then the tokens leased (0 .. wanted, the same from every limit, 0 when denied) and the
 --   lease's end (Redis time, microseconds; 0 when nothing was leased): the instance spends the leased tokens until
 --   then at most, and sends the three numbers of its lease back with its next 'lease' call (or alone, with cost 0

@@ -45,9 +45,8 @@ function q.finish(l, allowed)
     redis.call('HSET', KEYS[l.i], 'p', fmt(l.start), 'c', fmt(l.used))
     expire(l.i, math.ceil((l.finish_at - now) / 1000))
   end
-  local reset_ms = 0
-  if l.used > 0 then reset_ms = math.ceil((l.finish_at - now) / 1000) end
-  return l.capacity - l.used, reset_ms
+  -- a quota resets at its period's end, whether or not anything was counted in the period yet
+  return l.capacity - l.used, math.ceil((l.finish_at - now) / 1000)
 end
 
 -- Takes cost from the stored count.
