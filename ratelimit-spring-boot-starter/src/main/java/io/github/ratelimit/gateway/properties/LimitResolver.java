@@ -168,9 +168,11 @@ public class LimitResolver implements KnownPlans {
 			configured = settings.getDefault();
 		}
 		List<LimitDefinition> limits = new ArrayList<>(configured.size());
+		// a quota's name always says its period, so adding one does not rename the limits beside it
+		int namedByPeriod = (int) configured.stream().filter((limit) -> !limit.isQuota()).count();
 		for (RateLimitProperties.Limit limit : configured) {
 			String name = (limit.getName() != null && !limit.getName().isBlank()) ? limit.getName()
-					: defaultPolicyName(plan, group, limit, configured.size());
+					: defaultPolicyName(plan, group, limit, namedByPeriod);
 			limits.add(toLimitDefinition(name, limit, properties.getQuota(), settings.getQuotaZone()));
 		}
 		return new PlanLimits(plan, group, dedupeNames(limits));
@@ -297,8 +299,8 @@ public class LimitResolver implements KnownPlans {
 	/**
 	 * {@code <plan>-<group>}, or {@code <group>-global} for a global limit (shared across plans, so not named after
 	 * one), with {@code -<unit>} appended for a limit counting usage ({@code free-chat-tokens}), and {@code -<period>}
-	 * (or {@code -concurrency}) when the list has several limits; a quota always ends with its period
-	 * ({@code free-search-month}).
+	 * (or {@code -concurrency}) when the list has several limits other than quotas; a quota always ends with its
+	 * period ({@code free-search-month}).
 	 */
 	private static String defaultPolicyName(String plan, String group, RateLimitProperties.Limit limit, int count) {
 		String base = (limit.getScope() == LimitScope.GLOBAL) ? group + "-global" : plan + "-" + group;

@@ -57,7 +57,7 @@ class LimitResolverTest {
 
 		List<LimitDefinition> limits = new LimitResolver(properties).limitsFor("free", "search").limits();
 		assertThat(limits).extracting(LimitDefinition::policyName)
-			.containsExactly("free-search-1s", "free-search-month", "search-global-week", "free-search-90s");
+			.containsExactly("free-search", "free-search-month", "search-global-week", "free-search-90s");
 		assertThat(limits.get(1).quotaPeriod()).isEqualTo(io.github.ratelimit.gateway.limits.QuotaPeriod
 			.of(io.github.ratelimit.gateway.limits.QuotaPeriodUnit.MONTH, java.time.ZoneId.of("Europe/Berlin")));
 		assertThat(limits.get(1).algorithm()).isEqualTo(io.github.ratelimit.gateway.limits.Algorithm.QUOTA);

@@ -37,7 +37,7 @@ class QuotaConfigurationStartUpTest {
 			assertThat(context).hasNotFailed();
 			PlanLimits limits = context.getBean(LimitResolver.class).limitsFor("free", "search");
 			assertThat(limits.limits()).extracting(LimitDefinition::policyName)
-				.containsExactly("free-search-1s", "free-search-day");
+				.containsExactly("free-search", "free-search-day");
 			LimitDefinition quota = limits.limits().get(1);
 			assertThat(quota.capacity()).isEqualTo(3);
 			assertThat(quota.quotaPeriod().zone().getId()).isEqualTo("+03:28");

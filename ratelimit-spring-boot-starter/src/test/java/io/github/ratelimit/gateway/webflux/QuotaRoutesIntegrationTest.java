@@ -268,7 +268,7 @@ class QuotaRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		for (int i = 0; i < 3; i++) {
 			ResponseEntity<String> admitted = get((i % 2 == 0) ? first() : other(), "/burst/" + i, key);
 			assertThat(admitted.getStatusCode().value()).isEqualTo(200);
-			assertThat(member(admitted, "free-burst-1h").remaining()).isEqualTo(2 - i);
+			assertThat(member(admitted, "free-burst").remaining()).isEqualTo(2 - i);
 			assertThat(member(admitted, "free-burst-day").remaining()).isEqualTo(99 - i);
 		}
 		String quotaKey = quotaKey(key, "burst", 1);
@@ -276,8 +276,8 @@ class QuotaRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		for (WebClient web : List.of(first(), other())) {
 			ResponseEntity<String> denied = get(web, "/burst/x", key);
 			assertThat(denied.getStatusCode().value()).isEqualTo(429);
-			assertThat(denied.getBody()).contains("\"violated-policies\":[\"free-burst-1h\"]");
-			assertThat(member(denied, "free-burst-1h").remaining()).isZero();
+			assertThat(denied.getBody()).contains("\"violated-policies\":[\"free-burst\"]");
+			assertThat(member(denied, "free-burst").remaining()).isZero();
 			assertThat(member(denied, "free-burst-day").remaining()).isEqualTo(97);
 			assertThat(Long.parseLong(denied.getHeaders().getFirst("Retry-After"))).as("the bucket's wait")
 				.isBetween(1100L, 1200L);
@@ -292,14 +292,14 @@ class QuotaRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		for (int i = 0; i < 2; i++) {
 			ResponseEntity<String> admitted = get((i % 2 == 0) ? first() : other(), "/capped/" + i, key);
 			assertThat(admitted.getStatusCode().value()).isEqualTo(200);
-			assertThat(member(admitted, "free-capped-1h").remaining()).isEqualTo(99 - i);
+			assertThat(member(admitted, "free-capped").remaining()).isEqualTo(99 - i);
 			assertThat(member(admitted, "free-capped-day").remaining()).isEqualTo(1 - i);
 		}
 		for (WebClient web : List.of(first(), other(), first())) {
 			ResponseEntity<String> denied = get(web, "/capped/x", key);
 			assertThat(denied.getStatusCode().value()).isEqualTo(429);
 			assertThat(denied.getBody()).contains("\"violated-policies\":[\"free-capped-day\"]");
-			assertThat(member(denied, "free-capped-1h").remaining()).isEqualTo(98);
+			assertThat(member(denied, "free-capped").remaining()).isEqualTo(98);
 			assertThat(member(denied, "free-capped-day").remaining()).isZero();
 		}
 		// 100 tokens an hour refill 0.03 a second: the bucket holds the 98 the two admitted requests left

@@ -84,7 +84,7 @@ class UsageRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.expectStatus()
 			.isOk()
 			.expectHeader()
-			.valueEquals("RateLimit-Policy", "\"free-monthly-chat-1h\";q=100;w=3600, "
+			.valueEquals("RateLimit-Policy", "\"free-monthly-chat\";q=100;w=3600, "
 					+ "\"free-monthly-chat-tokens-month\";q=1000;w=" + month.seconds(Instant.now()) + ";qu=\"tokens\"");
 		awaitRemaining("monthly-chat", 880);
 		// an answer beyond what is left: charged in full, the month's count above its limit
