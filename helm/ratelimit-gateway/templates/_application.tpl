@@ -136,6 +136,9 @@ ratelimit:
     {{- range $name, $plan := $v.rateLimit.plans }}
     {{- if $plan }}
     {{ $name }}:
+      {{- with $plan.quotaZone }}
+      quota-zone: {{ . | quote }}
+      {{- end }}
       default:
         {{- include "ratelimit-gateway.limits" $plan.default | trim | nindent 8 }}
       {{- with $plan.groups }}
@@ -149,6 +152,15 @@ ratelimit:
       {{- end }}
     {{- end }}
     {{- end }}
+  {{- with $v.rateLimit.quota }}
+  quota:
+    {{- with .zone }}
+    zone: {{ . | quote }}
+    {{- end }}
+    {{- with .firstDayOfWeek }}
+    first-day-of-week: {{ . | quote }}
+    {{- end }}
+  {{- end }}
   {{- with $v.rateLimit.groups }}
   groups:
     {{- range $group, $settings := . }}

@@ -193,14 +193,21 @@ Whether any route goes to the demo upstream built into the sample gateway ("true
 {{- end }}
 
 {{/*
-A list of limits in the starter's shape. Argument: the list from values (capacity, refillTokens, refillPeriod,
-name, algorithm, scope, unit). Numbers go through int64: Helm reads YAML numbers as floats, which would print 1e+06.
+A list of limits in the starter's shape. Argument: the list from values (capacity, refillTokens, refillPeriod, or
+type: quota with limit and period; name, algorithm, scope, unit). Numbers go through int64: Helm reads YAML numbers
+as floats, which would print 1e+06.
 */}}
 {{- define "ratelimit-gateway.limits" -}}
 {{- range . }}
+{{- if eq (toString .type) "quota" }}
+- type: "quota"
+  limit: {{ .limit | int64 }}
+  period: {{ .period | quote }}
+{{- else }}
 - capacity: {{ .capacity | int64 }}
   refill-tokens: {{ .refillTokens | int64 }}
   refill-period: {{ .refillPeriod | quote }}
+{{- end }}
   {{- if .name }}
   name: {{ .name | quote }}
   {{- end }}

@@ -69,18 +69,32 @@ value and the fix. Included from validate.yaml, so it runs for install, upgrade,
 {{- $errors = append $errors (printf "rateLimit.anonymousPlan is '%s', which rateLimit.plans does not define. Define the plan or name one of %s." $v.rateLimit.anonymousPlan (keys $v.rateLimit.plans | sortAlpha | join ", ")) }}
 {{- end }}
 {{- $groups := keys $v.rateLimit.groups }}
+{{- $lists := list }}
 {{- range $name, $plan := $v.rateLimit.plans }}
 {{- if $plan }}
 {{- $groups = concat $groups (keys (default dict $plan.groups)) }}
-{{- range $i, $limit := $plan.default }}
-{{- if and $limit.unit (ne $limit.unit "requests") (eq (toString $limit.algorithm) "sliding-window-log") }}
-{{- $errors = append $errors (printf "rateLimit.plans.%s.default[%d] counts '%s' with algorithm sliding-window-log, which keeps one Redis entry per token. Use token-bucket, fixed-window or sliding-window-counter." $name $i $limit.unit) }}
-{{- end }}
-{{- end }}
+{{- $lists = append $lists (list (printf "rateLimit.plans.%s.default" $name) $plan.default) }}
 {{- range $group, $limits := (default dict $plan.groups) }}
-{{- range $i, $limit := $limits }}
+{{- $lists = append $lists (list (printf "rateLimit.plans.%s.groups.%s" $name $group) $limits) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $lists }}
+{{- $at := index . 0 }}
+{{- range $i, $limit := index . 1 }}
 {{- if and $limit.unit (ne $limit.unit "requests") (eq (toString $limit.algorithm) "sliding-window-log") }}
-{{- $errors = append $errors (printf "rateLimit.plans.%s.groups.%s[%d] counts '%s' with algorithm sliding-window-log, which keeps one Redis entry per token. Use token-bucket, fixed-window or sliding-window-counter." $name $group $i $limit.unit) }}
+{{- $errors = append $errors (printf "%s[%d] counts '%s' with algorithm sliding-window-log, which keeps one Redis entry per token. Use token-bucket, fixed-window or sliding-window-counter." $at $i $limit.unit) }}
+{{- end }}
+{{- if eq (toString $limit.type) "quota" }}
+{{- range $setting := list "capacity" "refillTokens" "refillPeriod" "algorithm" }}
+{{- if hasKey $limit $setting }}
+{{- $errors = append $errors (printf "%s[%d] is a quota (type: quota), which does not take %s. A quota is limit and period: remove %s, or put the rate in a limit of its own in the same list." $at $i $setting $setting) }}
+{{- end }}
+{{- end }}
+{{- else }}
+{{- range $setting := list "limit" "period" }}
+{{- if hasKey $limit $setting }}
+{{- $errors = append $errors (printf "%s[%d] sets %s, which only a quota takes. Make it a limit of its own with type: quota, limit and period, or remove %s." $at $i $setting $setting) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.DayOfWeek;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.List;
 import java.util.Map;
 
@@ -18,6 +20,10 @@ import io.github.ratelimit.gateway.webflux.RateLimitRouteValidator;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.http.RequestPathCheck;
 import io.github.ratelimit.gateway.limits.Algorithm;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
+import io.github.ratelimit.gateway.limits.QuotaPeriodUnit;
+import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -62,6 +68,8 @@ class ApplicationYamlTest {
 		assertThat(properties.getFallback().getInstances()).isEqualTo(2);
 		assertThat(properties.getFallback().isLearnInstances()).isTrue();
 		assertThat(properties.getApiKeys()).as("no static keys by default, and none from the image").isEmpty();
+		assertThat(properties.getQuota().getZone()).isEqualTo("UTC");
+		assertThat(properties.getQuota().getFirstDayOfWeek()).isEqualTo(DayOfWeek.MONDAY);
 
 		GatewayProperties gateway = bindRoutesAndValidate(config, properties);
 		assertThat(gateway.getRoutes()).extracting(RouteDefinition::getId)
@@ -309,6 +317,107 @@ class ApplicationYamlTest {
 		assertThat(new RateLimitRouteValidator(gateway).validateRoutes(properties))
 			.extracting(ConfigurationViolation::property)
 			.containsExactly("spring.cloud.gateway.server.webflux.routes[0].filters[0].args.reserve-max");
+	}
+
+	@Test
+	void quotasTheirZonesAndWeekBindIntoTheStarterAndValidate(@TempDir Path dir) throws IOException {
+		HelmChart.Manifests manifests = HelmChart.render(HelmChart.template().withValuesFile(Files.writeString(
+				dir.resolve("values.yaml"), """
+						rateLimit:
+						  quota: { zone: "+03:28", firstDayOfWeek: sunday }
+						  plans:
+						    anonymous:
+						      groups:
+						        reports:
+						          - { type: quota, limit: 3, period: week }
+						    free:
+						      quotaZone: Europe/Berlin
+						      groups:
+						        search:
+						          - { capacity: 5, refillTokens: 1, refillPeriod: 1s }
+						          - { type: quota, limit: 9007199254740992, period: month }
+						        chat:
+						          - { type: quota, limit: 2000000, period: day, unit: tokens, name: chat-tokens-day }
+						          - { type: quota, limit: 100, period: 12h }
+						routes:
+						  - id: search
+						    predicates: [ "Path=/api/search/**" ]
+						    rateLimit: {}
+						  - id: chat
+						    predicates: [ "Path=/v1/chat/**" ]
+						    rateLimit: { usage: "json:usage.total_tokens", reserveMax: 1000 }
+						  - id: reports
+						    predicates: [ "Path=/api/reports/**" ]
+						    rateLimit: { keyBy: ip }
+						""")));
+		RenderedConfig config = RenderedConfig.of(manifests);
+
+		RateLimitProperties properties = bindAndValidate(config);
+		bindRoutesAndValidate(config, properties);
+		assertThat(properties.getQuota().getZone()).isEqualTo("+03:28");
+		assertThat(properties.getQuota().getFirstDayOfWeek()).isEqualTo(DayOfWeek.SUNDAY);
+		assertThat(properties.getPlans().get("free").getQuotaZone()).isEqualTo("Europe/Berlin");
+		assertThat(properties.getPlans().get("anonymous").getQuotaZone()).isNull();
+		RateLimitProperties.Limit month = properties.getPlans().get("free").getGroups().get("search").get(1);
+		assertThat(month.isQuota()).isTrue();
+		assertThat(month.getLimit()).as("2^53, a whole number through Helm's floats").isEqualTo(9_007_199_254_740_992L);
+		assertThat(month.getPeriod()).isEqualTo("month");
+		assertThat(month.getCapacity()).isZero();
+		assertThat(month.getRefillPeriod()).isNull();
+
+		// as the starter enforces them: the plan's zone, else the global one; the week from first-day-of-week
+		LimitResolver resolver = new LimitResolver(properties);
+		List<LimitDefinition> search = resolver.limitsFor("free", "search").limits();
+		assertThat(search).extracting(LimitDefinition::policyName).containsExactly("free-search-1s", "free-search-month");
+		assertThat(search.get(0).isQuota()).isFalse();
+		assertThat(search.get(1).capacity()).isEqualTo(9_007_199_254_740_992L);
+		assertThat(search.get(1).quotaPeriod()).isEqualTo(
+				QuotaPeriod.of(QuotaPeriodUnit.MONTH, ZoneId.of("Europe/Berlin"), DayOfWeek.SUNDAY));
+		List<LimitDefinition> chat = resolver.limitsFor("free", "chat").limits();
+		assertThat(chat).extracting(LimitDefinition::policyName).containsExactly("chat-tokens-day", "free-chat-12h");
+		assertThat(chat.get(0).unit()).isEqualTo("tokens");
+		assertThat(chat.get(0).capacity()).isEqualTo(2_000_000);
+		assertThat(chat.get(0).quotaPeriod()).isEqualTo(QuotaPeriod.of(QuotaPeriodUnit.DAY, ZoneId.of("Europe/Berlin")));
+		assertThat(chat.get(1).quotaPeriod()).isEqualTo(QuotaPeriod.fixed(Duration.ofHours(12)));
+		assertThat(resolver.limitsFor("anonymous", "reports").limits()).singleElement().satisfies((reports) -> {
+			assertThat(reports.policyName()).isEqualTo("anonymous-reports-week");
+			assertThat(reports.capacity()).isEqualTo(3);
+			assertThat(reports.quotaPeriod()).isEqualTo(
+					QuotaPeriod.of(QuotaPeriodUnit.WEEK, ZoneId.of("+03:28"), DayOfWeek.SUNDAY));
+		});
+		assertThat(manifests.one(ConfigMap.class).getData().get("application.yml")).contains("""
+				    free:
+				      quota-zone: "Europe/Berlin"
+				""", """
+				          - type: "quota"
+				            limit: 9007199254740992
+				            period: "month"
+				""", """
+				  quota:
+				    zone: "+03:28"
+				    first-day-of-week: "sunday"
+				""");
+	}
+
+	@Test
+	void quotaZonesAndPeriodsTheChartCannotCheckAreLeftToTheStarter(@TempDir Path dir) throws IOException {
+		// the chart checks forms; whether a zone exists, and a fixed period's range, are the starter's to check
+		RenderedConfig config = RenderedConfig.of(HelmChart.render(HelmChart.template().withValuesFile(Files.writeString(
+				dir.resolve("values.yaml"), """
+						rateLimit:
+						  quota: { zone: Mars/Olympus_Mons }
+						  plans:
+						    free:
+						      quotaZone: "+25:00"
+						      groups:
+						        search:
+						          - { type: quota, limit: 10, period: 500ms }
+						"""))));
+
+		RateLimitProperties properties = config.bindStrictly(RateLimitProperties.PREFIX, new RateLimitProperties());
+		assertThat(RateLimitPropertiesValidator.validate(properties)).extracting(ConfigurationViolation::property)
+			.containsExactlyInAnyOrder("ratelimit.quota.zone", "ratelimit.plans.free.quota-zone",
+					"ratelimit.plans.free.groups.search[0].period");
 	}
 
 	private static int fallbackInstances(com.marcnuri.helm.TemplateCommand command) {

@@ -91,6 +91,80 @@ class ValuesSchemaTest {
 						routes:
 						  - { id: login, predicates: [ "Path=/auth/login" ], rateLimit: { count-when: "401,403" } }
 						""", "additional properties 'count-when' not allowed"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { type: calendar, limit: 100, period: day } ]
+						""", "at '/rateLimit/plans/free/default/0/type': value must be one of 'rate', 'quota'"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { type: quota, limit: 0, period: month } ]
+						""", "at '/rateLimit/plans/free/groups/search/0/limit': minimum: got 0, want 1"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { type: quota, limit: 1.5, period: month } ]
+						""", "at '/rateLimit/plans/free/groups/search/0/limit': got number, want integer"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { type: quota, limit: "1000", period: month } ]
+						""", "at '/rateLimit/plans/free/groups/search/0/limit': got string, want integer"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { type: quota, limit: 1000, period: monthly } ]
+						""", "at '/rateLimit/plans/free/groups/search/0/period': 'monthly' does not match"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { type: quota, limit: 1000, period: 30 } ]
+						""", "at '/rateLimit/plans/free/groups/search/0/period': got number, want string"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { type: quota, limit: 1000 } ]
+						""", "at '/rateLimit/plans/free/groups/search/0': missing property 'period'"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { type: quota, period: day } ]
+						""", "at '/rateLimit/plans/free/groups/search/0': missing property 'limit'"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { limit: 1000, period: day } ]
+						""", "at '/rateLimit/plans/free/groups/search/0': missing properties 'capacity', 'refillTokens', 'refillPeriod'"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      quotaZone: Europe Berlin
+						      default: [ { capacity: 20, refillTokens: 10, refillPeriod: 1s } ]
+						""", "at '/rateLimit/plans/free/quotaZone': 'Europe Berlin' does not match"),
+				Arguments.of("rateLimit: { quota: { firstDayOfWeek: sun } }",
+						"at '/rateLimit/quota/firstDayOfWeek': value must be one of 'monday', 'tuesday'"),
+				Arguments.of("rateLimit: { quota: { zone: \"\" } }", "at '/rateLimit/quota/zone': '' does not match"),
+				Arguments.of("rateLimit: { quota: { first-day-of-week: sunday } }",
+						"at '/rateLimit/quota': additional properties 'first-day-of-week' not allowed"),
 				Arguments.of("rateLimit: { trustedProxies: 33 }", "at '/rateLimit/trustedProxies': maximum: got 33"),
 				Arguments.of("rateLimit: { headerStyle: x-ratelimit }", "at '/rateLimit/headerStyle': value must be one of"),
 				Arguments.of("rateLimit: { nonCanonicalPaths: strict }", "at '/rateLimit/nonCanonicalPaths': value must be one of"),

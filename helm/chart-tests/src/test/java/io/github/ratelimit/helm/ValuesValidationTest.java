@@ -101,7 +101,44 @@ class ValuesValidationTest {
 						    pro:
 						      groups:
 						        chat: [ { capacity: 2000, refillTokens: 2000, refillPeriod: 1m, unit: tokens, algorithm: sliding-window-log } ]
-						""", "rateLimit.plans.pro.groups.chat[0] counts 'tokens' with algorithm sliding-window-log"));
+						""", "rateLimit.plans.pro.groups.chat[0] counts 'tokens' with algorithm sliding-window-log"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { capacity: 5, refillTokens: 1, refillPeriod: 1s },
+						                  { type: quota, limit: 1000, period: day, refillPeriod: 1d } ]
+						""", "rateLimit.plans.free.groups.search[1] is a quota (type: quota), which does not take refillPeriod. A quota is limit and period"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        search: [ { type: quota, limit: 1000, period: day, algorithm: fixed-window } ]
+						""", "rateLimit.plans.free.groups.search[0] is a quota (type: quota), which does not take algorithm"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { capacity: 20, refillTokens: 10, refillPeriod: 1s, period: month } ]
+						""", "rateLimit.plans.free.default[0] sets period, which only a quota takes. Make it a limit of its own with type: quota"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      default: [ { type: rate, capacity: 20, refillTokens: 10, refillPeriod: 1s, limit: 100000 } ]
+						""", "rateLimit.plans.free.default[0] sets limit, which only a quota takes"),
+				Arguments.of("""
+						rateLimit:
+						  plans:
+						    free:
+						      groups:
+						        chat: [ { type: quota, limit: 2000000, period: month, unit: tokens } ]
+						routes:
+						  - { id: chat, predicates: [ "Path=/v1/chat/**" ], rateLimit: {} }
+						""", "routes[0] (chat) has no rateLimit.usage, but endpoint group 'chat' counts 'tokens' in plan 'free'"));
+
 	}
 
 	@ParameterizedTest(name = "{1}")

@@ -5,6 +5,9 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -142,6 +145,38 @@ public abstract class AbstractSampleGatewayApplicationTest {
 			.expectBody()
 			.jsonPath("$.routes.login.keyBy").isEqualTo("IP")
 			.jsonPath("$.routes.login.critical").isEqualTo(true);
+	}
+
+	/**
+	 * Clients without an API key may fetch 3 reports per calendar day (UTC): the fourth is refused until midnight, with
+	 * a problem body naming the quota.
+	 */
+	@Test
+	void anonymousReportsAreHeldToThreePerDayUntilMidnightUtc() {
+		for (int i = 1; i <= 3; i++) {
+			EntityExchangeResult<String> report = SampleGateways.get(this.client, "/api/reports/daily", null);
+			assertThat(report.getStatus()).as("report %d", i).isEqualTo(HttpStatus.OK);
+			assertThat(report.getResponseHeaders().getFirst("RateLimit-Policy"))
+				.isEqualTo("\"anonymous-reports-day\";q=3;w=86400");
+			assertThat(report.getResponseHeaders().getFirst("RateLimit"))
+				.matches("\"anonymous-reports-day\";r=" + (3 - i) + ";t=\\d+");
+		}
+
+		EntityExchangeResult<String> denied = SampleGateways.get(this.client, "/api/reports/daily", null);
+		long untilMidnight = Duration
+			.between(Instant.now(), LocalDate.now(ZoneOffset.UTC).plusDays(1).atStartOfDay(ZoneOffset.UTC))
+			.toSeconds();
+
+		assertThat(denied.getStatus()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+		assertThat(denied.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
+		assertThat(Long.parseLong(denied.getResponseHeaders().getFirst("Retry-After")))
+			.isBetween(untilMidnight - 2, untilMidnight + 2);
+		String rateLimit = denied.getResponseHeaders().getFirst("RateLimit");
+		assertThat(rateLimit).startsWith("\"anonymous-reports-day\";r=0;t=");
+		assertThat(Long.parseLong(rateLimit.substring(rateLimit.indexOf(";t=") + 3)))
+			.isBetween(untilMidnight - 2, untilMidnight + 2);
+		assertThat(JsonPath.<List<String>>read(denied.getResponseBody(), "$['violated-policies']"))
+			.containsExactly("anonymous-reports-day");
 	}
 
 	/** A chat completion is charged the tokens its answer reports: JSON, or the last usage event of a stream. */
