@@ -368,7 +368,7 @@ class ApplicationYamlTest {
 		// as the starter enforces them: the plan's zone, else the global one; the week from first-day-of-week
 		LimitResolver resolver = new LimitResolver(properties);
 		List<LimitDefinition> search = resolver.limitsFor("free", "search").limits();
-		assertThat(search).extracting(LimitDefinition::policyName).containsExactly("free-search-1s", "free-search-month");
+		assertThat(search).extracting(LimitDefinition::policyName).containsExactly("free-search", "free-search-month");
 		assertThat(search.get(0).isQuota()).isFalse();
 		assertThat(search.get(1).capacity()).isEqualTo(9_007_199_254_740_992L);
 		assertThat(search.get(1).quotaPeriod()).isEqualTo(
