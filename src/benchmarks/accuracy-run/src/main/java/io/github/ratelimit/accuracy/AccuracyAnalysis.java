@@ -72,7 +72,8 @@ public record AccuracyAnalysis(Plan plan, int sent, int errors, int admitted, do
 			case TOKEN_BUCKET -> (long) Math.floor(theory + 1e-9);
 			case SLIDING_WINDOW_LOG -> c * ((last - first) / w + 1);
 			case SLIDING_WINDOW_COUNTER, FIXED_WINDOW -> c * (Math.floorDiv(last, w) - Math.floorDiv(first, w) + 1);
-			case CONCURRENCY -> throw new IllegalArgumentException("the accuracy run measures rate limits; a concurrency limit has no rate");
+			case CONCURRENCY, QUOTA -> throw new IllegalArgumentException(
+					"the accuracy run measures rate limits; a concurrency limit or a calendar quota has no rate");
 		};
 		long[] latencies = answered.stream().mapToLong((s) -> s.recvMicros() - s.sendMicros()).sorted().toArray();
 		long[] arrivals = answered.stream().mapToLong(Sample::redisMicros).sorted().toArray();
@@ -149,7 +150,7 @@ public record AccuracyAnalysis(Plan plan, int sent, int errors, int admitted, do
 		return switch (this.plan.algorithm()) {
 			case TOKEN_BUCKET, SLIDING_WINDOW_LOG -> Math.abs(errorVsTheory()) <= 0.005;
 			case SLIDING_WINDOW_COUNTER -> Math.abs(errorVsTheory()) <= 0.02;
-			case FIXED_WINDOW, CONCURRENCY -> null;
+			case FIXED_WINDOW, CONCURRENCY, QUOTA -> null;
 		};
 	}
 

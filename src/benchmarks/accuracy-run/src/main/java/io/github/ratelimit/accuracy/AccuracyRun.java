@@ -346,7 +346,7 @@ public final class AccuracyRun {
 						+ (Boolean.TRUE.equals(meets) ? "met" : "MISSED");
 				case SLIDING_WINDOW_LOG -> "±0.5%: " + (Boolean.TRUE.equals(meets) ? "met" : "MISSED");
 				case SLIDING_WINDOW_COUNTER -> "±2%: " + (Boolean.TRUE.equals(meets) ? "met" : "MISSED");
-				case FIXED_WINDOW, CONCURRENCY -> "none";
+				case FIXED_WINDOW, CONCURRENCY, QUOTA -> "none";
 			};
 			md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,.1f (t = %.3f s) | %+.3f%% | %s | %,d%s | %,d "
 					+ "(%+d%s) | %d | %d | %.1f ms | %.2f / %.2f ms |%n", run.label(), run.sent(),
@@ -544,7 +544,7 @@ public final class AccuracyRun {
 			long capacity = 50;
 			Duration window = Duration.ofMillis(100);
 			List<Algorithm> algorithms = java.util.Arrays.stream(Algorithm.values())
-				.filter((algorithm) -> !algorithm.isConcurrency())
+				.filter((algorithm) -> !algorithm.isConcurrency() && algorithm != Algorithm.QUOTA)
 				.toList();
 			Mode mode = Mode.PROCESSES;
 			String redis = null;

@@ -71,6 +71,17 @@ final class RedisAdmin implements AutoCloseable {
 		throw new IllegalStateException("INFO " + section + " has no " + field);
 	}
 
+	/**
+	 * Redis' clock ({@code TIME}).
+	 * @return Redis' time now, to the microsecond
+	 */
+	java.time.Instant time() {
+		Long micros = this.connection.scriptingCommands()
+			.eval("local t = redis.call('TIME') return t[1] * 1000000 + t[2]".getBytes(StandardCharsets.UTF_8),
+					ReturnType.INTEGER, 0);
+		return java.time.Instant.EPOCH.plus(micros, java.time.temporal.ChronoUnit.MICROS);
+	}
+
 	void flushAll() {
 		command("FLUSHALL");
 	}
