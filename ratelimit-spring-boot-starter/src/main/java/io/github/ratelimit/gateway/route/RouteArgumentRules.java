@@ -290,9 +290,9 @@ public final class RouteArgumentRules {
 			for (Map.Entry<String, List<RateLimitProperties.Limit>> plan : applying.entrySet()) {
 				for (RateLimitProperties.Limit limit : plan.getValue()) {
 					// a slot is one, whatever the cost; a limit counting usage takes the reservation
-					if (!limit.isConcurrency() && !isUsage(limit) && cost > limit.getCapacity()) {
+					if (!limit.isConcurrency() && !isUsage(limit) && cost > capacity(limit)) {
 						v.add(new ConfigurationViolation(property + ".args.cost",
-								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
+								"is " + cost + " tokens, more than the capacity " + capacity(limit)
 										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
 								"lower the cost or raise the capacity to at least " + cost + "."));
 						return v;
@@ -315,16 +315,16 @@ public final class RouteArgumentRules {
 			for (RateLimitProperties.Limit limit : plan.getValue()) {
 				leased |= limit.getLease() != null && !limit.getLease().isOff();
 				if (isUsage(limit)) {
-					if (usage.usage() != null && usage.reserveMax() > limit.getCapacity()) {
+					if (usage.usage() != null && usage.reserveMax() > capacity(limit)) {
 						return List.of(new ConfigurationViolation(property + ".args.reserve-max",
-								"is " + usage.reserveMax() + " units, more than the capacity " + limit.getCapacity()
+								"is " + usage.reserveMax() + " units, more than the capacity " + capacity(limit)
 										+ " of a limit of plan '" + plan.getKey() + "' in " + limit.getUnit()
 										+ ": such requests could never pass.",
 								"lower reserve-max or raise the capacity to at least " + usage.reserveMax() + "."));
 					}
-					if (usage.reserve() instanceof RouteUsage.Reserve.Fixed fixed && fixed.units() > limit.getCapacity()) {
+					if (usage.reserve() instanceof RouteUsage.Reserve.Fixed fixed && fixed.units() > capacity(limit)) {
 						return List.of(new ConfigurationViolation(property + ".args.reserve",
-								"is " + fixed.units() + " units, more than the capacity " + limit.getCapacity()
+								"is " + fixed.units() + " units, more than the capacity " + capacity(limit)
 										+ " of a limit of plan '" + plan.getKey() + "' in " + limit.getUnit()
 										+ ": such requests could never pass.",
 								"lower reserve or raise the capacity to at least " + fixed.units() + "."));
@@ -366,7 +366,7 @@ public final class RouteArgumentRules {
 		for (List<RateLimitProperties.Limit> limits : applyingLimits(p, group, keyBy).values()) {
 			for (RateLimitProperties.Limit limit : limits) {
 				if (isUsage(limit)) {
-					smallest = Math.min(smallest, limit.getCapacity());
+					smallest = Math.min(smallest, capacity(limit));
 				}
 			}
 		}
@@ -392,6 +392,11 @@ public final class RouteArgumentRules {
 			applying.put(plan.getKey(), limits);
 		}
 		return applying;
+	}
+
+	/** Most tokens a request can find in a limit: a quota's {@code limit} per period, else its {@code capacity}. */
+	private static long capacity(RateLimitProperties.Limit limit) {
+		return limit.isQuota() ? limit.getLimit() : limit.getCapacity();
 	}
 
 	private static boolean isUsage(RateLimitProperties.Limit limit) {
