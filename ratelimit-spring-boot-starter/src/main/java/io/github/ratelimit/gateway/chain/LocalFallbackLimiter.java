@@ -1,29 +1,36 @@
 package io.github.ratelimit.gateway.chain;
 
+import java.math.BigInteger;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
 import io.github.ratelimit.gateway.limits.ScopedLimits;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The local fallback limiter: in-memory token buckets of this instance, each holding this instance's share of a
  * limit (capacity and refill divided by the number of gateway instances), used while Redis is unavailable so that
- * the gateway as a whole still admits about one plan's worth per client. Whatever a limit's algorithm, its share is a
- * token bucket: a window limit of c tokens per window w is held as a bucket of c tokens refilled at c per w, which
- * admits about the same rate.
+ * the gateway as a whole still admits about one plan's worth per client. Whatever a rate limit's algorithm, its share
+ * is a token bucket: a window limit of c tokens per window w is held as a bucket of c tokens refilled at c per w,
+ * which admits about the same rate. Quotas and concurrency limits are held differently (below).
  *
  * <p>Same semantics as the Redis script (continuous refill, all limits checked and consumed all-or-nothing, a denied
  * request consumes nothing), with time from {@link System#nanoTime()}. A share's capacity is at least the request's
@@ -39,6 +46,20 @@ import io.github.ratelimit.gateway.limits.ScopedLimits;
  * requests in flight while the store is unavailable, and with one instance at most N. Buckets replaced (the
  * instance count changed) or evicted start with every slot free.
  *
+ * <p>A {@linkplain LimitDefinition#isQuota() quota} of L per period, with k instances, is a count per client in the
+ * period of its {@link QuotaPeriod} that holds the gateway's wall clock ({@code wallClock}, not Redis'). The count
+ * starts with the client's first local decision in a period, at time t, and admits at most
+ * {@code floor(L * untilEnd(t) / (k * length(t)))}, where {@code untilEnd(t)} is the time from t to the period's end
+ * and {@code length(t)} the period's length (both in milliseconds): this instance's share of the part of the period
+ * that is left, so the k instances together admit at most L times the fraction of the period left when their counts
+ * started. The share may be 0 (no minimum of one cost): then the client is denied until the period ends. Nothing is refilled during the period; when the wall clock reaches its end
+ * the next decision starts a new count with a new share (the whole share when it comes at the boundary). A wall
+ * clock going back never restarts a count. A denial by a quota has a Retry-After (and a reset) until the period's
+ * end. A quota counting usage takes a request's reservation and is settled like the other usage limits (owing at most
+ * its share); a settlement arriving after its period's count was replaced changes nothing. Buckets counting a quota
+ * are kept until that period's end even when unused for longer than an hour (unless {@code maxBuckets} forces them
+ * out, least recently used first).
+ *
  * <p>Limits with {@code scope: global} are kept once per endpoint group (not per client): this instance's share of
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
  * shared store does.
@@ -48,11 +69,16 @@ final class LocalFallbackLimiter {
 	/** Retry-After of a local denial by a concurrency limit: slots free when responses complete, unknown when. */
 	static final long LOCAL_SLOT_RETRY_MILLIS = 1000;
 
+	/** How long buckets are kept unused (longer while they count a quota whose period has not ended). */
+	static final long IDLE_MILLIS = Duration.ofHours(1).toMillis();
+
 	private final Cache<String, LocalBuckets> buckets;
 
 	private final IntSupplier instances;
 
 	private final LongSupplier nanoClock;
+
+	private final LongSupplier wallClock;
 
 	/**
 	 * Create a local limiter.
@@ -60,13 +86,30 @@ final class LocalFallbackLimiter {
 	 * @param instances the current number of gateway instances sharing the limits (at least 1)
 	 */
 	LocalFallbackLimiter(long maxBuckets, IntSupplier instances) {
-		this(maxBuckets, instances, System::nanoTime);
+		this(maxBuckets, instances, System::nanoTime, System::currentTimeMillis);
 	}
 
 	LocalFallbackLimiter(long maxBuckets, IntSupplier instances, LongSupplier nanoClock) {
-		this.buckets = Caffeine.newBuilder().maximumSize(maxBuckets).expireAfterAccess(Duration.ofHours(1)).build();
+		this(maxBuckets, instances, nanoClock, System::currentTimeMillis);
+	}
+
+	/**
+	 * Create a local limiter with its clocks.
+	 * @param maxBuckets most client buckets kept (at least 1)
+	 * @param instances the current number of gateway instances sharing the limits (at least 1)
+	 * @param nanoClock a monotonic time in nanoseconds, as {@link System#nanoTime()}: refills and slot ages
+	 * @param wallClock the gateway's time in milliseconds since the epoch, as {@link System#currentTimeMillis()}:
+	 * which period of a quota a request falls in
+	 */
+	LocalFallbackLimiter(long maxBuckets, IntSupplier instances, LongSupplier nanoClock, LongSupplier wallClock) {
+		this.buckets = Caffeine.newBuilder()
+			.maximumSize(maxBuckets)
+			.expireAfter(new KeptWhileCounting(wallClock))
+			.ticker(nanoClock::getAsLong)
+			.build();
 		this.instances = instances;
 		this.nanoClock = nanoClock;
+		this.wallClock = wallClock;
 	}
 
 	/**
@@ -82,44 +125,75 @@ final class LocalFallbackLimiter {
 	public RateLimitDecision consume(ClientKey client, PlanLimits limits, Cost cost) {
 		int share = Math.max(1, this.instances.getAsInt());
 		if (!limits.hasGlobalLimits()) {
-			LocalBuckets local = bucketsOf(key(limits, client), limits, share, cost);
+			String key = key(limits, client);
+			LocalBuckets local = bucketsOf(key, limits, share, cost);
+			RateLimitDecision decision;
+			boolean counting;
 			synchronized (local) {
 				long now = this.nanoClock.getAsLong();
-				local.refill(now);
+				counting = local.refill(now, this.wallClock.getAsLong());
 				boolean allowed = local.admits(cost);
-				return new RateLimitDecision(limits, allowed, local.take(cost, allowed, limits),
+				decision = new RateLimitDecision(limits, allowed, local.take(cost, allowed, limits),
 						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? local.heldSlots(cost) : HeldSlots.NONE,
 						allowed ? local.reservation(cost) : Reservation.NONE);
 			}
+			keepWhileCounting(counting, key, local);
+			return decision;
 		}
 		ScopedLimits scoped = limits.scoped();
-		LocalBuckets group = bucketsOf(key(limits, ClientKey.everyone(client.plan())), scoped.global(), share, cost);
+		String groupKey = key(limits, ClientKey.everyone(client.plan()));
+		LocalBuckets group = bucketsOf(groupKey, scoped.global(), share, cost);
+		RateLimitDecision decision;
+		boolean groupCounting;
 		if (scoped.client() == null) {
 			synchronized (group) {
-				group.refill(this.nanoClock.getAsLong());
+				groupCounting = group.refill(this.nanoClock.getAsLong(), this.wallClock.getAsLong());
 				boolean allowed = group.admits(cost);
-				return new RateLimitDecision(limits, allowed, scoped.merge(null, group.take(cost, allowed, scoped.global())),
+				decision = new RateLimitDecision(limits, allowed,
+						scoped.merge(null, group.take(cost, allowed, scoped.global())),
 						RateLimitDecision.Source.LOCAL_FALLBACK, allowed ? group.heldSlots(cost) : HeldSlots.NONE,
 						allowed ? group.reservation(cost) : Reservation.NONE);
 			}
+			keepWhileCounting(groupCounting, groupKey, group);
+			return decision;
 		}
-		LocalBuckets own = bucketsOf(key(limits, client), scoped.client(), share, cost);
+		String ownKey = key(limits, client);
+		LocalBuckets own = bucketsOf(ownKey, scoped.client(), share, cost);
+		boolean ownCounting;
 		// always the client's buckets first, then the group's: no two threads lock them in opposite orders
 		synchronized (own) {
 			synchronized (group) {
 				long now = this.nanoClock.getAsLong();
-				own.refill(now);
-				group.refill(now);
+				long wall = this.wallClock.getAsLong();
+				ownCounting = own.refill(now, wall);
+				groupCounting = group.refill(now, wall);
 				boolean ownAllowed = own.admits(cost);
 				// a client denied by its own limits takes nothing from the group's
 				boolean allowed = ownAllowed && group.admits(cost);
-				return new RateLimitDecision(limits, allowed,
+				decision = new RateLimitDecision(limits, allowed,
 						scoped.merge(own.take(cost, allowed, scoped.client()),
 								group.take(cost, allowed, scoped.global())),
 						RateLimitDecision.Source.LOCAL_FALLBACK,
 						allowed ? HeldSlots.both(own.heldSlots(cost), group.heldSlots(cost)) : HeldSlots.NONE,
 						allowed ? Reservation.both(own.reservation(cost), group.reservation(cost)) : Reservation.NONE);
 			}
+		}
+		keepWhileCounting(ownCounting, ownKey, own);
+		keepWhileCounting(groupCounting, groupKey, group);
+		return decision;
+	}
+
+	/**
+	 * Keep buckets whose quota count has just started until its period ends: their expiry was set when they were
+	 * looked up, before the count started.
+	 */
+	private void keepWhileCounting(boolean countStarted, String key, LocalBuckets buckets) {
+		if (countStarted) {
+			this.buckets.policy().expireVariably().ifPresent((expiry) -> {
+				if (this.buckets.asMap().get(key) == buckets) {
+					expiry.setExpiresAfter(key, buckets.keepNanos(this.wallClock.getAsLong()), TimeUnit.NANOSECONDS);
+				}
+			});
 		}
 	}
 
@@ -225,6 +299,54 @@ final class LocalFallbackLimiter {
 		return count;
 	}
 
+	/**
+	 * This instance's share of a quota of {@code limit} per period, counted from a time {@code untilEndMillis} before
+	 * the end of a period of {@code lengthMillis}: {@code floor(limit * untilEndMillis / (instances * lengthMillis))},
+	 * exactly.
+	 * @param limit the quota (1 to 2^53)
+	 * @param instances gateway instances sharing it (at least 1)
+	 * @param untilEndMillis time left in the period (0 to {@code lengthMillis})
+	 * @param lengthMillis the period's length (above 0)
+	 * @return the share, 0 to {@code limit / instances}
+	 */
+	static long quotaShare(long limit, int instances, long untilEndMillis, long lengthMillis) {
+		return BigInteger.valueOf(limit)
+			.multiply(BigInteger.valueOf(untilEndMillis))
+			.divide(BigInteger.valueOf(instances).multiply(BigInteger.valueOf(lengthMillis)))
+			.longValueExact();
+	}
+
+	/**
+	 * Buckets are dropped an hour after their last use, or, while they count a quota, once its period has ended if
+	 * that is later: a client idle for an hour must not get a second share of the same period.
+	 */
+	private static final class KeptWhileCounting implements Expiry<String, LocalBuckets> {
+
+		private final LongSupplier wallClock;
+
+		KeptWhileCounting(LongSupplier wallClock) {
+			this.wallClock = wallClock;
+		}
+
+		@Override
+		public long expireAfterCreate(String key, LocalBuckets value, long currentTime) {
+			return value.keepNanos(this.wallClock.getAsLong());
+		}
+
+		@Override
+		public long expireAfterUpdate(String key, LocalBuckets value, long currentTime,
+				long currentDuration) {
+			return value.keepNanos(this.wallClock.getAsLong());
+		}
+
+		@Override
+		public long expireAfterRead(String key, LocalBuckets value, long currentTime,
+				long currentDuration) {
+			return value.keepNanos(this.wallClock.getAsLong());
+		}
+
+	}
+
 	/** One slot taken here, in every concurrency limit of its buckets; identity is what tells two apart. */
 	private static final class LocalSlot {
 
@@ -255,6 +377,23 @@ final class LocalFallbackLimiter {
 		/** Whether limit i counts usage: it takes a request's reservation, and may owe up to its capacity. */
 		private final boolean[] usage;
 
+		/**
+		 * The period of limit i if it is a quota (else {@code null}): {@code tokens[i]} are what is left of the share
+		 * counted in {@code [periodStart[i], periodEnd[i])}, {@code capacity[i]} that share.
+		 */
+		private final @Nullable QuotaPeriod[] quota;
+
+		/** Where limit i's quota count started (epoch ms), and where its period ends; MIN_VALUE: not counting yet. */
+		private final long[] periodStart;
+
+		private final long[] periodEnd;
+
+		/** The latest end of a period a quota here counts in (epoch ms), 0 while none counts. */
+		private volatile long countingUntil;
+
+		/** The wall clock at the last refill (epoch ms). */
+		private long wallStamp;
+
 		private final boolean hasSlots;
 
 		/** A concurrency limit's longest request duration (ns): a slot not given back frees itself after it. */
@@ -276,6 +415,9 @@ final class LocalFallbackLimiter {
 			this.tokens = new double[n];
 			this.slots = new boolean[n];
 			this.usage = new boolean[n];
+			this.quota = new QuotaPeriod[n];
+			this.periodStart = new long[n];
+			this.periodEnd = new long[n];
 			this.slotPeriodNanos = new long[n];
 			long longest = 0;
 			for (int i = 0; i < n; i++) {
@@ -285,6 +427,13 @@ final class LocalFallbackLimiter {
 					this.capacity[i] = Math.max(1, limit.capacity() / share);
 					this.slotPeriodNanos[i] = limit.refillPeriod().toNanos();
 					longest = Math.max(longest, this.slotPeriodNanos[i]);
+				}
+				else if (limit.isQuota()) {
+					// no share until a count starts (refill): it depends on the time left in the period
+					this.usage[i] = limit.isUsage();
+					this.quota[i] = limit.quotaPeriod();
+					this.periodStart[i] = Long.MIN_VALUE;
+					this.periodEnd[i] = Long.MIN_VALUE;
 				}
 				else {
 					this.usage[i] = limit.isUsage();
@@ -312,7 +461,8 @@ final class LocalFallbackLimiter {
 				LimitDefinition other = limits.limits().get(i);
 				if (mine.capacity() != other.capacity() || mine.refillTokens() != other.refillTokens()
 						|| !mine.refillPeriod().equals(other.refillPeriod()) || mine.algorithm() != other.algorithm()
-						|| mine.scope() != other.scope() || !mine.unit().equals(other.unit())) {
+						|| mine.scope() != other.scope() || !mine.unit().equals(other.unit())
+						|| !Objects.equals(mine.quotaPeriod(), other.quotaPeriod())) {
 					return false;
 				}
 			}
@@ -320,18 +470,59 @@ final class LocalFallbackLimiter {
 		}
 
 		/**
-		 * Add the tokens regained since the last check, and count the free slots: a slot given back is free, and so
-		 * is one older than its limit's longest request duration (as in Redis). Callers hold this object's monitor.
+		 * Add the tokens regained since the last check, count the free slots (a slot given back is free, and so is
+		 * one older than its limit's longest request duration, as in Redis), and start a quota's count in a new
+		 * period once the wall clock has reached its current one's end (or when none started yet). Callers hold this
+		 * object's monitor.
+		 * @param now the monotonic time (ns)
+		 * @param wall the gateway's time (epoch ms)
+		 * @return whether a quota's count started
 		 */
-		void refill(long now) {
+		boolean refill(long now, long wall) {
 			long elapsed = (this.stamp == Long.MIN_VALUE) ? 0 : Math.max(0, now - this.stamp);
 			this.stamp = now;
+			this.wallStamp = wall;
+			boolean started = false;
 			for (int i = 0; i < this.tokens.length; i++) {
-				this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + elapsed * this.ratePerNano[i]);
+				QuotaPeriod period = this.quota[i];
+				if (period != null) {
+					if (wall >= this.periodEnd[i]) {
+						startCount(i, period, wall);
+						started = true;
+					}
+				}
+				else {
+					this.tokens[i] = Math.min(this.capacity[i], this.tokens[i] + elapsed * this.ratePerNano[i]);
+				}
 			}
 			if (this.hasSlots) {
 				countFreeSlots(now);
 			}
+			return started;
+		}
+
+		/** A new count of quota i in the period holding {@code wall}, with the share of what is left of it. */
+		private void startCount(int i, QuotaPeriod period, long wall) {
+			QuotaPeriod.Interval current = period.periodAt(Instant.ofEpochMilli(wall));
+			long start = current.start().toEpochMilli();
+			long end = current.end().toEpochMilli();
+			this.capacity[i] = quotaShare(this.limits.limits().get(i).capacity(), this.share, end - wall, end - start);
+			this.tokens[i] = this.capacity[i];
+			this.periodStart[i] = start;
+			this.periodEnd[i] = end;
+			this.countingUntil = Math.max(this.countingUntil, end);
+		}
+
+		/**
+		 * How long to keep these buckets from now: an hour, or until the end of the latest period a quota here counts
+		 * in if that is later.
+		 * @param wall the gateway's time (epoch ms)
+		 * @return nanoseconds
+		 */
+		long keepNanos(long wall) {
+			long untilEnd = this.countingUntil - wall;
+			return (untilEnd > IDLE_MILLIS) ? TimeUnit.MILLISECONDS.toNanos(untilEnd)
+					: TimeUnit.MILLISECONDS.toNanos(IDLE_MILLIS);
 		}
 
 		private void countFreeSlots(long now) {
@@ -419,12 +610,14 @@ final class LocalFallbackLimiter {
 
 		/**
 		 * What an allowed request took here, settled here once its answer is over: the difference goes back to (or is
-		 * taken from) every rate limit's bucket, a bucket owing at most its capacity; slots are not touched.
+		 * taken from) every rate limit's bucket, a bucket owing at most its capacity, and from every quota still
+		 * counting the period the request was admitted in; slots are not touched. Callers hold this object's monitor.
 		 */
 		Reservation reservation(Cost taken) {
 			if (!taken.reserves() || taken.isNone()) {
 				return Reservation.NONE;
 			}
+			long[] admittedIn = this.periodEnd.clone();
 			AtomicBoolean ended = new AtomicBoolean();
 			return new Reservation() {
 
@@ -445,17 +638,21 @@ final class LocalFallbackLimiter {
 
 				private void end(Cost difference) {
 					if (ended.compareAndSet(false, true) && !difference.isNone()) {
-						adjust(difference);
+						adjust(difference, admittedIn);
 					}
 				}
 
 			};
 		}
 
-		/** Take a settlement's difference (negative: give it back) from every rate limit's bucket. */
-		private synchronized void adjust(Cost difference) {
+		/**
+		 * Take a settlement's difference (negative: give it back) from every rate limit's bucket, and from every quota
+		 * whose count is still the one of the period the request was admitted in ({@code admittedIn}: each limit's
+		 * period end then).
+		 */
+		private synchronized void adjust(Cost difference, long[] admittedIn) {
 			for (int i = 0; i < this.tokens.length; i++) {
-				if (!this.slots[i]) {
+				if (!this.slots[i] && this.periodEnd[i] == admittedIn[i]) {
 					this.tokens[i] = Math.max(-this.capacity[i],
 							Math.min(this.capacity[i], this.tokens[i] - taken(i, difference)));
 				}
@@ -478,7 +675,13 @@ final class LocalFallbackLimiter {
 				}
 				long retryMs;
 				long resetMs;
-				if (this.slots[i]) {
+				if (this.quota[i] != null) {
+					// nothing comes back before the period's end, when a new count starts
+					long untilEnd = Math.max(1, this.periodEnd[i] - this.wallStamp);
+					retryMs = satisfied ? 0 : untilEnd;
+					resetMs = (this.tokens[i] < this.capacity[i]) ? untilEnd : 0;
+				}
+				else if (this.slots[i]) {
 					retryMs = satisfied ? 0 : LOCAL_SLOT_RETRY_MILLIS;
 					resetMs = (this.tokens[i] < this.capacity[i]) ? reportAs.limits().get(i).refillPeriod().toMillis() : 0;
 				}

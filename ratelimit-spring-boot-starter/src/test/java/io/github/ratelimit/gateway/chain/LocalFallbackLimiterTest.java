@@ -1,6 +1,9 @@
 package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,6 +14,8 @@ import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
+import io.github.ratelimit.gateway.limits.QuotaPeriodUnit;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,12 +25,22 @@ class LocalFallbackLimiterTest {
 
 	private static final ClientKey CLIENT = new ClientKey(ClientKey.Kind.API_KEY, "hash", "free");
 
+	/** 2026-12-05T00:00Z: the start of a day in UTC, of an hour, and of a fixed period of 1 h. */
+	private static final Instant DAY = Instant.parse("2026-12-05T00:00:00Z");
+
+	private static final long HOUR_MS = Duration.ofHours(1).toMillis();
+
+	private static final long DAY_MS = Duration.ofDays(1).toMillis();
+
 	private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
 
 	private final AtomicInteger instances = new AtomicInteger(2);
 
+	/** The gateway's wall clock (epoch ms), for quotas: the start of a UTC day unless a test moves it. */
+	private final AtomicLong wall = new AtomicLong(DAY.toEpochMilli());
+
 	private final LocalFallbackLimiter limiter = new LocalFallbackLimiter(1_000, this.instances::get,
-			this.nanos::get);
+			this.nanos::get, this.wall::get);
 
 	@Test
 	void holdsThisInstancesShareOfEachLimit() {
@@ -286,6 +301,174 @@ class LocalFallbackLimiterTest {
 		ClientKey other = new ClientKey(ClientKey.Kind.IP, "192.0.2.1", "free");
 		assertThat(this.limiter.consume(other, limits, Cost.tokens(1)).statuses().get(1).remaining()).isEqualTo(1);
 	}
+
+	@Test
+	void aQuotasShareIsWhatIsLeftOfItsPeriodWhenTheCountStarts() {
+		// 1,000 per UTC day over 2 instances: floor(1000 * left / (2 * 24 h)) when a client's count starts
+		PlanLimits limits = limits(dailyQuota(1_000, ZoneOffset.UTC));
+		assertThat(admittedAt(limits, DAY, "start")).isEqualTo(500);
+		assertThat(admittedAt(limits, DAY.plus(Duration.ofHours(12)), "middle")).isEqualTo(250);
+		// 16:14:29.5 left: 1000 * 58,469,500 / 172,800,000 = 338.36
+		assertThat(admittedAt(limits, DAY.plus(Duration.ofMillis(27_930_500)), "morning")).isEqualTo(338);
+		assertThat(admittedAt(limits, DAY.plus(Duration.ofHours(23)), "late")).isEqualTo(20); // 20.83
+		// a minute left: 0.35, so nothing (no minimum of one request: the period's allowance is spent)
+		assertThat(admittedAt(limits, DAY.plus(Duration.ofSeconds(86_340)), "last-minute")).isZero();
+		RateLimitDecision denied = this.limiter.consume(client("last-minute"), limits, Cost.tokens(1));
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.source()).isEqualTo(RateLimitDecision.Source.LOCAL_FALLBACK);
+		assertThat(denied.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-api-day");
+		assertThat(denied.retryAfterMillis()).isEqualTo(60_000); // until the period's end
+		// the denial of the client counted at noon: until midnight, its reset too
+		this.wall.set(DAY.plus(Duration.ofHours(20)).toEpochMilli());
+		RateLimitDecision noon = this.limiter.consume(client("middle"), limits, Cost.tokens(1));
+		assertThat(noon.allowed()).isFalse();
+		assertThat(noon.statuses()).extracting(LimitStatus::remaining, LimitStatus::retryAfterMillis,
+				LimitStatus::resetMillis)
+			.containsExactly(tuple(0L, 4 * HOUR_MS, 4 * HOUR_MS));
+	}
+
+	@Test
+	void twoInstancesTogetherAdmitAtMostTheQuotaTimesTheFractionLeft() {
+		// 101 per fixed hour, counts starting a quarter into the hour: 101 * 0.75 = 75.75 over all instances
+		PlanLimits limits = limits(LimitDefinition.quota("free-api-1h", 101, QuotaPeriod.fixed(Duration.ofHours(1))));
+		this.wall.set(DAY.plus(Duration.ofMinutes(15)).toEpochMilli());
+		LocalFallbackLimiter other = new LocalFallbackLimiter(1_000, this.instances::get, this.nanos::get,
+				this.wall::get);
+		assertThat(admitted(this.limiter, CLIENT, limits)).isEqualTo(37); // 37.875
+		assertThat(admitted(other, CLIENT, limits)).isEqualTo(37);
+		LocalFallbackLimiter alone = new LocalFallbackLimiter(1_000, () -> 1, this.nanos::get, this.wall::get);
+		assertThat(admitted(alone, CLIENT, limits)).isEqualTo(75);
+		LocalFallbackLimiter third = new LocalFallbackLimiter(1_000, () -> 3, this.nanos::get, this.wall::get);
+		assertThat(admitted(third, CLIENT, limits)).isEqualTo(25);
+	}
+
+	@Test
+	void aQuotasCountResetsAtThePeriodsEndWithTheWholeShare() {
+		PlanLimits limits = limits(LimitDefinition.quota("free-api-1h", 100, QuotaPeriod.fixed(Duration.ofHours(1))));
+		Instant halfway = DAY.plus(Duration.ofMinutes(30));
+		assertThat(admittedAt(limits, halfway, "hash")).isEqualTo(25);
+		assertThat(consume(limits).retryAfterMillis()).isEqualTo(HOUR_MS / 2);
+		// no refill in the period, whatever time passes
+		moveBoth(Duration.ofMillis(HOUR_MS / 2 - 1));
+		RateLimitDecision last = consume(limits);
+		assertThat(last.allowed()).isFalse();
+		assertThat(last.retryAfterMillis()).isEqualTo(1);
+		moveBoth(Duration.ofMillis(1)); // at the boundary: a new count, the whole period's share
+		assertThat(admitted(this.limiter, CLIENT, limits)).isEqualTo(50);
+		assertThat(consume(limits).retryAfterMillis()).isEqualTo(HOUR_MS);
+		// a wall clock going back does not start another count
+		this.wall.set(halfway.toEpochMilli());
+		assertThat(consume(limits).allowed()).isFalse();
+	}
+
+	@Test
+	void aQuotaIsNeverRefilledLikeABucketOfItsLongestPeriod() {
+		// the quota's refill period is its longest length (27 h for a day): a bucket would regain tokens after 10 h
+		LimitDefinition bucket = new LimitDefinition("free-api", 10, 10, Duration.ofHours(27));
+		PlanLimits limits = limits(bucket, dailyQuota(8, ZoneOffset.UTC));
+		assertThat(admitted(this.limiter, CLIENT, limits)).isEqualTo(4);
+		moveBoth(Duration.ofHours(10));
+		RateLimitDecision later = consume(limits);
+		assertThat(later.allowed()).isFalse();
+		assertThat(later.violated()).extracting((s) -> s.limit().policyName()).containsExactly("free-api-day");
+		assertThat(later.statuses().get(0).remaining()).isEqualTo(2); // 1 + 10 h of 5 per 27 h, whole tokens
+		assertThat(later.retryAfterMillis()).isEqualTo(14 * HOUR_MS);
+	}
+
+	@Test
+	void aQuotasPeriodIsTheCalendarsInItsZone() {
+		// March 2026 in Berlin lasts 31 days less an hour (summer time from the 29th); from the 16th 00:00 local
+		// (15th 23:00Z), 16 days less an hour are left: floor(1000 * 1,378,800 s / (2 * 2,674,800 s)) = 257
+		QuotaPeriod month = QuotaPeriod.of(QuotaPeriodUnit.MONTH, ZoneId.of("Europe/Berlin"));
+		PlanLimits limits = limits(LimitDefinition.quota("free-api-month", 1_000, month));
+		assertThat(admittedAt(limits, Instant.parse("2026-03-15T23:00:00Z"), "berlin")).isEqualTo(257);
+		assertThat(this.limiter.consume(client("berlin"), limits, Cost.tokens(1)).retryAfterMillis())
+			.isEqualTo(Duration.ofDays(16).minusHours(1).toMillis());
+	}
+
+	@Test
+	void aUsageQuotaIsReservedAndSettledInThePeriodItWasAdmittedIn() {
+		PlanLimits limits = limits(dailyQuota(1_000, ZoneOffset.UTC).withUnit("tokens"));
+		RateLimitDecision first = this.limiter.consume(CLIENT, limits, Cost.reserving(1, 300));
+		assertThat(first.allowed()).isTrue();
+		assertThat(first.statuses().get(0).remaining()).isEqualTo(200);
+		first.reservation().settle(100); // 200 of the 300 back
+		assertThat(this.limiter.consume(CLIENT, limits, Cost.NONE).statuses().get(0).remaining()).isEqualTo(400);
+		RateLimitDecision second = this.limiter.consume(CLIENT, limits, Cost.reserving(1, 300));
+		second.reservation().settle(700); // 400 more: the share owes 300
+		RateLimitDecision owing = this.limiter.consume(CLIENT, limits, Cost.reserving(1, 1));
+		assertThat(owing.allowed()).isFalse();
+		assertThat(owing.retryAfterMillis()).isEqualTo(DAY_MS);
+		ClientKey other = client("other");
+		RateLimitDecision third = this.limiter.consume(other, limits, Cost.reserving(1, 300));
+		assertThat(third.statuses().get(0).remaining()).isEqualTo(200);
+		moveBoth(Duration.ofMinutes(23 * 60 + 30));
+		assertThat(this.limiter.consume(other, limits, Cost.NONE).statuses().get(0).remaining()).isEqualTo(200);
+		// the next day at 00:15: a new count (in buckets used within the hour), floor(500 * 23.75 / 24) = 494
+		moveBoth(Duration.ofMinutes(45));
+		assertThat(this.limiter.consume(other, limits, Cost.NONE).statuses().get(0).remaining()).isEqualTo(494);
+		third.reservation().settle(600); // admitted yesterday: charges nothing to today's count
+		assertThat(this.limiter.consume(other, limits, Cost.NONE).statuses().get(0).remaining()).isEqualTo(494);
+	}
+
+	@Test
+	void aClientIdleForHoursKeepsItsQuotaCountUntilThePeriodEnds() {
+		PlanLimits limits = limits(LimitDefinition.quota("free-api-month", 100,
+				QuotaPeriod.of(QuotaPeriodUnit.MONTH, ZoneOffset.UTC)));
+		// 2026-12-05: 27 of December's 31 days left, floor(100 * 27 / 62) = 43
+		assertThat(consume(limits).statuses().get(0).remaining()).isEqualTo(42);
+		moveBoth(Duration.ofHours(5)); // buckets without a quota are dropped after an hour unused
+		assertThat(consume(limits).statuses().get(0).remaining()).isEqualTo(41);
+		assertThat(this.limiter.size()).isEqualTo(1);
+		moveBoth(Duration.ofDays(27)); // past the month's end: dropped
+		assertThat(this.limiter.size()).isZero();
+	}
+
+	@Test
+	void aGlobalQuotaIsOneShareOfTheGroupForEveryClient() {
+		// 60 per fixed hour for the whole group, over 2 instances, from the hour's start: 30 here, whoever asks
+		LimitDefinition global = LimitDefinition.quota("api-1h", 60, QuotaPeriod.fixed(Duration.ofHours(1)))
+			.withScope(LimitScope.GLOBAL);
+		PlanLimits limits = limits(global);
+		for (int i = 0; i < 30; i++) {
+			assertThat(this.limiter.consume(client("c" + i), limits, Cost.tokens(1)).allowed()).as("client %d", i)
+				.isTrue();
+		}
+		RateLimitDecision denied = this.limiter.consume(client("late"), limits, Cost.tokens(1));
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.retryAfterMillis()).isEqualTo(HOUR_MS);
+	}
+
+	private static LimitDefinition dailyQuota(long limit, ZoneId zone) {
+		return LimitDefinition.quota("free-api-day", limit, QuotaPeriod.of(QuotaPeriodUnit.DAY, zone));
+	}
+
+	private static ClientKey client(String id) {
+		return new ClientKey(ClientKey.Kind.API_KEY, id, "free");
+	}
+
+	/** Moves both clocks, the monotonic one and the wall clock, by the same time. */
+	private void moveBoth(Duration duration) {
+		this.nanos.addAndGet(duration.toNanos());
+		this.wall.addAndGet(duration.toMillis());
+	}
+
+	/** The requests of cost 1 a new client is admitted with the wall clock at {@code at}, before its first denial. */
+	private long admittedAt(PlanLimits limits, Instant at, String client) {
+		this.wall.set(at.toEpochMilli());
+		return admitted(this.limiter, client(client), limits);
+	}
+
+	/** Requests of cost 1 admitted until the first denial (at most 100,000). */
+	private static long admitted(LocalFallbackLimiter limiter, ClientKey client, PlanLimits limits) {
+		for (int i = 0; i < 100_000; i++) {
+			if (!limiter.consume(client, limits, Cost.tokens(1)).allowed()) {
+				return i;
+			}
+		}
+		throw new AssertionError("never denied");
+	}
+
 
 	private static RateLimitDecision admitted(PlanLimits limits, HeldSlots slots) {
 		return RateLimitDecision.shared(limits, true, List.of()).withSlots(slots);
