@@ -36,18 +36,6 @@ class RateLimitRouteValidatorTest {
 	}
 
 	@Test
-	void aQuotasLimitIsWhatACostMustFit() {
-		// group search of plan free: capacity 5 and a quota of 4 per day
-		String quota = "ratelimit.plans.free.groups.search[1].";
-		String[] quotaOf4 = { quota + "type=quota", quota + "limit=4", quota + "period=day", FILTER_1 + "name=RateLimit" };
-		this.runner.withPropertyValues(quotaOf4).withPropertyValues(FILTER_1 + "args.cost=4")
-			.run((context) -> assertThat(context).hasNotFailed());
-		this.runner.withPropertyValues(quotaOf4).withPropertyValues(FILTER_1 + "args.cost=5")
-			.run((context) -> assertThat(failure(context))
-				.contains(FILTER_1 + "args.cost: is 5 tokens, more than the capacity 4 of a limit of plan 'free'"));
-	}
-
-	@Test
 	void costAboveCapacityIsRefusedWhenTheRouteIdIsTheGroup() {
 		// route id 'search' is the group when the filter names none: its capacity 5 applies
 		this.runner.withPropertyValues(FILTER_1 + "name=RateLimit", FILTER_1 + "args.cost=6")
