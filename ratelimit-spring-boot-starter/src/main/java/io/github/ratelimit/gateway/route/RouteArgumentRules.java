@@ -290,9 +290,9 @@ public final class RouteArgumentRules {
 			for (Map.Entry<String, List<RateLimitProperties.Limit>> plan : applying.entrySet()) {
 				for (RateLimitProperties.Limit limit : plan.getValue()) {
 					// a slot is one, whatever the cost; a limit counting usage takes the reservation
-					if (!limit.isConcurrency() && !isUsage(limit) && cost > limit.getCapacity()) {
+					if (!limit.isConcurrency() && !isUsage(limit) && cost > capacityOf(limit)) {
 						v.add(new ConfigurationViolation(property + ".args.cost",
-								"is " + cost + " tokens, more than the capacity " + limit.getCapacity()
+								"is " + cost + " tokens, more than the capacity " + capacityOf(limit)
 										+ " of a limit of plan '" + plan.getKey() + "': such requests could never pass.",
 								"lower the cost or raise the capacity to at least " + cost + "."));
 						return v;
@@ -306,6 +306,11 @@ public final class RouteArgumentRules {
 		return v;
 	}
 
+	/** Tokens a limit admits at most: a quota's limit ({@code limit}), any other limit's {@code capacity}. */
+	private static long capacityOf(RateLimitProperties.Limit limit) {
+		return limit.isQuota() ? limit.getLimit() : limit.getCapacity();
+	}
+
 	/** The usage arguments against the limits that can apply, by plan. */
 	private static List<ConfigurationViolation> validateUsage(String property, @Nullable String group,
 			Map<String, List<RateLimitProperties.Limit>> applying, RouteUsage usage) {
@@ -315,16 +320,16 @@ public final class RouteArgumentRules {
 			for (RateLimitProperties.Limit limit : plan.getValue()) {
 				leased |= limit.getLease() != null && !limit.getLease().isOff();
 				if (isUsage(limit)) {
-					if (usage.usage() != null && usage.reserveMax() > limit.getCapacity()) {
+					if (usage.usage() != null && usage.reserveMax() > capacityOf(limit)) {
 						return List.of(new ConfigurationViolation(property + ".args.reserve-max",
-								"is " + usage.reserveMax() + " units, more than the capacity " + limit.getCapacity()
+								"is " + usage.reserveMax() + " units, more than the capacity " + capacityOf(limit)
 										+ " of a limit of plan '" + plan.getKey() + "' in " + limit.getUnit()
 										+ ": such requests could never pass.",
 								"lower reserve-max or raise the capacity to at least " + usage.reserveMax() + "."));
 					}
-					if (usage.reserve() instanceof RouteUsage.Reserve.Fixed fixed && fixed.units() > limit.getCapacity()) {
+					if (usage.reserve() instanceof RouteUsage.Reserve.Fixed fixed && fixed.units() > capacityOf(limit)) {
 						return List.of(new ConfigurationViolation(property + ".args.reserve",
-								"is " + fixed.units() + " units, more than the capacity " + limit.getCapacity()
+								"is " + fixed.units() + " units, more than the capacity " + capacityOf(limit)
 										+ " of a limit of plan '" + plan.getKey() + "' in " + limit.getUnit()
 										+ ": such requests could never pass.",
 								"lower reserve or raise the capacity to at least " + fixed.units() + "."));
@@ -366,7 +371,7 @@ public final class RouteArgumentRules {
 		for (List<RateLimitProperties.Limit> limits : applyingLimits(p, group, keyBy).values()) {
 			for (RateLimitProperties.Limit limit : limits) {
 				if (isUsage(limit)) {
-					smallest = Math.min(smallest, limit.getCapacity());
+					smallest = Math.min(smallest, capacityOf(limit));
 				}
 			}
 		}
