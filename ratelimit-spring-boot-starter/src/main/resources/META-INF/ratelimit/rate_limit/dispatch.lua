@@ -16,7 +16,8 @@
 --           limit, its hold time counted into the average, and refund tokens) or 'abandon' (the same for a slot the
 --           request never used: an abandoned or compensated check, a shutdown; its hold time is not counted),
 --           'quota' (read each quota's period and use, writing nothing) or 'topup' (an operator grants a client's
---           quotas tokens in the current period); or 'batch': several of these calls in one run (its own layout and reply: see the end of this file)
+--           quotas tokens in the current period); or 'batch': several of these calls in one run (its own layout and
+--           reply: see the end of this file)
 -- ARGV[2]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
 -- 'acquire', 'release' and 'abandon' only, ARGV[3]: the slot's id, unique per request and instance
 -- 'lease' only, ARGV[3..7]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
@@ -52,10 +53,10 @@
 --   The window algorithms take capacity tokens per window, and a concurrency limit capacity slots; their refill
 --   tokens equal the capacity (not used here).
 -- An unknown operation or algorithm code (a window or concurrency limit in a lease), a cost that is not a whole
--- number, negative outside a 'settle' or not 0 for a concurrency limit where it must be (a 'check' takes no slot), not 0
--- in a 'quota', above 2^53 or not 0 for a limit other than a quota in a 'topup', an
--- argument count other than 2 + 5n (3 + 5n for 'acquire', 'release' and 'abandon', 7 + 5n for 'lease') or a key count
--- other than n plus the concurrency limits is an error reply before any write.
+-- number, negative outside a 'settle' or not 0 for a concurrency limit where it must be (a 'check' takes no slot),
+-- not 0 in a 'quota', above 2^53 or not 0 for a limit other than a quota in a 'topup', an argument count other than
+-- 2 + 5n (3 + 5n for 'acquire', 'release' and 'abandon', 7 + 5n for 'lease') or a key count other than n plus the
+-- concurrency limits is an error reply before any write.
 --
 -- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
 -- back never makes room at once (a window stays the stored one; a token bucket gets no refill); a token bucket within
