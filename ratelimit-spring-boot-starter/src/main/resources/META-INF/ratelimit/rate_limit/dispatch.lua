@@ -2,7 +2,7 @@
 -- LuaScript.RATE_LIMIT_SOURCES (common.lua, one file per algorithm, this one last) and loaded as one script: several
 -- limits, each enforced by its own algorithm, checked and consumed all-or-nothing, atomically (one script run covers
 -- every limit of a request); the same script takes token leases, gives back the tokens of an abandoned check and gives
--- back a request's concurrency slots. Design notes: src/docs/design/redis-script.md.
+-- back a request's concurrency slots, reads and tops up calendar quotas. Design notes: src/docs/design/redis-script.md.
 --
 -- KEYS[i]   state of limit i of one client in one endpoint group, i = 1 .. n (all KEYS share one hash tag, so one
 --           Cluster slot); then one more key per concurrency limit, in the order of those limits: the limit's hold
@@ -14,8 +14,10 @@
 --           anyway), 'settle' (charge or give back the difference between what an admitted request reserved and
 --           what its answer used), 'release' (give back the slot of a request that completed in every concurrency
 --           limit, its hold time counted into the average, and refund tokens) or 'abandon' (the same for a slot the
---           request never used: an abandoned or compensated check, a shutdown; its hold time is not counted); or
---           'batch': several of these calls in one run (its own layout and reply: see the end of this file)
+--           request never used: an abandoned or compensated check, a shutdown; its hold time is not counted),
+--           'quota' (read each quota's period and use, writing nothing) or 'topup' (an operator grants a client's
+--           quotas tokens in the current period); or 'batch': several of these calls in one run (its own layout and
+--           reply: see the end of this file)
 -- ARGV[2]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
 -- 'acquire', 'release' and 'abandon' only, ARGV[3]: the slot's id, unique per request and instance
 -- 'lease' only, ARGV[3..7]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
@@ -33,6 +35,8 @@
 --           'check', 'acquire', 'lease'  tokens the request takes (>= 0; 0 reads the limit without consuming); a
 --                                        concurrency limit: 1 takes a slot ('acquire' only), 0 reads
 --           'refund', 'release', 'abandon'  tokens to give back (>= 0); a concurrency limit: 0
+--           'quota'                      0
+--           'topup'                      tokens granted (0 .. 2^53; only a quota may take more than 0)
 --           'settle'                     > 0: tokens charged now, even beyond what the limit holds (a token bucket
 --                                        then owes them, at most one capacity, and refills from below zero; a window
 --                                        counts them beyond its capacity); < 0: tokens given back; 0: left alone; a
@@ -49,9 +53,10 @@
 --   The window algorithms take capacity tokens per window, and a concurrency limit capacity slots; their refill
 --   tokens equal the capacity (not used here).
 -- An unknown operation or algorithm code (a window or concurrency limit in a lease), a cost that is not a whole
--- number, negative outside a 'settle' or not 0 for a concurrency limit where it must be (a 'check' takes no slot), an
--- argument count other than 2 + 5n (3 + 5n for 'acquire', 'release' and 'abandon', 7 + 5n for 'lease') or a key count
--- other than n plus the concurrency limits is an error reply before any write.
+-- number, negative outside a 'settle' or not 0 for a concurrency limit where it must be (a 'check' takes no slot),
+-- not 0 in a 'quota', above 2^53 or not 0 for a limit other than a quota in a 'topup', an argument count other than
+-- 2 + 5n (3 + 5n for 'acquire', 'release' and 'abandon', 7 + 5n for 'lease') or a key count other than n plus the
+-- concurrency limits is an error reply before any write.
 --
 -- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
 -- back never makes room at once (a window stays the stored one; a token bucket gets no refill); a token bucket within
@@ -81,6 +86,14 @@
 -- left alone, and no TTL changes. 'settle' returns the same: a limit given tokens back is refunded (as 'refund'), a
 -- limit charged is consumed as by an allowed check, its TTL set anew. 'release' and 'abandon' return the same, a concurrency limit counting when it held
 -- the slot and the slot had not expired.
+-- 'topup' returns the same, counting each quota given tokens: in the period that holds Redis' now, the quota's use is
+--   lowered by them (it may go below zero: the client may be admitted more than its limit in that period); the state
+--   is made for that period when it is absent or of another, and its TTL set to the period's end. Redis time outside a
+--   quota's boundaries is an error before any write.
+-- 'quota' returns three integers per limit, in order: for a quota, its use in the period that holds Redis' now (tokens
+--   admitted less tokens topped up; below zero after a top-up beyond the use), that period's start and its end (Redis
+--   time, microseconds); 0, 0, 0 for any other limit. It writes nothing; Redis time outside a quota's boundaries is an
+--   error.
 --
 -- State: one key per limit, its layout in the algorithm's file (the key names differ per algorithm, so one algorithm
 -- never reads another's state). Missing or corrupt state (nil, NaN, infinite, negative) is an unused limit: a full
@@ -110,7 +123,8 @@ local function run()
   elseif operation == 'acquire' or operation == 'release' or operation == 'abandon' then
     header = 3
     slot = ARGV[3]
-  elseif operation ~= 'check' and operation ~= 'refund' and operation ~= 'settle' then
+  elseif operation ~= 'check' and operation ~= 'refund' and operation ~= 'settle' and operation ~= 'topup'
+      and operation ~= 'quota' then
     return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
   end
   if n == nil or #ARGV ~= header + 5 * n then
@@ -129,7 +143,9 @@ local function run()
     end
     local limit_cost = tonumber(ARGV[at + 4])
     if limit_cost == nil or limit_cost ~= math.floor(limit_cost) or (limit_cost < 0 and operation ~= 'settle')
-        or (code == 'cc' and limit_cost ~= 0 and operation ~= 'acquire') then
+        or (code == 'cc' and limit_cost ~= 0 and operation ~= 'acquire')
+        or (operation == 'quota' and limit_cost ~= 0)
+        or (operation == 'topup' and limit_cost ~= 0 and (code ~= 'q' or limit_cost > MAX)) then
       return redis.error_reply('ERR rate limit ' .. operation .. ': limit ' .. i .. ' (' .. code .. ') cannot cost \''
         .. tostring(ARGV[at + 4]) .. '\'')
     end
@@ -156,6 +172,32 @@ local function run()
 
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+
+  if operation == 'topup' or operation == 'quota' then
+    -- every quota read first: an error (Redis time outside its boundaries) comes before any write
+    for i = 1, n do
+      local l = limits[i]
+      if l.code == 'q' and (operation == 'quota' or l.cost > 0) then l.algorithm.read(l) end
+    end
+    if operation == 'quota' then
+      local periods = {}
+      for i = 1, n do
+        local l = limits[i]
+        if l.code == 'q' then
+          periods[3 * i - 2], periods[3 * i - 1], periods[3 * i] = l.used, l.start, l.finish_at
+        else
+          periods[3 * i - 2], periods[3 * i - 1], periods[3 * i] = 0, 0, 0
+        end
+      end
+      return periods
+    end
+    local topped = 0
+    for i = 1, n do
+      local l = limits[i]
+      if l.cost > 0 then topped = topped + l.algorithm.top_up(l) end
+    end
+    return topped
+  end
 
   if operation == 'settle' then
     local settled = 0

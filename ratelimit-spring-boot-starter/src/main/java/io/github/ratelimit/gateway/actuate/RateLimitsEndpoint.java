@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.actuate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -15,11 +16,14 @@ import java.util.concurrent.TimeoutException;
 import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
+import io.github.ratelimit.gateway.chain.QuotaState;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
+import io.github.ratelimit.gateway.limits.QuotaPeriodUnit;
 import io.github.ratelimit.gateway.plan.ApiKey;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
@@ -35,6 +39,7 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
@@ -46,11 +51,18 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * <li>{@code GET /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: one client's buckets in a group:
  * tokens now and milliseconds until full, read from Redis without consuming; a concurrency limit's requests in
  * flight ({@code inFlight}, across every instance) and free slots; limits with {@code scope: global}
- * show the group-wide bucket every client shares.</li>
+ * show the group-wide bucket every client shares; a quota its use, what is left, its period and its reset, as Redis'
+ * clock has them.</li>
  * <li>{@code DELETE /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: reset that client's own buckets to
  * full (a write operation: only with {@code management.endpoint.ratelimits.access=unrestricted}). Group-wide
  * ({@code scope: global}) buckets are never reset by it: they belong to every client of the group. Other
  * instances may keep denying the client locally until the Retry-After they last gave it (over-limit cache).</li>
+ * <li>{@code POST /actuator/ratelimits/{group}?apiKey=...&policy=...&tokens=N} (or {@code ?ip=...}; the parameters
+ * may come as a JSON body too): grant that client {@code N} more tokens of one of its quotas in the current period
+ * (a write operation, allowed exactly where the reset is). The period's use is lowered by {@code N}, below zero when
+ * {@code N} is more than it: the client may be admitted more than the quota's limit in this period. A global quota
+ * is never topped up for one client. Other instances may keep denying the client locally for at most
+ * {@link OverLimitCache#QUOTA_DENIAL_HOLD} (over-limit cache).</li>
  * </ul>
  * Like every actuator endpoint it is exposed over HTTP only when listed in
  * {@code management.endpoints.web.exposure.include}; its default access is read-only. Answers name a client by its
@@ -192,7 +204,13 @@ public class RateLimitsEndpoint {
 	 * ({@code client}, or {@code global} for the group-wide bucket), the limit's numbers (and {@code unit} for a
 	 * limit counting usage), {@code tokens} (whole tokens now, reservations of answers not over yet taken; 0 while
 	 * the bucket owes) and {@code timeUntilFullMs}; for a concurrency limit ({@code "type": "concurrency"}),
-	 * {@code maxInFlight}, {@code maxRequestDuration}, {@code inFlight} and {@code freeSlots}; {@code 403} for a caller who is not an operator
+	 * {@code maxInFlight}, {@code maxRequestDuration}, {@code inFlight} and {@code freeSlots}; for a quota
+	 * ({@code "algorithm": "quota"}), {@code limit}, {@code period} ({@code day}, {@code week}, {@code month},
+	 * {@code year} or a fixed length such as {@code 30s}), {@code zone} (a calendar period's time zone),
+	 * {@code firstDayOfWeek} (a week's), {@code used} (tokens counted in the period less tokens topped up: below zero
+	 * after a top-up beyond the use), {@code remaining} (the limit less {@code used}), {@code periodStart} and
+	 * {@code resetAt} (ISO-8601 instants: the period that holds Redis' time); {@code 403} for a caller who is not an
+	 * operator
 	 */
 	@ReadOperation
 	public WebEndpointResponse<Map<String, Object>> buckets(SecurityContext caller, @Selector String group,
@@ -202,12 +220,23 @@ public class RateLimitsEndpoint {
 		}
 		return answer(known(group).thenCompose((ignored) -> client(apiKey, ip)).thenCompose((client) -> {
 			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
-			return within(this.limiter.tryConsume(client, planLimits, 0), TIMEOUT).thenApply((decision) -> {
-				List<Map<String, Object>> buckets = decision.statuses().stream().map(RateLimitsEndpoint::bucket).toList();
-				Map<String, Object> result = header(client, group);
-				result.put("buckets", buckets);
-				return new WebEndpointResponse<>(result);
-			});
+			CompletableFuture<List<QuotaState>> quotas = planLimits.hasQuotas()
+					? within(this.limiter.readQuotas(client, planLimits), TIMEOUT)
+					: CompletableFuture.completedFuture(List.of());
+			return within(this.limiter.tryConsume(client, planLimits, 0), TIMEOUT).thenCombine(quotas,
+					(decision, states) -> {
+						List<Map<String, Object>> buckets = decision.statuses()
+							.stream()
+							.map((status) -> states.stream()
+								.filter((state) -> state.limit().equals(status.limit()))
+								.findFirst()
+								.map(RateLimitsEndpoint::quota)
+								.orElseGet(() -> bucket(status)))
+							.toList();
+						Map<String, Object> result = header(client, group);
+						result.put("buckets", buckets);
+						return new WebEndpointResponse<>(result);
+					});
 		}));
 	}
 
@@ -246,6 +275,95 @@ public class RateLimitsEndpoint {
 				return new WebEndpointResponse<>(result);
 			});
 		}));
+	}
+
+	/**
+	 * Grant one client more tokens of one of its quotas in the current period (the period that holds Redis' time).
+	 * @param caller who asks (Boot passes the request's principal)
+	 * @param group the endpoint group
+	 * @param apiKey the client's API key (never echoed back), or {@code null}
+	 * @param ip the client's IP address, or {@code null}
+	 * @param policy the quota's policy name, a quota of the client's plan in {@code group} with scope {@code client}
+	 * @param tokens tokens granted: a whole number from 1 to 2^53 (the tokens topped up in one period add up to at
+	 * most 2^53 less the limit)
+	 * @return the client's hashed id, plan and group, {@code policy}, {@code tokensAdded} and the quota as read after
+	 * the top-up ({@code quota}, as in {@link #buckets}); {@code 400} with an {@code error} for a missing or bad
+	 * {@code tokens}, a policy that is not such a quota or a bad client; {@code 403} for a caller who is not an
+	 * operator
+	 */
+	@WriteOperation
+	public WebEndpointResponse<Map<String, Object>> topUp(SecurityContext caller, @Selector String group,
+			@Nullable String apiKey, @Nullable String ip, @Nullable String policy, @Nullable String tokens) {
+		if (!isOperator(caller)) {
+			return notShown();
+		}
+		return answer(known(group).thenCompose((ignored) -> client(apiKey, ip)).thenCompose((client) -> {
+			PlanLimits planLimits = this.limits.limitsFor(client.plan(), group);
+			LimitDefinition quota = quotaOf(planLimits, policy);
+			long granted = tokens(tokens);
+			return within(this.limiter.topUp(client, planLimits, quota, granted), TIMEOUT)
+				.thenCompose((changed) -> {
+					if (this.overLimitCache != null) {
+						this.overLimitCache.forget(client, planLimits);
+					}
+					return within(this.limiter.readQuotas(client, planLimits), TIMEOUT);
+				})
+				.thenApply((states) -> {
+					Map<String, Object> result = header(client, group);
+					result.put("policy", quota.policyName());
+					result.put("tokensAdded", granted);
+					states.stream()
+						.filter((state) -> state.limit().equals(quota))
+						.findFirst()
+						.ifPresent((state) -> result.put("quota", quota(state)));
+					return new WebEndpointResponse<>(result);
+				});
+		}));
+	}
+
+	/** The client's own quota named {@code policy} among the limits, else a {@link BadRequest} naming them. */
+	private static LimitDefinition quotaOf(PlanLimits planLimits, @Nullable String policy) {
+		List<String> own = planLimits.limits()
+			.stream()
+			.filter((limit) -> limit.isQuota() && !limit.isGlobal())
+			.map(LimitDefinition::policyName)
+			.toList();
+		String where = "plan '" + planLimits.plan() + "' in group '" + planLimits.group() + "' (its quotas: "
+				+ (own.isEmpty() ? "none" : String.join(", ", own)) + ")";
+		if (policy == null || policy.isBlank()) {
+			throw new BadRequest("give policy, the name of a quota of " + where);
+		}
+		LimitDefinition limit = planLimits.limits()
+			.stream()
+			.filter((candidate) -> candidate.policyName().equals(policy.strip()))
+			.findFirst()
+			.orElseThrow(() -> new BadRequest("no limit '" + policy.strip() + "' in " + where));
+		if (!limit.isQuota()) {
+			throw new BadRequest("'" + limit.policyName() + "' is not a quota of " + where);
+		}
+		if (limit.isGlobal()) {
+			throw new BadRequest("quota '" + limit.policyName() + "' is global, shared by every client of the group: "
+					+ "it is not topped up for one client");
+		}
+		return limit;
+	}
+
+	/** {@code tokens} as a whole number from 1 to 2^53, else a {@link BadRequest}. */
+	private static long tokens(@Nullable String tokens) {
+		String message = "tokens must be a whole number from 1 to " + LimitDefinition.MAX_TOKENS;
+		if (tokens == null || tokens.isBlank()) {
+			throw new BadRequest(message);
+		}
+		try {
+			long value = Long.parseLong(tokens.strip());
+			if (value < 1 || value > LimitDefinition.MAX_TOKENS) {
+				throw new BadRequest(message + ", was " + value);
+			}
+			return value;
+		}
+		catch (NumberFormatException ex) {
+			throw new BadRequest(message);
+		}
 	}
 
 	/**
@@ -348,6 +466,37 @@ public class RateLimitsEndpoint {
 		return bucket;
 	}
 
+	/** A quota's state: its configuration and its use in the period Redis' clock is in. */
+	private static Map<String, Object> quota(QuotaState state) {
+		LimitDefinition limit = state.limit();
+		Map<String, Object> entry = new LinkedHashMap<>();
+		describeQuota(limit, entry);
+		entry.put("used", state.used());
+		entry.put("remaining", state.remaining());
+		entry.put("periodStart", state.periodStart().toString());
+		entry.put("resetAt", state.periodEnd().toString());
+		return entry;
+	}
+
+	/** A quota's configuration: its limit and period, a calendar period's zone, a week's first day. */
+	private static void describeQuota(LimitDefinition limit, Map<String, Object> entry) {
+		QuotaPeriod period = Objects.requireNonNull(limit.quotaPeriod());
+		entry.put("policy", limit.policyName());
+		entry.put("algorithm", limit.algorithm().configName());
+		entry.put("scope", limit.scope().configName());
+		entry.put("limit", limit.capacity());
+		entry.put("period", period.label());
+		if (!period.isFixed()) {
+			entry.put("zone", period.zone().getId());
+		}
+		if (period.unit() == QuotaPeriodUnit.WEEK) {
+			entry.put("firstDayOfWeek", period.firstDayOfWeek().name().toLowerCase(Locale.ROOT));
+		}
+		if (limit.isUsage()) {
+			entry.put("unit", limit.unit());
+		}
+	}
+
 	private static void describeConcurrency(LimitDefinition limit, Map<String, Object> entry) {
 		entry.put("policy", limit.policyName());
 		entry.put("type", "concurrency");
@@ -361,6 +510,10 @@ public class RateLimitsEndpoint {
 			Map<String, Object> entry = new LinkedHashMap<>();
 			if (limit.isConcurrency()) {
 				describeConcurrency(limit, entry);
+				return (Map<String, Object>) entry;
+			}
+			if (limit.isQuota()) {
+				describeQuota(limit, entry);
 				return (Map<String, Object>) entry;
 			}
 			entry.put("policy", limit.policyName());
@@ -381,12 +534,13 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * An error as {@code {"error": "..."}} with its status: 400 for bad parameters, 404 for an unknown group or API
+	 * An error as {@code {"error": "..."}} with its status: 400 for bad parameters (and a store refusing them), 404 for an unknown group or API
 	 * key, 503 when Redis did not answer (timeout, connection).
 	 */
 	private static WebEndpointResponse<Map<String, Object>> error(Throwable ex) {
 		Map<String, Object> result = new LinkedHashMap<>();
-		int status = (ex instanceof BadRequest) ? WebEndpointResponse.STATUS_BAD_REQUEST
+		int status = (ex instanceof BadRequest || ex instanceof IllegalArgumentException)
+				? WebEndpointResponse.STATUS_BAD_REQUEST
 				: (ex instanceof NotFound) ? WebEndpointResponse.STATUS_NOT_FOUND
 						: WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE;
 		String message = (ex instanceof TimeoutException && ex.getMessage() == null)

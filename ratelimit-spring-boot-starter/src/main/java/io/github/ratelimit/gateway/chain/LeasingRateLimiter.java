@@ -189,6 +189,18 @@ public class LeasingRateLimiter implements StoreLayer {
 		return this.store.reset(client, limits);
 	}
 
+	/** Passes through: quotas take no leases. */
+	@Override
+	public CompletableFuture<List<QuotaState>> readQuotas(ClientKey client, PlanLimits limits) {
+		return this.store.readQuotas(client, limits);
+	}
+
+	/** Passes through: quotas take no leases. */
+	@Override
+	public CompletableFuture<Long> topUp(ClientKey client, PlanLimits limits, LimitDefinition quota, long tokens) {
+		return this.store.topUp(client, limits, quota, tokens);
+	}
+
 	/**
 	 * Clients (per endpoint group) this instance holds a lease or a request count for.
 	 * @return the number of entries, approximate

@@ -1,9 +1,11 @@
 package io.github.ratelimit.gateway.chain;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Cost;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 
 /**
@@ -54,6 +56,39 @@ public interface RateLimitStore {
 	 */
 	default CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
 		return CompletableFuture.completedFuture(null);
+	}
+
+	/**
+	 * Read a client's quotas in an endpoint group without consuming (operator action): each quota's use, period and
+	 * reset.
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @return one state per {@linkplain LimitDefinition#isQuota() quota} among {@code limits}, in their order (empty
+	 * when there is none); completed with an {@link UnsupportedOperationException} when the store cannot read quotas,
+	 * exceptionally when it is unreachable or answers an error
+	 */
+	default CompletableFuture<List<QuotaState>> readQuotas(ClientKey client, PlanLimits limits) {
+		return CompletableFuture
+			.failedFuture(new UnsupportedOperationException(getClass().getName() + " cannot read quotas"));
+	}
+
+	/**
+	 * Grant a client more tokens of one quota in its current period (operator action): the period's use is lowered by
+	 * {@code tokens}, below zero when they are more than the use (the client may then be admitted more than the
+	 * limit in this period); the next period starts from zero again.
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @param quota the quota, one of {@code limits}
+	 * @param tokens tokens granted, 1 to {@link LimitDefinition#MAX_TOKENS} (the tokens topped up in one period add up
+	 * to at most {@code MAX_TOKENS} less the limit)
+	 * @return the number of quotas changed (1); completed with an {@link IllegalArgumentException} when {@code quota}
+	 * is not a quota of {@code limits} or {@code tokens} is out of range, with an
+	 * {@link UnsupportedOperationException} when the store cannot top quotas up, exceptionally when it is unreachable
+	 * or answers an error
+	 */
+	default CompletableFuture<Long> topUp(ClientKey client, PlanLimits limits, LimitDefinition quota, long tokens) {
+		return CompletableFuture
+			.failedFuture(new UnsupportedOperationException(getClass().getName() + " cannot top quotas up"));
 	}
 
 	/**

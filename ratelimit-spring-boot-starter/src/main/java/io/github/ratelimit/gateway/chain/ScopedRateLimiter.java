@@ -1,11 +1,13 @@
 package io.github.ratelimit.gateway.chain;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
@@ -114,6 +116,51 @@ public class ScopedRateLimiter implements StoreLayer {
 		ScopedLimits scoped = limits.scoped();
 		return (scoped.client() != null) ? this.store.reset(client, scoped.client())
 				: CompletableFuture.completedFuture(0L);
+	}
+
+	/**
+	 * Read the client's own quotas under the client's key and the global ones under the group-wide key (two calls,
+	 * concurrently, when the group has both).
+	 * @return the quotas' states in configuration order
+	 */
+	@Override
+	public CompletableFuture<List<QuotaState>> readQuotas(ClientKey client, PlanLimits limits) {
+		if (!limits.hasGlobalLimits()) {
+			return this.store.readQuotas(client, limits);
+		}
+		ScopedLimits scoped = limits.scoped();
+		PlanLimits own = scoped.client();
+		CompletableFuture<List<QuotaState>> shared = scoped.global().hasQuotas()
+				? this.store.readQuotas(ClientKey.everyone(client.plan()), scoped.global())
+				: CompletableFuture.completedFuture(List.of());
+		CompletableFuture<List<QuotaState>> mine = (own != null && own.hasQuotas()) ? this.store.readQuotas(client, own)
+				: CompletableFuture.completedFuture(List.of());
+		return mine.thenCombine(shared, (first, second) -> {
+			List<QuotaState> states = new ArrayList<>(first);
+			states.addAll(second);
+			states.sort(Comparator.comparingInt((state) -> limits.limits().indexOf(state.limit())));
+			return states;
+		});
+	}
+
+	/**
+	 * Top up one of the client's own quotas. A global quota is shared by every client of the group and is never
+	 * topped up for one of them (as {@link #reset} leaves it alone).
+	 * @return as {@link RateLimitStore#topUp}; completed with an {@link IllegalArgumentException} for a global quota
+	 */
+	@Override
+	public CompletableFuture<Long> topUp(ClientKey client, PlanLimits limits, LimitDefinition quota, long tokens) {
+		if (quota.isGlobal()) {
+			return CompletableFuture.failedFuture(new IllegalArgumentException("quota '" + quota.policyName()
+					+ "' is global (shared by every client of the group): it is not topped up for one client"));
+		}
+		if (!limits.hasGlobalLimits()) {
+			return this.store.topUp(client, limits, quota, tokens);
+		}
+		PlanLimits own = limits.scoped().client();
+		return (own != null) ? this.store.topUp(client, own, quota, tokens)
+				: CompletableFuture.failedFuture(new IllegalArgumentException(
+						"quota '" + quota.policyName() + "' is not among the client's own limits"));
 	}
 
 	/**

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.chain;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -15,6 +16,7 @@ import java.util.function.Supplier;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Cost;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -314,6 +316,16 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		@Override
 		public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
 			return call(null, client, limits, () -> this.store.reset(client, limits));
+		}
+
+		@Override
+		public CompletableFuture<List<QuotaState>> readQuotas(ClientKey client, PlanLimits limits) {
+			return call(null, client, limits, () -> this.store.readQuotas(client, limits));
+		}
+
+		@Override
+		public CompletableFuture<Long> topUp(ClientKey client, PlanLimits limits, LimitDefinition quota, long tokens) {
+			return call(null, client, limits, () -> this.store.topUp(client, limits, quota, tokens));
 		}
 
 		@Override

@@ -1,9 +1,11 @@
 package io.github.ratelimit.gateway.chain;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.Cost;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import org.jspecify.annotations.Nullable;
 
@@ -81,6 +83,16 @@ interface StoreLayer extends RateLimitStore {
 		@Override
 		public CompletableFuture<Long> reset(ClientKey client, PlanLimits limits) {
 			return this.store.reset(client, limits);
+		}
+
+		@Override
+		public CompletableFuture<List<QuotaState>> readQuotas(ClientKey client, PlanLimits limits) {
+			return this.store.readQuotas(client, limits);
+		}
+
+		@Override
+		public CompletableFuture<Long> topUp(ClientKey client, PlanLimits limits, LimitDefinition quota, long tokens) {
+			return this.store.topUp(client, limits, quota, tokens);
 		}
 
 		@Override

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -21,6 +22,7 @@ import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.LeaseStore;
 import io.github.ratelimit.gateway.chain.LimitStatus;
+import io.github.ratelimit.gateway.chain.QuotaState;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.Reservation;
 import io.github.ratelimit.gateway.chain.StoreShards;
@@ -88,6 +90,12 @@ public class RedisRateLimitStore
 
 	/** {@code ARGV[1]} of the call that gives back slots a request never used (hold time not counted). */
 	static final String ABANDON = "abandon";
+
+	/** {@code ARGV[1]} of the call that grants a client's quotas more tokens in their current period. */
+	static final String TOP_UP = "topup";
+
+	/** {@code ARGV[1]} of the call that reads quotas' use and period. */
+	static final String QUOTA = "quota";
 
 	/**
 	 * Boundaries sent per quota: the previous period's start to the next period's end, so that a gateway clock off
@@ -423,6 +431,52 @@ public class RedisRateLimitStore
 		return this.executor.delete(arguments(limits).keys(this.keys, client));
 	}
 
+	/**
+	 * Read a client's quotas: one script call ({@code quota}) when {@code limits} hold any, which writes nothing; the
+	 * period is the one that holds Redis' time.
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @return one state per quota, in their order; completed exceptionally when Redis is unreachable, answers an error
+	 * (its time outside the boundaries the gateway sent) or an unexpected reply
+	 */
+	@Override
+	public CompletableFuture<List<QuotaState>> readQuotas(ClientKey client, PlanLimits limits) {
+		if (!limits.hasQuotas()) {
+			return CompletableFuture.completedFuture(List.of());
+		}
+		Arguments arguments = arguments(limits);
+		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.quota())
+			.thenApply((reply) -> toQuotaStates(limits, reply));
+	}
+
+	/**
+	 * Grant a client's quota more tokens in the period that holds Redis' time: one script call ({@code topup}), which
+	 * makes the quota's state for that period when it has none, expiring at the period's end.
+	 * @param client the client
+	 * @param limits the plan's limits in the endpoint group
+	 * @param quota the quota, one of {@code limits}
+	 * @param tokens tokens granted, 1 to {@link LimitDefinition#MAX_TOKENS}
+	 * @return the number of quotas changed (1); completed with an {@link IllegalArgumentException} for a limit that
+	 * is not a quota among {@code limits} or tokens out of range (nothing sent), exceptionally when Redis is
+	 * unreachable or answers an error (its time outside the boundaries the gateway sent: nothing written)
+	 */
+	@Override
+	public CompletableFuture<Long> topUp(ClientKey client, PlanLimits limits, LimitDefinition quota, long tokens) {
+		int index = limits.limits().indexOf(quota);
+		if (index < 0 || !quota.isQuota()) {
+			return CompletableFuture.failedFuture(new IllegalArgumentException(
+					"'" + quota.policyName() + "' is not a quota of plan '" + limits.plan() + "' in group '"
+							+ limits.group() + "'"));
+		}
+		if (tokens < 1 || tokens > LimitDefinition.MAX_TOKENS) {
+			return CompletableFuture.failedFuture(new IllegalArgumentException(
+					"a top-up is 1 to " + LimitDefinition.MAX_TOKENS + " tokens, was " + tokens));
+		}
+		Arguments arguments = arguments(limits);
+		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.topUp(index, tokens))
+			.thenApply((reply) -> number(reply, 0));
+	}
+
 	/** Starts the executor too, if it has a life cycle (a {@link LettuceScriptExecutor} opens a new connection). */
 	@Override
 	public void start() {
@@ -564,6 +618,27 @@ public class RedisRateLimitStore
 		return RateLimitDecision.shared(limits, number(reply, 0) == 1L, statuses);
 	}
 
+	private static List<QuotaState> toQuotaStates(PlanLimits limits, List<?> reply) {
+		int count = limits.limits().size();
+		if (reply == null || reply.size() != 3 * count) {
+			throw new CompletionException(
+					new IllegalStateException("Unexpected reply from the rate limit script: " + reply));
+		}
+		List<QuotaState> states = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			LimitDefinition limit = limits.limits().get(i);
+			if (limit.isQuota()) {
+				states.add(new QuotaState(limit, number(reply, 3 * i), micros(number(reply, 3 * i + 1)),
+						micros(number(reply, 3 * i + 2))));
+			}
+		}
+		return states;
+	}
+
+	private static Instant micros(long micros) {
+		return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
+	}
+
 	private static long number(List<?> reply, int index) {
 		Object value = reply.get(index);
 		if (value instanceof Long number) {
@@ -602,6 +677,10 @@ public class RedisRateLimitStore
 		private static final byte[] RELEASE_BYTES = RELEASE.getBytes(StandardCharsets.UTF_8);
 
 		private static final byte[] ABANDON_BYTES = ABANDON.getBytes(StandardCharsets.UTF_8);
+
+		private static final byte[] TOP_UP_BYTES = TOP_UP.getBytes(StandardCharsets.UTF_8);
+
+		private static final byte[] QUOTA_BYTES = QUOTA.getBytes(StandardCharsets.UTF_8);
 
 		private static final byte[] ZERO = { '0' };
 
@@ -704,6 +783,18 @@ public class RedisRateLimitStore
 		/** {@code refund}, n, then the limits, each with the tokens to give back. */
 		byte[][] refund(Cost cost) {
 			return call(header(REFUND_BYTES), cost, false);
+		}
+
+		/** {@code quota}, n, then the limits, each at cost 0. */
+		byte[][] quota() {
+			return call(header(QUOTA_BYTES), Cost.NONE, false);
+		}
+
+		/** {@code topup}, n, then the limits: {@code tokens} for the one at {@code index}, 0 for the others. */
+		byte[][] topUp(int index, long tokens) {
+			byte[][] args = call(header(TOP_UP_BYTES), Cost.NONE, false);
+			args[CHECK_HEADER + PER_LIMIT * index + PER_LIMIT - 1] = encode(tokens);
+			return args;
 		}
 
 		/** {@code settle}, n, then the limits, each with the tokens to charge (or, negative, give back). */

@@ -118,7 +118,10 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 				"GET /actuator/ratelimits/ip?ip=192.0.2.7", "GET /actuator/ratelimits/no-such-group?apiKey=key-one",
 				"GET /actuator/ratelimits/a", "GET /actuator/ratelimits/a?ip=not-an-ip",
 				"DELETE /actuator/ratelimits/a?apiKey=key-one", "DELETE /actuator/ratelimits/a?apiKey=never-issued",
-				"DELETE /actuator/ratelimits/no-such-group?ip=127.0.0.1");
+				"DELETE /actuator/ratelimits/no-such-group?ip=127.0.0.1",
+				"POST /actuator/ratelimits/a?apiKey=key-one&policy=free-a&tokens=1",
+				"POST /actuator/ratelimits/a?apiKey=never-issued&policy=free-a&tokens=1",
+				"POST /actuator/ratelimits/a?ip=127.0.0.1&tokens=0");
 		List<Answer> answers = new ArrayList<>();
 		for (Consumer<HttpHeaders> caller : List.<Consumer<HttpHeaders>>of(anonymous(), basic("dev"))) {
 			for (String lookup : lookups) {
@@ -219,6 +222,11 @@ class RateLimitsEndpointSecurityIntegrationTest extends BaseRouteIntegrationTest
 		EntityExchangeResult<byte[]> result = this.management.method(HttpMethod.valueOf(parts[0]))
 			.uri(parts[1])
 			.headers(caller)
+			.headers((headers) -> {
+				if (parts[0].equals("POST")) {
+					headers.setContentType(MediaType.APPLICATION_JSON); // a write operation takes JSON only
+				}
+			})
 			.exchange()
 			.expectBody()
 			.returnResult();

@@ -184,6 +184,38 @@ class RedisRateLimitStoreTest {
 					"1");
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "lettuce", "template" })
+	void aQuotaIsReadAndToppedUpOnRedisPeriodThroughEitherExecutor(String path) throws Exception {
+		RedisRateLimitStore store = limiter(path);
+		io.github.ratelimit.gateway.limits.QuotaPeriod days = io.github.ratelimit.gateway.limits.QuotaPeriod
+			.of(io.github.ratelimit.gateway.limits.QuotaPeriodUnit.DAY, java.time.ZoneOffset.UTC);
+		LimitDefinition bucket = new LimitDefinition("free-search-1h", 10, 1, Duration.ofHours(1));
+		LimitDefinition quota = LimitDefinition.quota("free-search-day", 3, days);
+		PlanLimits limits = new PlanLimits("free", "search", List.of(bucket, quota));
+		assertThat(store.tryConsume(this.client, limits, 2).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).allowed()).isTrue();
+		assertThat(store.topUp(this.client, limits, quota, 4).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS)).isEqualTo(1);
+		List<io.github.ratelimit.gateway.chain.QuotaState> states = store.readQuotas(this.client, limits)
+			.get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS);
+		// Redis' period: the UTC day that holds Redis' time (the same machine's clock as this test's)
+		java.time.Instant redisNow = java.time.Instant
+			.ofEpochSecond(Long.parseLong(testRedis.command("TIME").split("\n")[0]));
+		assertThat(states).containsExactly(new io.github.ratelimit.gateway.chain.QuotaState(quota, -2,
+				days.periodAt(redisNow).start(), days.periodAt(redisNow).end()));
+		assertThat(states.get(0).remaining()).isEqualTo(5);
+		// bad arguments fail before any call
+		assertThat(store.topUp(this.client, limits, bucket, 1)).failsWithin(Duration.ZERO)
+			.withThrowableThat()
+			.havingRootCause()
+			.isInstanceOf(IllegalArgumentException.class)
+			.withMessage("'free-search-1h' is not a quota of plan 'free' in group 'search'");
+		assertThat(store.topUp(this.client, limits, quota, (1L << 53) + 1)).failsWithin(Duration.ZERO)
+			.withThrowableThat()
+			.havingRootCause()
+			.withMessage("a top-up is 1 to 9007199254740992 tokens, was 9007199254740993");
+		assertThat(store.readQuotas(this.client, this.mixed).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS)).isEmpty();
+	}
+
 	private static long micros(String instant) {
 		return java.time.Instant.parse(instant).toEpochMilli() * 1000;
 	}

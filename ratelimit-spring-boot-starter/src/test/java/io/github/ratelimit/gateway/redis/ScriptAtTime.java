@@ -106,6 +106,35 @@ final class ScriptAtTime implements BeforeEachCallback {
 	}
 
 	/**
+	 * Top quotas up at a time ({@code topup}): each limit given its tokens (0 for a limit other than a quota).
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @param tokens tokens granted to each limit, in order
+	 * @param keyBase limit i's key is {@code keyBase:i}
+	 * @param limits the limits
+	 * @return the number of limits changed
+	 */
+	long topUp(long timeMicros, long[] tokens, String keyBase, Limit... limits) {
+		return Long.parseLong(this.redis.command(command(at(timeMicros), RedisRateLimitStore.TOP_UP, tokens,
+				List.of(), keyBase, limits)));
+	}
+
+	/**
+	 * Read the quotas at a time ({@code quota}): per limit its use, its period's start and end (microseconds); 0, 0, 0
+	 * for a limit other than a quota.
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @param keyBase limit i's key is {@code keyBase:i}
+	 * @param limits the limits
+	 * @return the reply, three values per limit (a use may be negative)
+	 */
+	long[] quotas(long timeMicros, String keyBase, Limit... limits) {
+		String reply = this.redis.command(command(at(timeMicros), RedisRateLimitStore.QUOTA, new long[limits.length],
+				List.of(), keyBase, limits));
+		long[] values = Arrays.stream(reply.split("\n")).mapToLong(Long::parseLong).toArray();
+		assertThat(values).hasSize(3 * limits.length);
+		return values;
+	}
+
+	/**
 	 * Run a check that takes a lease, at a time.
 	 * @param timeMicros Redis time, microseconds since the epoch
 	 * @param cost tokens

@@ -44,6 +44,20 @@ class RateLimitRouteValidatorTest {
 	}
 
 	@Test
+	void aRouteOverAQuotaTakesACostUpToItsLimit() {
+		String quota = "ratelimit.plans.free.groups.search[1].";
+		ReactiveWebApplicationContextRunner quotas = this.runner.withPropertyValues(quota + "type=quota",
+				quota + "limit=7", quota + "period=day", FILTER_1 + "name=RateLimit", FILTER_1 + "args.group=search");
+		// the quota's limit (7) is above the token bucket's capacity (5): the bucket decides
+		quotas.withPropertyValues(FILTER_1 + "args.cost=5").run((context) -> assertThat(context).hasNotFailed());
+		quotas.withPropertyValues("ratelimit.plans.free.groups.search[0].capacity=10", FILTER_1 + "args.cost=7")
+			.run((context) -> assertThat(context).hasNotFailed());
+		quotas.withPropertyValues("ratelimit.plans.free.groups.search[0].capacity=10", FILTER_1 + "args.cost=8")
+			.run((context) -> assertThat(failure(context))
+				.contains(FILTER_1 + "args.cost: is 8 tokens, more than the capacity 7 of a limit of plan 'free'"));
+	}
+
+	@Test
 	void unknownGroupNamedByRouteIsRefused() {
 		this.runner.withPropertyValues("spring.cloud.gateway.server.webflux.routes[0].filters[0]=RateLimit=serch")
 			.run((context) -> assertThat(failure(context))
