@@ -14,9 +14,10 @@ local function define_q()   -- called on a run's first use of the algorithm (dis
 -- made with its fields (the functions below), so that the table is sized once, not grown field by field
 local q = { read = false, admits = false, wait = false, finish = false, refund = false, top_up = false }
 
--- The period of the boundaries that holds now: its start and end (us), or nil when now is outside them.
+-- The period of the boundaries that holds now: its start and end (us), or nil when now is outside them. The first
+-- two may be negative: a fixed period longer than the time since the epoch (up to 36,500 days) started at 0.
 local function q_period(spec)
-  local b1, b2, b3, b4 = string.match(spec or '', '^(%d+),(%d+),(%d+),(%d+)$')
+  local b1, b2, b3, b4 = string.match(spec or '', '^(%-?%d+),(%-?%d+),(%d+),(%d+)$')
   local b = { tonumber(b1), tonumber(b2), tonumber(b3), tonumber(b4) }
   if b[4] == nil or not (b[1] < b[2] and b[2] < b[3] and b[3] < b[4]) then return nil end
   for j = 1, 3 do

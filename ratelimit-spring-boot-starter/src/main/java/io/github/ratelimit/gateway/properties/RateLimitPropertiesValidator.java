@@ -59,7 +59,8 @@ public final class RateLimitPropertiesValidator {
 		if (p.getQuota().getZone() == null || LimitRules.quotaZone(p.getQuota().getZone()) == null) {
 			v.add(new ConfigurationViolation(prefix + "quota.zone",
 					"is '" + p.getQuota().getZone() + "', which names no time zone.",
-					"use a region such as Europe/Berlin, UTC, or a fixed offset such as +03:28."));
+					"use a region such as Europe/Berlin, UTC, or a fixed offset such as +03:28."
+							+ yamlNumberHint(p.getQuota().getZone())));
 		}
 		if (p.getQuota().getFirstDayOfWeek() == null) {
 			v.add(new ConfigurationViolation(prefix + "quota.first-day-of-week", "must be set.",
@@ -72,7 +73,7 @@ public final class RateLimitPropertiesValidator {
 				v.add(new ConfigurationViolation(planProperty + ".quota-zone",
 						"is '" + settings.getQuotaZone() + "', which names no time zone.",
 						"use a region such as Europe/Berlin, UTC, or a fixed offset such as +03:28; leave it out to "
-								+ "use ratelimit.quota.zone."));
+								+ "use ratelimit.quota.zone." + yamlNumberHint(settings.getQuotaZone())));
 			}
 			if (settings.getDefault() == null || settings.getDefault().isEmpty()) {
 				v.add(new ConfigurationViolation(planProperty + ".default", "the plan has no default limits.",
@@ -247,6 +248,17 @@ public final class RateLimitPropertiesValidator {
 		Set<String> names = new HashSet<>(p.getGroups().keySet());
 		p.getPlans().values().forEach((plan) -> names.addAll(plan.getGroups().keySet()));
 		return names;
+	}
+
+	/**
+	 * For a zone that is a whole number, what YAML 1.1 made of an unquoted offset: {@code +14:00} is read as the
+	 * base-60 number 840 ({@code +5:30} as 330); else nothing.
+	 */
+	private static String yamlNumberHint(@Nullable String zone) {
+		return (zone != null && zone.strip().matches("[+-]?\\d+"))
+				? " An unquoted offset in YAML such as +14:00 is read as a base-60 number (840): quote it, "
+						+ "zone: '+14:00'."
+				: "";
 	}
 
 }

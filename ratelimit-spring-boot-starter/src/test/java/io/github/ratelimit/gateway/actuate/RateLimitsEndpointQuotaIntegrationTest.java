@@ -33,7 +33,7 @@ class RateLimitsEndpointQuotaIntegrationTest extends BaseRouteIntegrationTest {
 			.expectStatus().isOk()
 			.expectBody()
 			.jsonPath("$.buckets.length()").isEqualTo(2)
-			.jsonPath("$.buckets[0].policy").isEqualTo("free-quota-1h")
+			.jsonPath("$.buckets[0].policy").isEqualTo("free-quota")
 			.jsonPath("$.buckets[1].policy").isEqualTo("free-quota-day")
 			.jsonPath("$.buckets[1].algorithm").isEqualTo("quota")
 			.jsonPath("$.buckets[1].scope").isEqualTo("client")
@@ -96,8 +96,8 @@ class RateLimitsEndpointQuotaIntegrationTest extends BaseRouteIntegrationTest {
 				"tokens must be a whole number from 1 to 9007199254740992");
 		badTopUp(QUOTA + "?apiKey=key-one&tokens=1",
 				"give policy, the name of a quota of plan 'free' in group 'quota' (its quotas: free-quota-day)");
-		badTopUp(QUOTA + "?apiKey=key-one&policy=free-quota-1h&tokens=1",
-				"'free-quota-1h' is not a quota of plan 'free' in group 'quota' (its quotas: free-quota-day)");
+		badTopUp(QUOTA + "?apiKey=key-one&policy=free-quota&tokens=1",
+				"'free-quota' is not a quota of plan 'free' in group 'quota' (its quotas: free-quota-day)");
 		badTopUp(QUOTA + "?apiKey=key-one&policy=free-quota-shared-day&tokens=1",
 				"no limit 'free-quota-shared-day' in plan 'free' in group 'quota' (its quotas: free-quota-day)");
 		badTopUp("/actuator/ratelimits/quota-shared?apiKey=key-one&policy=quota-shared-global-day&tokens=1",

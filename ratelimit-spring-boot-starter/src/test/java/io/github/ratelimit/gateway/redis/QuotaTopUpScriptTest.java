@@ -48,7 +48,8 @@ class QuotaTopUpScriptTest {
 		assertThat(this.script.topUp(t, new long[] { 13 }, "k", quota)).isEqualTo(1);
 		assertThat(this.script.quotas(t, "k", quota)).containsExactly(-10, this.dayStart, this.dayEnd);
 		assertThat(this.script.check(t, 0, "k", quota).remaining(0)).isEqualTo(3);
-		assertThat(this.script.check(t, 0, "k", quota).resetMs(0)).isZero();
+		// a quota resets at its period's end, whatever its use
+		assertThat(this.script.check(t, 0, "k", quota).resetMs(0)).isEqualTo((this.dayEnd - t) / 1000);
 		assertThat(this.script.drain(t, "k", quota)).isEqualTo(13);
 		assertThat(this.script.dump("k", 0)).isEqualTo("p\n" + this.dayStart + "\nc\n18\nt\n15");
 		assertThat(this.script.ttlMillis("k", 0)).isEqualTo((this.dayEnd - t) / 1000);

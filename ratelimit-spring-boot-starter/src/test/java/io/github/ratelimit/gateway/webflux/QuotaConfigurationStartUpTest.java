@@ -1,5 +1,9 @@
 package io.github.ratelimit.gateway.webflux;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.properties.LimitResolver;
@@ -7,7 +11,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.io.ByteArrayResource;
 
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.PLANS_AND_ROUTE;
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.failure;
@@ -112,6 +119,31 @@ class QuotaConfigurationStartUpTest {
 		this.runner.withPropertyValues("ratelimit.quota.zone=Mars/Olympus_Mons")
 			.run((context) -> assertThat(failure(context))
 				.contains("ratelimit.quota.zone: is 'Mars/Olympus_Mons', which names no time zone."));
+	}
+
+	@Test
+	void anUnquotedOffsetInYamlIsReadAsANumberAndTheMessageSaysToQuoteIt() throws IOException {
+		// YAML 1.1 (SnakeYAML, as Boot reads application.yml) takes +14:00 for the base-60 integer 840
+		List<PropertySource<?>> yaml = new YamlPropertySourceLoader().load("application.yml", new ByteArrayResource(
+				"ratelimit:\n  plans:\n    free:\n      quota-zone: +14:00\n".getBytes(StandardCharsets.UTF_8)));
+		assertThat(yaml.get(0).getProperty("ratelimit.plans.free.quota-zone")).isEqualTo(840);
+		this.runner.withInitializer((context) -> context.getEnvironment().getPropertySources().addFirst(yaml.get(0)))
+			.run((context) -> assertThat(failure(context))
+				.contains("ratelimit.plans.free.quota-zone: is '840', which names no time zone.")
+				.contains("An unquoted offset in YAML such as +14:00 is read as a base-60 number (840): quote it, "
+						+ "zone: '+14:00'."));
+	}
+
+	@Test
+	void aQuotedOffsetInYamlIsThatOffset() throws IOException {
+		List<PropertySource<?>> yaml = new YamlPropertySourceLoader().load("application.yml", new ByteArrayResource(
+				"ratelimit:\n  plans:\n    free:\n      quota-zone: '+14:00'\n".getBytes(StandardCharsets.UTF_8)));
+		this.runner.withInitializer((context) -> context.getEnvironment().getPropertySources().addFirst(yaml.get(0)))
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				LimitDefinition quota = context.getBean(LimitResolver.class).limitsFor("free", "search").limits().get(1);
+				assertThat(quota.quotaPeriod().zone().getId()).isEqualTo("+14:00");
+			});
 	}
 
 	@Test

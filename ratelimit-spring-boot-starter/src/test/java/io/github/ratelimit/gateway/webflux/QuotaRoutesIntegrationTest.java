@@ -338,6 +338,31 @@ class QuotaRoutesIntegrationTest extends BaseRouteIntegrationTest {
 			.isEqualTo(micros(month.periodAt(before).start()));
 	}
 
+	@Test
+	void theLongestFixedPeriodWhoseBoundariesStartBeforeTheEpochCountsInRedis() {
+		// 36,500 days from the epoch: the current period is [1970, 2069], the previous one starts before 1970 (the
+		// boundaries sent start with a negative number, which the script once refused: every request fell back)
+		String key = "free:" + UUID.randomUUID();
+		QuotaPeriod century = QuotaPeriod.fixed(Duration.ofDays(36_500));
+		for (int i = 0; i < 2; i++) {
+			Instant before = Instant.now();
+			ResponseEntity<String> admitted = get((i == 0) ? first() : other(), "/century/" + i, key);
+			Instant after = Instant.now();
+			assertThat(admitted.getStatusCode().value()).isEqualTo(200);
+			assertThat(admitted.getHeaders().getFirst("RateLimit-Policy"))
+				.isEqualTo("\"free-century-36500d\";q=2;w=3153600000");
+			assertThat(member(admitted, "free-century-36500d").remaining()).isEqualTo(1 - i);
+			assertWithinASecondOf(member(admitted, "free-century-36500d").t(), century, before, after);
+		}
+		ResponseEntity<String> denied = get(first(), "/century/x", key);
+		assertThat(denied.getStatusCode().value()).isEqualTo(429);
+		assertThat(denied.getHeaders().getFirst("RateLimit-Policy")).isEqualTo("\"free-century-36500d\";q=2;w=3153600000");
+		assertThat(denied.getBody()).contains("\"violated-policies\":[\"free-century-36500d\"]");
+		assertThat(redis.command("HGET", quotaKey(key, "century", 0), "p")).isEqualTo("0");
+		assertThat(redis.command("HGET", quotaKey(key, "century", 0), "c")).isEqualTo("2");
+		assertThat(upstream.received()).hasSize(2);
+	}
+
 	/**
 	 * Asserts that a number of seconds until a period's end, read between two instants, is within a second of what
 	 * {@link QuotaPeriod#untilEnd} gives over that time (rounded up, as the fields and Retry-After are).
