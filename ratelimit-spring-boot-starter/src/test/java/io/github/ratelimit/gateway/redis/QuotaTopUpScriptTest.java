@@ -137,6 +137,15 @@ class QuotaTopUpScriptTest {
 		assertThat(this.script.quotas(t, "k", quota)).containsExactly(3 - (1L << 53), this.dayStart, this.dayEnd);
 	}
 
+	@Test
+	void aTopUpUnderARaisedLimitNeverLowersTheTopUpsMadeBefore() {
+		long t = micros(this.now);
+		assertThat(this.script.topUp(t, new long[] { 1L << 53 }, "k", quota(3))).isEqualTo((1L << 53) - 3);
+		// the limit raised to 10 at runtime: the bound is now 2^53 - 10, below what was topped up
+		assertThat(this.script.topUp(t, new long[] { 1 }, "k", quota(10))).isZero();
+		assertThat(this.script.quotas(t, "k", quota(10))).containsExactly(3 - (1L << 53), this.dayStart, this.dayEnd);
+	}
+
 	private Limit quota(long limit) {
 		return quota(limit, this.now);
 	}
