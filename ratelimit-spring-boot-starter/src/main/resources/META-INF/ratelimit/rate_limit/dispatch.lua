@@ -86,10 +86,11 @@
 -- left alone, and no TTL changes. 'settle' returns the same: a limit given tokens back is refunded (as 'refund'), a
 -- limit charged is consumed as by an allowed check, its TTL set anew. 'release' and 'abandon' return the same, a concurrency limit counting when it held
 -- the slot and the slot had not expired.
--- 'topup' returns the same, counting each quota given tokens: in the period that holds Redis' now, the quota's use is
---   lowered by them (it may go below zero: the client may be admitted more than its limit in that period); the state
---   is made for that period when it is absent or of another, and its TTL set to the period's end. Redis time outside a
---   quota's boundaries is an error before any write.
+-- 'topup' returns the tokens added, summed over the quotas given tokens: in the period that holds Redis' now, the
+--   quota's use is lowered by them (it may go below zero: the client may be admitted more than its limit in that
+--   period; a period's top-ups add up to at most 2^53 less the limit, so near that fewer are added than asked, or
+--   none); the state is made for that period when it is absent or of another, and its TTL set to the period's end.
+--   Redis time outside a quota's boundaries is an error before any write.
 -- 'quota' returns three integers per limit, in order: for a quota, its use in the period that holds Redis' now (tokens
 --   admitted less tokens topped up; below zero after a top-up beyond the use), that period's start and its end (Redis
 --   time, microseconds); 0, 0, 0 for any other limit. It writes nothing; Redis time outside a quota's boundaries is an

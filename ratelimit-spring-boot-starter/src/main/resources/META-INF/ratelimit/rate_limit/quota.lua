@@ -68,13 +68,13 @@ q.refund = refund_count
 
 -- Tops the current period up by l.cost tokens (after read): t grows by them, at most to 2^53 less the capacity (so
 -- capacity + t stays exact), the state made for this period when absent or of another, its TTL set to the period's
--- end. Returns 1.
+-- end. Returns the tokens added: l.cost, or fewer (0 included) where the cap holds.
 function q.top_up(l)
   local t = l.topped + l.cost
-  if t > MAX - l.capacity then t = MAX - l.capacity end
+  if t > MAX - l.capacity then t = math.max(l.topped, MAX - l.capacity) end   -- never lowered (a limit raised since)
   redis.call('HSET', KEYS[l.i], 'p', fmt(l.start), 'c', fmt(l.used + l.topped), 't', fmt(t))
   expire(l.i, math.ceil((l.finish_at - now) / 1000))
-  return 1
+  return t - l.topped
 end
 
 return q

@@ -286,7 +286,8 @@ public class RateLimitsEndpoint {
 	 * @param policy the quota's policy name, a quota of the client's plan in {@code group} with scope {@code client}
 	 * @param tokens tokens granted: a whole number from 1 to 2^53 (the tokens topped up in one period add up to at
 	 * most 2^53 less the limit)
-	 * @return the client's hashed id, plan and group, {@code policy}, {@code tokensAdded} and the quota as read after
+	 * @return the client's hashed id, plan and group, {@code policy}, {@code tokensAdded} (the tokens added: fewer
+	 * than {@code tokens}, even 0, where the period's top-ups reach 2^53 less the limit) and the quota as read after
 	 * the top-up ({@code quota}, as in {@link #buckets}); {@code 400} with an {@code error} for a missing or bad
 	 * {@code tokens}, a policy that is not such a quota or a bad client; {@code 403} for a caller who is not an
 	 * operator
@@ -302,21 +303,20 @@ public class RateLimitsEndpoint {
 			LimitDefinition quota = quotaOf(planLimits, policy);
 			long granted = tokens(tokens);
 			return within(this.limiter.topUp(client, planLimits, quota, granted), TIMEOUT)
-				.thenCompose((changed) -> {
+				.thenCompose((added) -> {
 					if (this.overLimitCache != null) {
 						this.overLimitCache.forget(client, planLimits);
 					}
-					return within(this.limiter.readQuotas(client, planLimits), TIMEOUT);
-				})
-				.thenApply((states) -> {
-					Map<String, Object> result = header(client, group);
-					result.put("policy", quota.policyName());
-					result.put("tokensAdded", granted);
-					states.stream()
-						.filter((state) -> state.limit().equals(quota))
-						.findFirst()
-						.ifPresent((state) -> result.put("quota", quota(state)));
-					return new WebEndpointResponse<>(result);
+					return within(this.limiter.readQuotas(client, planLimits), TIMEOUT).thenApply((states) -> {
+						Map<String, Object> result = header(client, group);
+						result.put("policy", quota.policyName());
+						result.put("tokensAdded", added);
+						states.stream()
+							.filter((state) -> state.limit().equals(quota))
+							.findFirst()
+							.ifPresent((state) -> result.put("quota", quota(state)));
+						return new WebEndpointResponse<>(result);
+					});
 				});
 		}));
 	}

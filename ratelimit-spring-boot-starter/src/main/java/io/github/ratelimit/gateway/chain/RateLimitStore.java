@@ -81,7 +81,8 @@ public interface RateLimitStore {
 	 * @param quota the quota, one of {@code limits}
 	 * @param tokens tokens granted, 1 to {@link LimitDefinition#MAX_TOKENS} (the tokens topped up in one period add up
 	 * to at most {@code MAX_TOKENS} less the limit)
-	 * @return the number of quotas changed (1); completed with an {@link IllegalArgumentException} when {@code quota}
+	 * @return the tokens added: {@code tokens}, or fewer (0 included) where the period's top-ups reach
+	 * {@code MAX_TOKENS} less the limit; completed with an {@link IllegalArgumentException} when {@code quota}
 	 * is not a quota of {@code limits} or {@code tokens} is out of range, with an
 	 * {@link UnsupportedOperationException} when the store cannot top quotas up, exceptionally when it is unreachable
 	 * or answers an error

@@ -456,7 +456,8 @@ public class RedisRateLimitStore
 	 * @param limits the plan's limits in the endpoint group
 	 * @param quota the quota, one of {@code limits}
 	 * @param tokens tokens granted, 1 to {@link LimitDefinition#MAX_TOKENS}
-	 * @return the number of quotas changed (1); completed with an {@link IllegalArgumentException} for a limit that
+	 * @return the tokens added: {@code tokens}, or fewer (0 included) where the period's top-ups reach
+	 * {@link LimitDefinition#MAX_TOKENS} less the limit; completed with an {@link IllegalArgumentException} for a limit that
 	 * is not a quota among {@code limits} or tokens out of range (nothing sent), exceptionally when Redis is
 	 * unreachable or answers an error (its time outside the boundaries the gateway sent: nothing written)
 	 */

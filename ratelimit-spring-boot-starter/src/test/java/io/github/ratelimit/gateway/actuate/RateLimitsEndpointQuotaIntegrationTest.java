@@ -81,6 +81,22 @@ class RateLimitsEndpointQuotaIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	@Test
+	void tokensAddedIsWhatWasAddedUpToTheBoundOfTwoToThe53LessTheLimit() {
+		assertThat(admitted("key-two", 1)).isEqualTo(1);
+		// a period's top-ups add up to at most 2^53 - 5: the first is cut to that, the next adds nothing
+		post(QUOTA + "?apiKey=key-two&policy=free-quota-day&tokens=9007199254740992")
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.tokensAdded").isEqualTo(9007199254740987L)
+			.jsonPath("$.quota.used").isEqualTo(1 - 9007199254740987L);
+		post(QUOTA + "?apiKey=key-two&policy=free-quota-day&tokens=1000")
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.tokensAdded").isEqualTo(0)
+			.jsonPath("$.quota.used").isEqualTo(1 - 9007199254740987L);
+	}
+
+	@Test
 	void badTopUpsAre400WithTheReasonAndChangeNothing() {
 		assertThat(admitted("key-one", 2)).isEqualTo(2);
 		badTopUp(QUOTA + "?apiKey=key-one&policy=free-quota-day", "tokens must be a whole number from 1 to 9007199254740992");

@@ -40,12 +40,12 @@ class QuotaTopUpScriptTest {
 		long t = micros(this.now);
 		assertThat(this.script.drain(t, "k", quota)).isEqualTo(3);
 		assertThat(this.script.quotas(t, "k", quota)).containsExactly(3, this.dayStart, this.dayEnd);
-		assertThat(this.script.topUp(t, new long[] { 2 }, "k", quota)).isEqualTo(1);
+		assertThat(this.script.topUp(t, new long[] { 2 }, "k", quota)).isEqualTo(2);
 		assertThat(this.script.quotas(t, "k", quota)).containsExactly(1, this.dayStart, this.dayEnd);
 		assertThat(this.script.check(t, 0, "k", quota).remaining(0)).isEqualTo(2);
 		assertThat(this.script.drain(t, "k", quota)).isEqualTo(2);
 		// beyond the use: 10 more than the limit's 3 this day; a check reports at most the limit as remaining
-		assertThat(this.script.topUp(t, new long[] { 13 }, "k", quota)).isEqualTo(1);
+		assertThat(this.script.topUp(t, new long[] { 13 }, "k", quota)).isEqualTo(13);
 		assertThat(this.script.quotas(t, "k", quota)).containsExactly(-10, this.dayStart, this.dayEnd);
 		assertThat(this.script.check(t, 0, "k", quota).remaining(0)).isEqualTo(3);
 		// a quota resets at its period's end, whatever its use
@@ -59,7 +59,7 @@ class QuotaTopUpScriptTest {
 	void aTopUpWithoutStateMakesTheStateOfRedisPeriodExpiringAtItsEnd() {
 		Limit quota = quota(3);
 		long t = micros(this.now);
-		assertThat(this.script.topUp(t, new long[] { 4 }, "k", quota)).isEqualTo(1);
+		assertThat(this.script.topUp(t, new long[] { 4 }, "k", quota)).isEqualTo(4);
 		assertThat(this.script.dump("k", 0)).isEqualTo("p\n" + this.dayStart + "\nc\n0\nt\n4");
 		assertThat(this.script.ttlMillis("k", 0)).isEqualTo(13 * 3_600_000L);
 		assertThat(this.script.quotas(t, "k", quota)).containsExactly(-4, this.dayStart, this.dayEnd);
@@ -130,9 +130,20 @@ class QuotaTopUpScriptTest {
 	void theTopUpsOfAPeriodAddUpToAtMostTwoToThe53LessTheLimit() {
 		Limit quota = quota(3);
 		long t = micros(this.now);
-		this.script.topUp(t, new long[] { 1L << 53 }, "k", quota);
-		this.script.topUp(t, new long[] { 1L << 53 }, "k", quota);
+		// the answer is the tokens added: up to the bound, then none
+		assertThat(this.script.topUp(t, new long[] { 1L << 53 }, "k", quota)).isEqualTo((1L << 53) - 3);
+		assertThat(this.script.topUp(t, new long[] { 1L << 53 }, "k", quota)).isZero();
+		assertThat(this.script.topUp(t, new long[] { 1 }, "k", quota)).isZero();
 		assertThat(this.script.quotas(t, "k", quota)).containsExactly(3 - (1L << 53), this.dayStart, this.dayEnd);
+	}
+
+	@Test
+	void aTopUpUnderARaisedLimitNeverLowersTheTopUpsMadeBefore() {
+		long t = micros(this.now);
+		assertThat(this.script.topUp(t, new long[] { 1L << 53 }, "k", quota(3))).isEqualTo((1L << 53) - 3);
+		// the limit raised to 10 at runtime: the bound is now 2^53 - 10, below what was topped up
+		assertThat(this.script.topUp(t, new long[] { 1 }, "k", quota(10))).isZero();
+		assertThat(this.script.quotas(t, "k", quota(10))).containsExactly(3 - (1L << 53), this.dayStart, this.dayEnd);
 	}
 
 	private Limit quota(long limit) {

@@ -194,7 +194,7 @@ class RedisRateLimitStoreTest {
 		LimitDefinition quota = LimitDefinition.quota("free-search-day", 3, days);
 		PlanLimits limits = new PlanLimits("free", "search", List.of(bucket, quota));
 		assertThat(store.tryConsume(this.client, limits, 2).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS).allowed()).isTrue();
-		assertThat(store.topUp(this.client, limits, quota, 4).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS)).isEqualTo(1);
+		assertThat(store.topUp(this.client, limits, quota, 4).get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS)).isEqualTo(4);
 		List<io.github.ratelimit.gateway.chain.QuotaState> states = store.readQuotas(this.client, limits)
 			.get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS);
 		// Redis' period: the UTC day that holds Redis' time (the same machine's clock as this test's)
