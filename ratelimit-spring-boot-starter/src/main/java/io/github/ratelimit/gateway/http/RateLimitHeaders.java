@@ -10,6 +10,7 @@ import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.http.HeaderStyle;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.limits.QuotaPeriod;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
@@ -55,8 +56,11 @@ public final class RateLimitHeaders {
 
 	private final HeaderStyle style;
 
-	/** The {@code RateLimit-Policy} value depends only on the limits: built once per set of limits. */
-	private final Map<PlanLimits, String> policies = new ConcurrentHashMap<>();
+	/**
+	 * The {@code RateLimit-Policy} value depends only on the limits (and a quota's period): built once per set of
+	 * limits, and again when a quota's period has changed.
+	 */
+	private final Map<PlanLimits, Policy> policies = new ConcurrentHashMap<>();
 
 	/** The policy value written last (most gateways serve one or two sets of limits over and over). */
 	private volatile @Nullable Policy lastPolicy;
@@ -109,19 +113,26 @@ public final class RateLimitHeaders {
 	}
 
 	private String policyField(PlanLimits limits, List<LimitStatus> statuses) {
+		if (statuses.size() != limits.limits().size()) {
+			return policyField(statuses); // statuses of a subset: not the cached value
+		}
+		// a list with quotas: its w holds while the quotas stay in their periods
+		Instant now = limits.hasQuotas() ? Instant.now() : Instant.EPOCH;
 		Policy last = this.lastPolicy;
-		if (last != null && last.limits == limits) {
+		if (last != null && last.limits == limits && last.periods.contains(now)) {
 			return last.value;
 		}
-		if (statuses.size() != limits.limits().size() || limits.hasQuotas()) {
-			return policyField(statuses); // statuses of a subset, or a quota's period moving on: not cached
+		Policy policy = this.policies.get(limits);
+		if (policy == null || !policy.periods.contains(now)) {
+			policy = new Policy(limits, policyField(statuses, now), limits.quotaPeriodsAt(now));
+			this.policies.put(limits, policy);
 		}
-		String value = this.policies.computeIfAbsent(limits, (l) -> policyField(statuses));
-		this.lastPolicy = new Policy(limits, value);
-		return value;
+		this.lastPolicy = policy;
+		return policy.value;
 	}
 
-	private record Policy(PlanLimits limits, String value) {
+	/** A {@code RateLimit-Policy} value and the gateway times it holds for (its quotas' current periods). */
+	private record Policy(PlanLimits limits, String value, QuotaPeriod.Interval periods) {
 	}
 
 	static String policyField(List<LimitStatus> statuses) {

@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway.limits;
 
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -90,6 +91,27 @@ public final class PlanLimits {
 	 */
 	public boolean hasQuotas() {
 		return this.hasQuotas;
+	}
+
+	/**
+	 * The time around an instant during which every quota among these limits stays in one period: from the latest
+	 * start to the earliest end of their periods containing {@code instant}. What depends on the quotas' periods (the
+	 * script's boundaries, {@code w}) holds for any instant in it.
+	 * @param instant the gateway's time
+	 * @return the interval, containing {@code instant}; {@link Instant#MIN} to {@link Instant#MAX} without quotas
+	 */
+	public QuotaPeriod.Interval quotaPeriodsAt(Instant instant) {
+		Instant start = Instant.MIN;
+		Instant end = Instant.MAX;
+		for (LimitDefinition limit : this.limits) {
+			QuotaPeriod period = limit.quotaPeriod();
+			if (period != null) {
+				QuotaPeriod.Interval current = period.periodAt(instant);
+				start = current.start().isAfter(start) ? current.start() : start;
+				end = current.end().isBefore(end) ? current.end() : end;
+			}
+		}
+		return new QuotaPeriod.Interval(start, end);
 	}
 
 	/**

@@ -457,9 +457,9 @@ public class RedisRateLimitStore
 	 * @param quota the quota, one of {@code limits}
 	 * @param tokens tokens granted, 1 to {@link LimitDefinition#MAX_TOKENS}
 	 * @return the tokens added: {@code tokens}, or fewer (0 included) where the period's top-ups reach
-	 * {@link LimitDefinition#MAX_TOKENS} less the limit; completed with an {@link IllegalArgumentException} for a limit that
-	 * is not a quota among {@code limits} or tokens out of range (nothing sent), exceptionally when Redis is
-	 * unreachable or answers an error (its time outside the boundaries the gateway sent: nothing written)
+	 * {@link LimitDefinition#MAX_TOKENS} less the limit; completed with an {@link IllegalArgumentException} for a
+	 * limit that is not a quota among {@code limits} or tokens out of range (nothing sent), exceptionally when Redis
+	 * is unreachable or answers an error (its time outside the boundaries the gateway sent: nothing written)
 	 */
 	@Override
 	public CompletableFuture<Long> topUp(ClientKey client, PlanLimits limits, LimitDefinition quota, long tokens) {
@@ -702,8 +702,9 @@ public class RedisRateLimitStore
 		private final boolean hasQuota;
 
 		/**
-		 * A check at cost 1 (see {@link #scriptArguments}), and the gateway times (epoch milliseconds) it serves:
-		 * from the latest start to the earliest end of the quotas' current periods (every time without quotas).
+		 * A check at cost 1 (see {@link #scriptArguments}), and the gateway times it serves: from the latest start to
+		 * the earliest end of the quotas' current periods ({@link PlanLimits#quotaPeriodsAt}; every time without
+		 * quotas).
 		 */
 		private volatile Compiled compiled;
 
@@ -727,26 +728,16 @@ public class RedisRateLimitStore
 			for (int i = 0; i < check.length; i++) {
 				check[i] = strings.get(i).getBytes(StandardCharsets.UTF_8);
 			}
-			long from = Long.MIN_VALUE;
-			long until = Long.MAX_VALUE;
-			for (LimitDefinition limit : this.limits.limits()) {
-				QuotaPeriod period = limit.quotaPeriod();
-				if (period != null) {
-					QuotaPeriod.Interval current = period.periodAt(now);
-					from = Math.max(from, current.start().toEpochMilli());
-					until = Math.min(until, current.end().toEpochMilli());
-				}
-			}
-			return new Compiled(check, from, until);
+			return new Compiled(check, this.limits.quotaPeriodsAt(now));
 		}
 
 		/** The check at cost 1 for the gateway's time now, compiled anew when a quota's period has changed. */
 		private byte[][] check() {
 			Compiled current = this.compiled;
 			if (this.hasQuota) {
-				long now = System.currentTimeMillis();
-				if (now < current.from || now >= current.until) {
-					current = compile(Instant.ofEpochMilli(now));
+				Instant now = Instant.now();
+				if (!current.periods.contains(now)) {
+					current = compile(now);
 					this.compiled = current;
 				}
 			}
@@ -842,8 +833,8 @@ public class RedisRateLimitStore
 			return Long.toString(value).getBytes(StandardCharsets.UTF_8);
 		}
 
-		/** A check's arguments and the gateway times they serve, {@code [from, until)} in epoch milliseconds. */
-		private record Compiled(byte[][] check, long from, long until) {
+		/** A check's arguments and the gateway times they serve (the quotas' current periods). */
+		private record Compiled(byte[][] check, QuotaPeriod.Interval periods) {
 		}
 
 		byte[][] keys(BucketKeys keys, ClientKey client) {
