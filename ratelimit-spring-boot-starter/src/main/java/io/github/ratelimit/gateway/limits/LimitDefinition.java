@@ -287,6 +287,29 @@ public record LimitDefinition(String policyName, long capacity, long refillToken
 	}
 
 	/**
+	 * A short label for a period, as default policy names carry it: {@code 1s}, {@code 15m}, {@code 1h}, {@code 1d},
+	 * the largest of these units that divides it, else milliseconds ({@code 250ms}).
+	 * @param period the period (whole milliseconds)
+	 * @return the label
+	 */
+	public static String periodLabel(Duration period) {
+		long ms = period.toMillis();
+		if (ms % 86_400_000L == 0) {
+			return (ms / 86_400_000L) + "d";
+		}
+		if (ms % 3_600_000L == 0) {
+			return (ms / 3_600_000L) + "h";
+		}
+		if (ms % 60_000L == 0) {
+			return (ms / 60_000L) + "m";
+		}
+		if (ms % 1000L == 0) {
+			return (ms / 1000L) + "s";
+		}
+		return ms + "ms";
+	}
+
+	/**
 	 * Whether a string is a unit name: lower-case letters, digits and {@code -}, starting with a letter, at most
 	 * {@value #MAX_UNIT_LENGTH} characters.
 	 * @param unit the string

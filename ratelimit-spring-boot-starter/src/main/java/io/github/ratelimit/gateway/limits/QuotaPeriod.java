@@ -214,8 +214,8 @@ public record QuotaPeriod(@Nullable QuotaPeriodUnit unit, ZoneId zone, DayOfWeek
 
 	/**
 	 * The name of this period in configuration and in default policy names: {@code day}, {@code week},
-	 * {@code month}, {@code year}, or a fixed duration's label ({@code 30s}, {@code 15m}, {@code 2h}, {@code 7d},
-	 * else milliseconds: {@code 1500ms}).
+	 * {@code month}, {@code year}, or a fixed duration's {@linkplain LimitDefinition#periodLabel label} ({@code 30s},
+	 * {@code 12h}, {@code 1500ms}).
 	 * @return the label
 	 */
 	public String label() {
@@ -223,13 +223,7 @@ public record QuotaPeriod(@Nullable QuotaPeriodUnit unit, ZoneId zone, DayOfWeek
 		if (duration == null) {
 			return Objects.requireNonNull(this.unit).name().toLowerCase(java.util.Locale.ROOT);
 		}
-		long ms = duration.toMillis();
-		for (long[] unit : new long[][] { { 86_400_000L, 'd' }, { 3_600_000L, 'h' }, { 60_000L, 'm' }, { 1000L, 's' } }) {
-			if (ms % unit[0] == 0) {
-				return (ms / unit[0]) + String.valueOf((char) unit[1]);
-			}
-		}
-		return ms + "ms";
+		return LimitDefinition.periodLabel(duration);
 	}
 
 	/**

@@ -315,7 +315,7 @@ public class LimitResolver implements KnownPlans {
 		if (count == 1) {
 			return base;
 		}
-		return base + "-" + (limit.isConcurrency() ? "concurrency" : periodLabel(refillPeriod(limit)));
+		return base + "-" + (limit.isConcurrency() ? "concurrency" : LimitDefinition.periodLabel(refillPeriod(limit)));
 	}
 
 	private static List<LimitDefinition> dedupeNames(List<LimitDefinition> limits) {
@@ -331,29 +331,6 @@ public class LimitResolver implements KnownPlans {
 			result.add(limit.withPolicyName(name));
 		}
 		return result;
-	}
-
-	/**
-	 * A short label for a period: {@code 1s}, {@code 15m}, {@code 1h}, {@code 1d}, else milliseconds
-	 * ({@code 250ms}).
-	 * @param period the period
-	 * @return the label
-	 */
-	static String periodLabel(Duration period) {
-		long ms = period.toMillis();
-		if (ms % 86_400_000L == 0) {
-			return (ms / 86_400_000L) + "d";
-		}
-		if (ms % 3_600_000L == 0) {
-			return (ms / 3_600_000L) + "h";
-		}
-		if (ms % 60_000L == 0) {
-			return (ms / 60_000L) + "m";
-		}
-		if (ms % 1000L == 0) {
-			return (ms / 1000L) + "s";
-		}
-		return ms + "ms";
 	}
 
 }

@@ -146,9 +146,9 @@ class LimitResolverTest {
 
 	@Test
 	void periodLabels() {
-		assertThat(LimitResolver.periodLabel(Duration.ofMinutes(15))).isEqualTo("15m");
-		assertThat(LimitResolver.periodLabel(Duration.ofHours(2))).isEqualTo("2h");
-		assertThat(LimitResolver.periodLabel(Duration.ofMillis(1500))).isEqualTo("1500ms");
+		assertThat(LimitDefinition.periodLabel(Duration.ofMinutes(15))).isEqualTo("15m");
+		assertThat(LimitDefinition.periodLabel(Duration.ofHours(2))).isEqualTo("2h");
+		assertThat(LimitDefinition.periodLabel(Duration.ofMillis(1500))).isEqualTo("1500ms");
 	}
 
 }
