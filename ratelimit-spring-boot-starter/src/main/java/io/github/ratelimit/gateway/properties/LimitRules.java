@@ -140,14 +140,8 @@ final class LimitRules {
 			}
 			LeaseBudget lease = Objects.requireNonNullElse(limit.getLease(), LeaseBudget.OFF);
 			String unit = limit.getUnit();
-			boolean usage = !LimitDefinition.REQUESTS.equals(unit);
-			if (unit == null || !LimitDefinition.isUnitName(unit)) {
-				v.add(new ConfigurationViolation(at + ".unit",
-						"must be requests or a unit name (lower-case letters, digits and '-', starting with a letter, "
-								+ "at most " + LimitDefinition.MAX_UNIT_LENGTH + " characters), was '" + unit + "'.",
-						"leave it out to count requests, or name what the upstream reports, e.g. unit: tokens."));
-			}
-			else if (usage && algorithm == Algorithm.SLIDING_WINDOW_LOG) {
+			boolean usage = checkUnitName(at, unit, v) && !LimitDefinition.REQUESTS.equals(unit);
+			if (usage && algorithm == Algorithm.SLIDING_WINDOW_LOG) {
 				v.add(new ConfigurationViolation(at + ".unit",
 						"is '" + unit + "', but sliding-window-log keeps one Redis entry per token, too many for "
 								+ "usage.",
@@ -214,13 +208,7 @@ final class LimitRules {
 						"set day, week, month or year (or a fixed duration from 1s to 36500d, such as 12h)."));
 			}
 		}
-		String unit = limit.getUnit();
-		if (unit == null || !LimitDefinition.isUnitName(unit)) {
-			v.add(new ConfigurationViolation(at + ".unit",
-					"must be requests or a unit name (lower-case letters, digits and '-', starting with a letter, "
-							+ "at most " + LimitDefinition.MAX_UNIT_LENGTH + " characters), was '" + unit + "'.",
-					"leave it out to count requests, or name what the upstream reports, e.g. unit: tokens."));
-		}
+		checkUnitName(at, limit.getUnit(), v);
 		String[] otherTypes = { (limit.getCapacity() != 0) ? "capacity" : null,
 				(limit.getRefillTokens() != 0) ? "refill-tokens" : null,
 				(limit.getRefillPeriod() != null) ? "refill-period" : null,
@@ -235,6 +223,21 @@ final class LimitRules {
 								+ "the same list."));
 			}
 		}
+	}
+
+	/**
+	 * Check a limit's unit: {@code requests} or a unit name.
+	 * @return whether it is one (else a violation naming {@code <at>.unit} was added)
+	 */
+	private static boolean checkUnitName(String at, @Nullable String unit, List<ConfigurationViolation> v) {
+		if (unit != null && LimitDefinition.isUnitName(unit)) {
+			return true;
+		}
+		v.add(new ConfigurationViolation(at + ".unit",
+				"must be requests or a unit name (lower-case letters, digits and '-', starting with a letter, at most "
+						+ LimitDefinition.MAX_UNIT_LENGTH + " characters), was '" + unit + "'.",
+				"leave it out to count requests, or name what the upstream reports, e.g. unit: tokens."));
+		return false;
 	}
 
 	/**
