@@ -534,8 +534,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * An error as {@code {"error": "..."}} with its status: 400 for bad parameters (and a store refusing them), 404 for an unknown group or API
-	 * key, 503 when Redis did not answer (timeout, connection).
+	 * An error as {@code {"error": "..."}} with its status: 400 for bad parameters (and a store refusing them), 404
+	 * for an unknown group or API key, 503 when Redis did not answer (timeout, connection).
 	 */
 	private static WebEndpointResponse<Map<String, Object>> error(Throwable ex) {
 		Map<String, Object> result = new LinkedHashMap<>();

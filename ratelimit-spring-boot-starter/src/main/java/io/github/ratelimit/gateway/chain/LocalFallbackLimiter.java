@@ -48,17 +48,17 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A {@linkplain LimitDefinition#isQuota() quota} of L per period, with k instances, is a count per client in the
  * period of its {@link QuotaPeriod} that holds the gateway's wall clock ({@code wallClock}, not Redis'). The count
- * starts with the client's first local decision in a period, at time t, and admits at most
- * {@code floor(L * untilEnd(t) / (k * length(t)))}, where {@code untilEnd(t)} is the time from t to the period's end
- * and {@code length(t)} the period's length (both in milliseconds): this instance's share of the part of the period
- * that is left, so the k instances together admit at most L times the fraction of the period left when their counts
- * started. The share may be 0 (no minimum of one cost): then the client is denied until the period ends. Nothing is refilled during the period; when the wall clock reaches its end
- * the next decision starts a new count with a new share (the whole share when it comes at the boundary). A wall
- * clock going back never restarts a count. A denial by a quota has a Retry-After (and a reset) until the period's
- * end. A quota counting usage takes a request's reservation and is settled like the other usage limits (owing at most
- * its share); a settlement arriving after its period's count was replaced changes nothing. Buckets counting a quota
- * are kept until that period's end even when unused for longer than an hour (unless {@code maxBuckets} forces them
- * out, least recently used first).
+ * starts with the client's first local decision in a period, at time t, and admits at most {@code floor(L * untilEnd(t)
+ * / (k * length(t)))}, where {@code untilEnd(t)} is the time from t to the period's end and {@code length(t)} the
+ * period's length (both in milliseconds): this instance's share of the part of the period that is left, so the k
+ * instances together admit at most L times the fraction of the period left when their counts started. The share may be
+ * 0 (no minimum of one cost): then the client is denied until the period ends. Nothing is refilled during the period;
+ * when the wall clock reaches its end the next decision starts a new count with a new share (the whole share when it
+ * comes at the boundary). A wall clock going back never restarts a count. A denial by a quota has a Retry-After (and a
+ * reset) until the period's end. A quota counting usage takes a request's reservation and is settled like the other
+ * usage limits (owing at most its share); a settlement arriving after its period's count was replaced changes nothing.
+ * Buckets counting a quota are kept until that period's end even when unused for longer than an hour (unless {@code
+ * maxBuckets} forces them out, least recently used first).
  *
  * <p>Limits with {@code scope: global} are kept once per endpoint group (not per client): this instance's share of
  * the group-wide bucket, checked and consumed together with the client's own buckets, all-or-nothing, like the
