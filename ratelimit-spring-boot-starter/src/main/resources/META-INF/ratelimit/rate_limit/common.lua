@@ -85,5 +85,7 @@ end
 -- the tokens this call takes from it or gives back to it}: read(l) loads its state; admits(l) tells whether it admits
 -- l.cost tokens now; wait(l) gives the microseconds until it does (called only when it does not); finish(l, allowed)
 -- consumes l.cost when allowed (writing the state and its TTL; a settlement's charge may take it beyond empty) and
--- returns the whole tokens remaining and the ms until the whole capacity is available; refund(l) gives l.cost tokens
--- back to the stored state and returns 1, or 0 when there is no state to change.
+-- returns the whole tokens remaining and the ms until the whole capacity is available (a token bucket sets l.cut to
+-- the tokens of a settlement's charge it could not take); refund(l) gives l.cost tokens back to the stored state and
+-- returns 1, or 0 when there is no state to change; taken(l) (after read) tells the tokens a refund can give back
+-- ('settle').

@@ -38,8 +38,8 @@
 --           'quota'                      0
 --           'topup'                      tokens granted (0 .. 2^53; only a quota may take more than 0)
 --           'settle'                     > 0: tokens charged now, even beyond what the limit holds (a token bucket
---                                        then owes them, at most one capacity, and refills from below zero; a window
---                                        counts them beyond its capacity); < 0: tokens given back; 0: left alone; a
+--                                        then owes them all, and refills from below zero; a window counts them
+--                                        beyond its capacity); < 0: tokens given back; 0: left alone; a
 --                                        concurrency limit: 0
 --   The algorithm codes (each in its own file):
 --   tb    token bucket: capacity tokens, refilled continuously with refill tokens per refill period
@@ -83,9 +83,15 @@
 -- again, the log's newest entry has left the window, the counter no longer weighs, the window is over, the newest slot
 -- has expired, the hold statistics are an hour unused), so idle clients cost no memory.
 -- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
--- left alone, and no TTL changes. 'settle' returns the same: a limit given tokens back is refunded (as 'refund'), a
--- limit charged is consumed as by an allowed check, its TTL set anew. 'release' and 'abandon' return the same, a concurrency limit counting when it held
+-- left alone, and no TTL changes. 'release' and 'abandon' return the same, a concurrency limit counting when it held
 -- the slot and the slot had not expired.
+-- 'settle' returns one integer per limit, in order: the tokens it charged (> 0), or gave back (< 0), as its state
+--   counts them. A limit charged is consumed as by an allowed check, its TTL set anew (a token bucket's to when its
+--   debt is repaid), and answers the tokens taken: all of them, but for a token bucket whose debt would run more than
+--   ten years (or its tau, if longer) ahead of now, which takes what fits. A limit given tokens back is refunded (as
+--   'refund') and answers at most what its state counted as taken (a bucket refilled meanwhile takes nothing back;
+--   a sliding window counter: the stored count it takes from; a sliding window log: all of it; 0 when the state has
+--   expired); 0 for the others.
 -- 'topup' returns the tokens added, summed over the quotas given tokens: in the period that holds Redis' now, the
 --   quota's use is lowered by them (it may go below zero: the client may be admitted more than its limit in that
 --   period; a period's top-ups add up to at most 2^53 less the limit, so near that fewer are added than asked, or
@@ -201,17 +207,28 @@ local function run()
   end
 
   if operation == 'settle' then
-    local settled = 0
+    -- per limit: the tokens it took (> 0) or gave back (< 0), as its state counts them
+    local settled = {}
     for i = 1, n do
       local l = limits[i]
+      local change = 0
       if l.cost > 0 then
         l.algorithm.read(l)
         l.algorithm.finish(l, 1)
-        settled = settled + 1
+        change = l.cost - (l.cut or 0)
       elseif l.cost < 0 then
         l.cost = -l.cost
-        settled = settled + l.algorithm.refund(l)
+        local taken = l.cost                    -- a sliding window log tells no count: all of it
+        if l.algorithm.taken then
+          taken = 0
+          -- a quota read outside its boundaries (an error) is still refunded, reported as 0
+          if pcall(l.algorithm.read, l) then taken = l.algorithm.taken(l) end
+        end
+        if l.algorithm.refund(l) == 1 and taken > 0 then
+          change = -math.floor(math.min(l.cost, taken) + 0.5)
+        end
       end
+      settled[i] = change
     end
     return settled
   end

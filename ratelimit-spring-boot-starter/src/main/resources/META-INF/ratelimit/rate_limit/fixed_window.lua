@@ -4,7 +4,7 @@
 
 local function define_fw()   -- called on a run's first use of the algorithm (dispatch.lua)
 -- made with its fields (the functions below), so that the table is sized once, not grown field by field
-local fw = { read = false, admits = false, wait = false, finish = false, refund = false }
+local fw = { read = false, admits = false, wait = false, finish = false, refund = false, taken = false }
 
 function fw.read(l)
   local state = redis.call('HMGET', KEYS[l.i], 'w', 'c')
@@ -35,6 +35,11 @@ end
 
 -- Takes cost from the window's count.
 fw.refund = refund_count
+
+-- The tokens counted in the window of now (after read).
+function fw.taken(l)
+  return l.used
+end
 
 return fw
 end

@@ -12,7 +12,8 @@
 
 local function define_q()   -- called on a run's first use of the algorithm (dispatch.lua)
 -- made with its fields (the functions below), so that the table is sized once, not grown field by field
-local q = { read = false, admits = false, wait = false, finish = false, refund = false, top_up = false }
+local q = { read = false, admits = false, wait = false, finish = false, refund = false, taken = false,
+            top_up = false }
 
 -- The period of the boundaries that holds now: its start and end (us), or nil when now is outside them. The first
 -- two may be negative: a fixed period longer than the time since the epoch (up to 36,500 days) started at 0.
@@ -65,6 +66,11 @@ end
 
 -- Takes cost from the stored count.
 q.refund = refund_count
+
+-- The stored count a refund takes from (after read): the current period's, top-ups aside.
+function q.taken(l)
+  return l.used + l.topped
+end
 
 -- Tops the current period up by l.cost tokens (after read): t grows by them, at most to 2^53 less the capacity (so
 -- capacity + t stays exact), the state made for this period when absent or of another, its TTL set to the period's

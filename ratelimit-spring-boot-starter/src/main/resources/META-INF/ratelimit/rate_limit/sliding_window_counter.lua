@@ -8,7 +8,7 @@
 
 local function define_swc()   -- called on a run's first use of the algorithm (dispatch.lua)
 -- made with its fields (the functions below), so that the table is sized once, not grown field by field
-local swc = { read = false, admits = false, wait = false, finish = false, refund = false }
+local swc = { read = false, admits = false, wait = false, finish = false, refund = false, taken = false }
 
 function swc.read(l)
   local state = redis.call('HMGET', KEYS[l.i], 'w', 'c', 'p')
@@ -102,6 +102,13 @@ end
 
 -- Takes cost from the latest window's count (where the check was counted, unless a window ended in between).
 swc.refund = refund_count
+
+-- The stored count a refund takes from (after read), while it still weighs (its window is now's or the one before).
+function swc.taken(l)
+  local _, start = swc_view(l, now)
+  if l.w == start or l.w == start - l.period then return l.c end
+  return 0
+end
 
 return swc
 end

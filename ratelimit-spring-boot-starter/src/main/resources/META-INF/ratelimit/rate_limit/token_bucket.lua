@@ -5,15 +5,19 @@
 -- up to whole microseconds. A tat beyond now + tau (limits changed, clock stepped back) is an empty bucket.
 -- Leases: while leases are out the bucket cannot refill past the tokens they reserve: until `until` it holds at most
 -- capacity - reserved; at `until` the reserved tokens count as spent and refill from there.
--- Owing: a settlement that charges more than the bucket holds takes it beyond empty (tat beyond now + tau), by at most
--- one capacity (tat <= now + 2 * tau; a charge beyond that is forgiven); the bucket then refills from below zero.
+-- Owing: a settlement that charges more than the bucket holds takes it beyond empty (tat beyond now + tau) by all it
+-- charges, and the bucket refills from below zero: the debt is carried until it is repaid, the key's TTL covering
+-- it. Only arithmetic caps it: tat at most now + max(tau, TB_MAX_AHEAD) (ten years, the longest TTL), the part of a
+-- charge beyond that not taken (reported as not charged: l.cut).
 -- State in KEYS[i], a string: 'tat', or 'tat:reserved:until:since' while leases are out ('since': when the
 -- reservation's first lease was taken), or 'tat:owes' when a settlement took it beyond empty (never with leases).
 
+local TB_MAX_AHEAD = MAX_TTL_MS * 1000   -- most a debt may run ahead of now (us): the key lives until it is repaid
+
 local function define_tb()   -- called on a run's first use of the algorithm (dispatch.lua)
 -- made with its fields (the functions below), so that the table is sized once, not grown field by field
-local tb = { read = false, admits = false, wait = false, finish = false, refund = false, give_back = false,
-             lease = false }
+local tb = { read = false, admits = false, wait = false, finish = false, refund = false, taken = false,
+             give_back = false, lease = false }
 
 local function tb_reserved_floor(l, t)   -- the lowest tat the reservation allows at time t (t >= now)
   local f = t
@@ -30,6 +34,12 @@ local function tb_tat_at(l, t)
   end
   if tat < t then tat = t end
   return tat
+end
+
+-- The most tat may run ahead of now while the bucket owes: now + tau, or TB_MAX_AHEAD if that is more.
+local function tb_most_ahead(l)
+  if l.tau > TB_MAX_AHEAD then return now + l.tau end
+  return now + TB_MAX_AHEAD
 end
 
 local function tb_fits(l, t)
@@ -77,9 +87,10 @@ function tb.read(l)
     wrong_type(value)   -- another type: a full bucket, overwritten on the next write
   end
   local beyond = now + l.tau      -- an empty bucket's tat
-  if owes then beyond = now + 2 * l.tau end
+  if owes then beyond = tb_most_ahead(l) end
   if l.tat > beyond then
-    -- beyond an empty bucket, or beyond owing one capacity (the rate or capacity changed, or the clock stepped back):
+    -- beyond an empty bucket, or beyond the most a debt runs ahead (the rate or capacity changed, or the clock stepped
+    -- back):
     -- the limit, stored so by a call that takes tokens even if the request is denied, so the bucket refills at its new
     -- rate from now; a call that takes nothing (a read, a lease given back) runs under limits other than the bucket's
     -- last ones (a stale instance): storing the clamp would make room those limits never refilled, so it leaves the
@@ -139,7 +150,11 @@ end
 function tb.finish(l, allowed)
   if allowed == 1 and l.cost > 0 then
     tb_take(l, l.cost)
-    if l.tat > now + 2 * l.tau then l.tat = now + 2 * l.tau end   -- a settlement's charge: owes one capacity at most
+    local most = tb_most_ahead(l)
+    if l.tat > most then   -- a settlement's charge beyond what arithmetic and the TTL carry: the rest is not taken
+      l.cut = math.min(l.cost, math.ceil((l.tat - most) / l.interval - EPSILON))
+      l.tat = most
+    end
     l.changed = true
   end
   local full_at = tb_full_at(l)
@@ -147,6 +162,11 @@ function tb.finish(l, allowed)
   local available = l.capacity - (tb_tat_at(l, now) - now) / l.interval
   if available < 0 then available = 0 end
   return math.floor(available + EPSILON), math.ceil((full_at - now) / 1000)
+end
+
+-- The tokens the bucket counts as taken now (after read): what it lacks of its capacity, debt included.
+function tb.taken(l)
+  return (tb_tat_at(l, now) - now) / l.interval
 end
 
 -- The cost goes back to the stored tat (a full bucket stays full); the TTL is kept.

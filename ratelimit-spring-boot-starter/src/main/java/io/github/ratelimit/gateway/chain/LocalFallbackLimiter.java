@@ -9,6 +9,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
@@ -610,8 +612,9 @@ final class LocalFallbackLimiter {
 
 		/**
 		 * What an allowed request took here, settled here once its answer is over: the difference goes back to (or is
-		 * taken from) every rate limit's bucket, a bucket owing at most its capacity, and from every quota still
-		 * counting the period the request was admitted in; slots are not touched. Callers hold this object's monitor.
+		 * taken from) every rate limit's bucket, a bucket owing at most its capacity (what is not taken is answered as
+		 * not charged, and counted as forgiven by the meters), and from every quota still counting the period the
+		 * request was admitted in; slots are not touched. Callers hold this object's monitor.
 		 */
 		Reservation reservation(Cost taken) {
 			if (!taken.reserves() || taken.isNone()) {
@@ -622,13 +625,13 @@ final class LocalFallbackLimiter {
 			return new Reservation() {
 
 				@Override
-				public void settle(long used) {
-					end(new Cost(0, used - taken.usage()));
+				public CompletionStage<Long> settle(long used) {
+					return end(new Cost(0, used - taken.usage()));
 				}
 
 				@Override
-				public void cancel() {
-					end(taken.negated());
+				public CompletionStage<Long> cancel() {
+					return end(taken.negated());
 				}
 
 				@Override
@@ -636,27 +639,48 @@ final class LocalFallbackLimiter {
 					return taken.usage();
 				}
 
-				private void end(Cost difference) {
-					if (ended.compareAndSet(false, true) && !difference.isNone()) {
-						adjust(difference, admittedIn);
+				private CompletionStage<Long> end(Cost difference) {
+					if (!ended.compareAndSet(false, true)) {
+						return Reservation.NOTHING;
 					}
+					long change = difference.isNone() ? 0 : adjust(difference, admittedIn);
+					return CompletableFuture.completedFuture(hasUsage() ? taken.usage() + change : 0L);
 				}
 
 			};
 		}
 
+		/** Whether a bucket counts usage. */
+		private boolean hasUsage() {
+			for (boolean usageLimit : this.usage) {
+				if (usageLimit) {
+					return true;
+				}
+			}
+			return false;
+		}
+
 		/**
 		 * Take a settlement's difference (negative: give it back) from every rate limit's bucket, and from every quota
 		 * whose count is still the one of the period the request was admitted in ({@code admittedIn}: each limit's
-		 * period end then).
+		 * period end then), each between minus its capacity and its capacity.
+		 * @return what the buckets counting usage changed: the least any of them took (negative: gave back)
 		 */
-		private synchronized void adjust(Cost difference, long[] admittedIn) {
+		private synchronized long adjust(Cost difference, long[] admittedIn) {
+			long least = Long.MAX_VALUE;
 			for (int i = 0; i < this.tokens.length; i++) {
+				long change = 0;
 				if (!this.slots[i] && this.periodEnd[i] == admittedIn[i]) {
+					double before = this.tokens[i];
 					this.tokens[i] = Math.max(-this.capacity[i],
-							Math.min(this.capacity[i], this.tokens[i] - taken(i, difference)));
+							Math.min(this.capacity[i], before - taken(i, difference)));
+					change = Math.round(before - this.tokens[i]);
+				}
+				if (this.usage[i]) {
+					least = Math.min(least, change);
 				}
 			}
+			return (least == Long.MAX_VALUE) ? 0 : least;
 		}
 
 		/**

@@ -69,8 +69,14 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	/** Name of the counter of usage units reserved by admitted requests. */
 	public static final String USAGE_RESERVED = "ratelimit.usage.reserved";
 
-	/** Name of the counter of usage units charged once answers were over. */
+	/** Name of the counter of usage units the store charged once answers were over. */
 	public static final String USAGE_CHARGED = "ratelimit.usage.charged";
+
+	/** Name of the counter of usage units answers reported. */
+	public static final String USAGE_REPORTED = "ratelimit.usage.reported";
+
+	/** Name of the counter of usage units reported but not charged. */
+	public static final String USAGE_FORGIVEN = "ratelimit.usage.forgiven";
 
 	/** Name of the gauge of usage units reserved by requests whose answers are not over. */
 	public static final String USAGE_IN_FLIGHT = "ratelimit.usage.reserved.in.flight";
@@ -213,11 +219,17 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 
 	@Override
 	public void recordUsageSettled(String route, String group, String plan, String unit, long reserved,
-			long charged) {
+			long reported, long charged) {
 		usageCounter(USAGE_RESERVED, "Usage units reserved by admitted requests", route, group, plan, unit)
 			.increment(reserved);
-		usageCounter(USAGE_CHARGED, "Usage units charged once answers were over", route, group, plan, unit)
+		usageCounter(USAGE_REPORTED, "Usage units answers reported (their reservation when they reported none)",
+				route, group, plan, unit)
+			.increment(reported);
+		usageCounter(USAGE_CHARGED, "Usage units the store charged once answers were over", route, group, plan, unit)
 			.increment(charged);
+		usageCounter(USAGE_FORGIVEN, "Usage units answers reported that the store could not charge", route, group,
+				plan, unit)
+			.increment(Math.max(0, reported - charged));
 	}
 
 	private Counter usageCounter(String name, String description, String route, String group, String plan,

@@ -61,17 +61,20 @@ public interface RateLimitMetrics extends CheckListener {
 	}
 
 	/**
-	 * Record the settlement of a request of a route with {@code usage}: what it reserved when admitted and what it
-	 * was charged once its answer was over.
+	 * Record the settlement of a request of a route with {@code usage}: what it reserved when admitted, what its
+	 * answer reported, and what the store charged once the answer was over.
 	 * @param route the route id
 	 * @param group the endpoint group
 	 * @param plan the client's plan
 	 * @param unit the unit of the group's limits counting usage, e.g. {@code tokens}
 	 * @param reserved units reserved
-	 * @param charged units charged in the end (0 for an answer that did not count)
+	 * @param reported units the request was settled with: what its answer reported, its reservation when it reported
+	 * none usable, 0 for an answer that did not count
+	 * @param charged units the store charged in the end, as its limits count them (0 for an answer that did not count,
+	 * unless a limit could not take its reservation back); {@code reported - charged}, when above 0, is forgiven
 	 */
 	default void recordUsageSettled(String route, String group, String plan, String unit, long reserved,
-			long charged) {
+			long reported, long charged) {
 	}
 
 	/**

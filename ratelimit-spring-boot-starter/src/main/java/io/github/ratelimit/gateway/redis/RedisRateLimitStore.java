@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -218,13 +219,13 @@ public class RedisRateLimitStore
 		}
 
 		@Override
-		public void settle(long used) {
-			end(new Cost(0, used - this.taken.usage()));
+		public CompletionStage<Long> settle(long used) {
+			return end(new Cost(0, used - this.taken.usage()));
 		}
 
 		@Override
-		public void cancel() {
-			end(this.taken.negated());
+		public CompletionStage<Long> cancel() {
+			return end(this.taken.negated());
 		}
 
 		@Override
@@ -232,11 +233,16 @@ public class RedisRateLimitStore
 			return this.taken.usage();
 		}
 
-		private void end(Cost change) {
+		private CompletionStage<Long> end(Cost change) {
+			PlanLimits limits = this.arguments.limits;
 			// limits without a usage limit take no usage: only their tokens can change
-			Cost difference = this.arguments.limits.hasUsageLimits() ? change : new Cost(change.tokens(), 0);
-			if (!compareAndSet(false, true) || difference.isNone()) { // ended before, or nothing to change
-				return;
+			Cost difference = limits.hasUsageLimits() ? change : new Cost(change.tokens(), 0);
+			if (!compareAndSet(false, true)) { // ended before
+				return Reservation.NOTHING;
+			}
+			long reserved = limits.hasUsageLimits() ? this.taken.usage() : 0;
+			if (difference.isNone()) { // nothing to change
+				return CompletableFuture.completedFuture(reserved);
 			}
 			CompletableFuture<List<Object>> call;
 			try {
@@ -246,13 +252,38 @@ public class RedisRateLimitStore
 			catch (RuntimeException ex) { // an executor that breaks its contract must not break the caller's
 				call = CompletableFuture.failedFuture(ex);
 			}
-			call.whenComplete((reply, ex) -> {
-				if (ex != null) {
-					settleFailed(this.arguments.limits, ex);
+			return call.handle((reply, ex) -> {
+				if (ex == null) {
+					try {
+						return (reserved == 0) ? 0L : reserved + usageChange(limits, reply);
+					}
+					catch (RuntimeException unexpected) { // a reply of another shape
+						ex = unexpected;
+					}
 				}
+				settleFailed(limits, ex);
+				return reserved; // the reservation stays charged
 			});
 		}
 
+	}
+
+	/**
+	 * What a settlement changed in the limits counting usage, from the script's reply (per limit, the tokens taken or,
+	 * negative, given back): the least any of them took.
+	 */
+	private static long usageChange(PlanLimits limits, List<?> reply) {
+		List<LimitDefinition> list = limits.limits();
+		if (reply.size() != list.size()) {
+			throw new IllegalStateException("Unexpected reply from the rate limit script: " + reply);
+		}
+		long least = Long.MAX_VALUE;
+		for (int i = 0; i < list.size(); i++) {
+			if (list.get(i).isUsage()) {
+				least = Math.min(least, number(reply, i));
+			}
+		}
+		return (least == Long.MAX_VALUE) ? 0 : least;
 	}
 
 	private void settleFailed(PlanLimits limits, Throwable error) {

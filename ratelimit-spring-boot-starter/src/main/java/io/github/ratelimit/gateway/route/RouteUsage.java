@@ -28,8 +28,9 @@ import org.jspecify.annotations.Nullable;
  * {@code usage}
  * @param reserveMax most units one request reserves (a reservation read from the request is capped at it, and a
  * request that does not carry one reserves it); 0 without {@code usage}
- * @param usageMax most units one answer is charged: the smallest capacity of the group's limits counting usage (a
- * bucket owes at most one capacity); 0 without {@code usage}
+ * @param usageMax most units one answer is charged: {@link UsageReading#MAX_VALUE} (2^53, the script's arithmetic
+ * ceiling; a bucket owes all the rest of an answer's usage, however far beyond its capacity); 0 without
+ * {@code usage}
  * @param countWhen the answer statuses that count (the others give back everything the request took);
  * {@code null} when every answer counts
  */
@@ -213,8 +214,8 @@ public record RouteUsage(@Nullable Measure usage, @Nullable Reserve reserve, lon
 
 	/**
 	 * This usage with its ceilings resolved: {@code reserve-max} the one given, else the smallest capacity of the
-	 * limits counting usage that can apply (a route without {@code reserve} reserves it); {@code usageMax} that
-	 * capacity.
+	 * limits counting usage that can apply (a route without {@code reserve} reserves it); {@code usageMax}
+	 * {@link UsageReading#MAX_VALUE}.
 	 * @param smallestUsageCapacity the smallest capacity of the group's limits counting usage
 	 * @return the resolved usage
 	 */
@@ -224,7 +225,7 @@ public record RouteUsage(@Nullable Measure usage, @Nullable Reserve reserve, lon
 		}
 		long max = (this.reserveMax > 0) ? this.reserveMax : smallestUsageCapacity;
 		return new RouteUsage(this.usage, (this.reserve != null) ? this.reserve : new Reserve.Fixed(max), max,
-				smallestUsageCapacity, this.countWhen);
+				UsageReading.MAX_VALUE, this.countWhen);
 	}
 
 	/**

@@ -13,7 +13,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The reports of every route's usage meters: settlements are counted ({@link RateLimitMetrics#recordUsageSettled});
+ * The reports of every route's usage meters: settlements are counted ({@link RateLimitMetrics#recordUsageSettled}),
+ * and the first settlement per route whose usage the store could not take in full (forgiven) is logged at WARN;
  * answers whose usage cannot be read are counted ({@link RateLimitMetrics#recordUsageProblem}), and the first of each
  * kind per route is logged at WARN, naming the route and what to check.
  */
@@ -50,11 +51,17 @@ final class RouteUsageReports {
 				}
 
 				@Override
-				public void settled(long reserved, long charged) {
+				public void settled(long reserved, long reported, long charged) {
 					if (limits.hasUsageLimits()) {
 						RouteUsageReports.this.metrics.recordUsageReserved(route.group(), unit, -reserved);
 						RouteUsageReports.this.metrics.recordUsageSettled(route.routeId(), route.group(),
-								limits.plan(), unit, reserved, charged);
+								limits.plan(), unit, reserved, reported, charged);
+						if (reported > charged && RouteUsageReports.this.logged.add(route.routeId() + "|forgiven")) {
+							logger.warn("Route '{}': an answer reported {} {} but its limits could be charged only {} "
+									+ "(the store unreachable, or a debt beyond what a bucket carries); the rest is "
+									+ "forgiven (logged once per route; counted in ratelimit.usage.forgiven)",
+									route.routeId(), reported, unit, charged);
+						}
 					}
 				}
 
@@ -72,8 +79,8 @@ final class RouteUsageReports {
 		this.metrics.recordUsageProblem(route.routeId(), route.group(), problem);
 		if (this.logged.add(route.routeId() + '|' + problem)) {
 			if (kind == UsageReading.Kind.TOO_LARGE) {
-				logger.warn("Route '{}': an answer reported more usage ({}) than the capacity {} of its limits; it was "
-						+ "charged {} (logged once per route; counted in ratelimit.usage.problems)", route.routeId(),
+				logger.warn("Route '{}': an answer reported more usage ({}) than {} units; it was charged {} (logged "
+						+ "once per route; counted in ratelimit.usage.problems)", route.routeId(),
 						route.usage().usage(), route.usage().usageMax(), route.usage().usageMax());
 			}
 			else {

@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.route;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.ratelimit.gateway.chain.Reservation;
@@ -25,14 +26,16 @@ import org.springframework.http.HttpHeaders;
  * <ul>
  * <li>an answer whose status {@code count-when} does not hold gives back everything the request took
  * ({@link Reservation#cancel()});</li>
- * <li>otherwise the request is charged the usage its answer reports ({@code usage}), at most the smallest capacity
- * of its limits counting usage (a larger value is charged that, and reported);
+ * <li>otherwise the request is charged the usage its answer reports ({@code usage}), however far beyond what its
+ * limits hold (a value above {@link UsageReading#MAX_VALUE} is charged that, and reported as a problem);
  * an answer that reports none usable (no answer at all, the header or field missing, not a number, negative, a body
  * that is not JSON, a stream cut before the event that carries it) is charged its reservation, the estimate it was
  * admitted on;</li>
  * <li>{@code usage: bytes} charges the body's bytes written to the client, whatever the status (a stream cut short
  * is charged what was sent).</li>
  * </ul>
+ * Once the store has answered, the reports get what was reported and what the store charged
+ * ({@link UsageReports#settled}).
  * At most {@link JsonFieldReader#MAX_BUFFERED_BYTES} ({@link EventStreamReader#MAX_BUFFERED_BYTES} for a stream)
  * bytes of the answer are held for reading its usage, whatever its size.
  */
@@ -129,10 +132,7 @@ public final class UsageMeter {
 		}
 		RouteUsage.Measure measure = this.usage.usage();
 		if (this.status >= 0 && !this.usage.counts(this.status)) {
-			this.reservation.cancel();
-			if (measure != null) {
-				this.reports.settled(this.reservation.reserved(), 0);
-			}
+			report(this.reservation.cancel(), 0);
 			return;
 		}
 		if (measure == null) {
@@ -140,21 +140,26 @@ public final class UsageMeter {
 			return;
 		}
 		long used = used(measure, complete);
-		this.reservation.settle(used);
-		this.reports.settled(this.reservation.reserved(), used);
+		report(this.reservation.settle(used), used);
+	}
+
+	/** Reports a settlement once the store has answered what it charged (a route with {@code usage} only). */
+	private void report(CompletionStage<Long> charged, long reported) {
+		if (this.usage.usage() == null) {
+			return;
+		}
+		long reserved = this.reservation.reserved();
+		charged.thenAccept((units) -> this.reports.settled(reserved, reported, units));
 	}
 
 	/** The request was never forwarded: give back everything it took (once; a later {@link #end} does nothing). */
 	void abandon() {
 		if (this.usage.settles() && this.ended.compareAndSet(false, true)) {
-			this.reservation.cancel();
-			if (this.usage.usage() != null) {
-				this.reports.settled(this.reservation.reserved(), 0);
-			}
+			report(this.reservation.cancel(), 0);
 		}
 	}
 
-	/** The units to charge: what the answer reports, at most the usage capacity; its reservation when it reports none. */
+	/** The units to charge: what the answer reports (at most {@link RouteUsage#usageMax}); its reservation when it reports none. */
 	private long used(RouteUsage.Measure measure, boolean complete) {
 		if (measure instanceof RouteUsage.Measure.Bytes) {
 			return charge(UsageReading.found(this.bytes));
@@ -201,7 +206,7 @@ public final class UsageMeter {
 			return reading.value();
 		}
 		if (reading.kind() == UsageReading.Kind.FOUND || reading.kind() == UsageReading.Kind.TOO_LARGE) {
-			this.reports.problem(UsageReading.Kind.TOO_LARGE); // however large: the capacity
+			this.reports.problem(UsageReading.Kind.TOO_LARGE); // however large: the arithmetic's ceiling
 			return this.usage.usageMax();
 		}
 		this.reports.problem(reading.kind());
@@ -215,7 +220,7 @@ public final class UsageMeter {
 		UsageReports IGNORED = new UsageReports() {
 
 			@Override
-			public void settled(long reserved, long charged) {
+			public void settled(long reserved, long reported, long charged) {
 			}
 
 			@Override
@@ -232,16 +237,20 @@ public final class UsageMeter {
 		}
 
 		/**
-		 * A request of a route with {@code usage} was settled (or given everything back).
+		 * A request of a route with {@code usage} was settled (or given everything back), and the store answered.
 		 * @param reserved units it reserved
-		 * @param charged units it was charged in the end (0 when its answer did not count)
+		 * @param reported units it was settled with: what its answer reported (at most {@link UsageReading#MAX_VALUE}),
+		 * its reservation when the answer reported none usable, 0 when its answer did not count
+		 * @param charged units its limits counting usage were charged in the end, as the store counts them
+		 * ({@link Reservation#settle}): below {@code reported} only where the store could not take all of it (that
+		 * part is forgiven)
 		 */
-		void settled(long reserved, long charged);
+		void settled(long reserved, long reported, long charged);
 
 		/**
-		 * An answer's usage could not be read (it was charged its reservation), or was above the capacity of the
-		 * limits counting usage (charged that).
-		 * @param kind what was wrong ({@link UsageReading.Kind#TOO_LARGE} for a value above the capacity)
+		 * An answer's usage could not be read (it was charged its reservation), or was above
+		 * {@link UsageReading#MAX_VALUE} (charged that).
+		 * @param kind what was wrong ({@link UsageReading.Kind#TOO_LARGE} for a value above it)
 		 */
 		void problem(UsageReading.Kind kind);
 

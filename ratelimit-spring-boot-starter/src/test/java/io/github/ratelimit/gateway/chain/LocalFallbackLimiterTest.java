@@ -68,12 +68,12 @@ class LocalFallbackLimiterTest {
 		assertThat(first.allowed()).isTrue();
 		assertThat(first.statuses().get(1).remaining()).isEqualTo(200);
 		assertThat(this.limiter.consume(CLIENT, limits, Cost.reserving(1, 300)).allowed()).isFalse();
-		first.reservation().settle(100); // 200 of the 300 back
+		assertThat(first.reservation().settle(100)).isCompletedWithValue(100L); // 200 of the 300 back
 		RateLimitDecision second = this.limiter.consume(CLIENT, limits, Cost.reserving(1, 300));
 		assertThat(second.allowed()).isTrue();
 		assertThat(second.statuses().get(1).remaining()).isEqualTo(100);
 		// 600 used: 300 more charged, the local bucket owes 200
-		second.reservation().settle(600);
+		assertThat(second.reservation().settle(600)).isCompletedWithValue(600L);
 		RateLimitDecision owing = this.limiter.consume(CLIENT, limits, Cost.reserving(1, 1));
 		assertThat(owing.allowed()).isFalse();
 		assertThat(owing.statuses().get(1).remaining()).isZero();
@@ -89,6 +89,10 @@ class LocalFallbackLimiterTest {
 				Cost.NONE);
 		assertThat(read.statuses().get(0).remaining()).isEqualTo(5);
 		assertThat(read.statuses().get(1).remaining()).isEqualTo(500);
+		// a local bucket owes at most its share: what it cannot take is answered as not charged (the meters' forgiven)
+		ClientKey third = new ClientKey(ClientKey.Kind.API_KEY, "third", "free");
+		RateLimitDecision large = this.limiter.consume(third, limits, Cost.reserving(1, 100));
+		assertThat(large.reservation().settle(2_000)).isCompletedWithValue(1_000L);
 	}
 
 	@Test

@@ -122,10 +122,15 @@ class RedisRateLimitStoreTest {
 			.as("a cost that does not reserve leaves nothing to settle")
 			.isSameAs(Reservation.NONE);
 		operations.clear();
-		exact.reservation().settle(300); // used what it reserved: nothing changes
-		plain.reservation().settle(500); // no limit counts usage: nothing changes
-		refunded.reservation().settle(100); // 200 back: one call
-		refunded.reservation().settle(900); // ended already
+		// each answers what the store charged in the end
+		assertThat(exact.reservation().settle(300).toCompletableFuture().get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS))
+			.as("used what it reserved: nothing changes").isEqualTo(300);
+		assertThat(plain.reservation().settle(500).toCompletableFuture().get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS))
+			.as("no limit counts usage: nothing changes, no usage charged").isZero();
+		assertThat(refunded.reservation().settle(100).toCompletableFuture().get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS))
+			.as("200 back: one call").isEqualTo(100);
+		assertThat(refunded.reservation().settle(900).toCompletableFuture().get(ANSWER_BOUND_SECONDS, TimeUnit.SECONDS))
+			.as("ended already").isZero();
 		assertThat(operations).containsExactly(RedisRateLimitStore.SETTLE);
 		Awaitility.await()
 			.atMost(Duration.ofSeconds(10))

@@ -98,11 +98,14 @@ final class ScriptAtTime implements BeforeEachCallback {
 	 * @param differences tokens charged to each limit, in order
 	 * @param keyBase limit i's key is {@code keyBase:i}
 	 * @param limits the limits
-	 * @return the number of limits changed
+	 * @return per limit, the tokens it took (negative: gave back)
 	 */
-	long settle(long timeMicros, long[] differences, String keyBase, Limit... limits) {
-		return Long.parseLong(this.redis.command(command(at(timeMicros), RedisRateLimitStore.SETTLE, differences,
-				List.of(), keyBase, limits)));
+	long[] settle(long timeMicros, long[] differences, String keyBase, Limit... limits) {
+		String reply = this.redis.command(command(at(timeMicros), RedisRateLimitStore.SETTLE, differences, List.of(),
+				keyBase, limits));
+		long[] values = Arrays.stream(reply.split("\n")).mapToLong(Long::parseLong).toArray();
+		assertThat(values).hasSize(limits.length);
+		return values;
 	}
 
 	/**

@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.gateway.chain.Reservation;
 import io.github.ratelimit.gateway.usage.UsageField;
@@ -17,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@link UsageMeter}'s settlement rules, over a reservation that records how it was ended: what an answer reports is
- * charged (at most the usage capacity), an answer that reports nothing usable is charged its reservation, an answer
+ * charged (at most the ceiling, 2^53 once resolved), an answer that reports nothing usable is charged its reservation, an answer
  * whose status does not count gives everything back, and a meter ends once.
  */
 class UsageMeterTest {
@@ -28,16 +30,21 @@ class UsageMeterTest {
 
 	private final List<long[]> settled = new ArrayList<>();
 
+	/** Most units the reservation's store takes in one settlement. */
+	private long storeTakes = Long.MAX_VALUE;
+
 	private final Reservation reservation = new Reservation() {
 
 		@Override
-		public void settle(long used) {
+		public CompletionStage<Long> settle(long used) {
 			UsageMeterTest.this.ended.add("settle " + used);
+			return CompletableFuture.completedFuture(Math.min(used, UsageMeterTest.this.storeTakes));
 		}
 
 		@Override
-		public void cancel() {
+		public CompletionStage<Long> cancel() {
 			UsageMeterTest.this.ended.add("cancel");
+			return CompletableFuture.completedFuture(0L);
 		}
 
 		@Override
@@ -50,8 +57,8 @@ class UsageMeterTest {
 	private final UsageMeter.UsageReports reports = new UsageMeter.UsageReports() {
 
 		@Override
-		public void settled(long reserved, long charged) {
-			UsageMeterTest.this.settled.add(new long[] { reserved, charged });
+		public void settled(long reserved, long reported, long charged) {
+			UsageMeterTest.this.settled.add(new long[] { reserved, reported, charged });
 		}
 
 		@Override
@@ -73,8 +80,19 @@ class UsageMeterTest {
 		meter.body(bytes("tokens\":120}}"));
 		meter.end(true);
 		assertThat(this.ended).containsExactly("settle 120");
-		assertThat(this.settled).singleElement().satisfies((s) -> assertThat(s).containsExactly(300, 120));
+		assertThat(this.settled).singleElement().satisfies((s) -> assertThat(s).containsExactly(300, 120, 120));
 		assertThat(this.problems).isEmpty();
+	}
+
+	@Test
+	void theReportsGetWhatWasReportedAndWhatTheStoreCharged() {
+		this.storeTakes = 700; // say a debt beyond what the store carries
+		UsageMeter meter = meter(JSON);
+		meter.answer(200, new HttpHeaders(), "application/json");
+		meter.body(bytes("{\"usage\":{\"total_tokens\":900}}"));
+		meter.end(true);
+		assertThat(this.ended).containsExactly("settle 900"); // beyond the reservation and the capacity: all of it
+		assertThat(this.settled).singleElement().satisfies((s) -> assertThat(s).containsExactly(300, 900, 700));
 	}
 
 	@Test
@@ -87,7 +105,7 @@ class UsageMeterTest {
 	}
 
 	@Test
-	void aValueAboveTheUsageCapacityIsChargedTheCapacityAndReported() {
+	void aValueAboveTheCeilingIsChargedTheCeilingAndReported() {
 		UsageMeter meter = meter(JSON);
 		meter.answer(200, new HttpHeaders(), "application/json");
 		meter.body(bytes("{\"usage\":{\"total_tokens\":5000}}"));

@@ -106,25 +106,34 @@ class UsageHostileIntegrationTest extends BaseRouteIntegrationTest {
 		awaitRemaining(900);
 	}
 
-	/** A number above 2^53 is charged the capacity, as any number above it. */
+	/**
+	 * A number above 2^53 is charged 2^53, as any number above it: the bucket owes ten years of refill (the most it
+	 * carries).
+	 */
 	@Test
-	void aHugeHeaderIsChargedTheCapacity() {
+	void aHugeHeaderIsChargedTheCeiling() {
 		answerHeader("1e30");
 		get("/h/header", "key-one").expectStatus().isOk();
 		awaitRemaining(0);
 	}
 
-	/** A number above 2^53 is charged the capacity, as any number above it. */
+	/**
+	 * A number above 2^53 is charged 2^53, as any number above it: the bucket owes ten years of refill (the most it
+	 * carries).
+	 */
 	@Test
-	void aHeaderBeyondALongIsChargedTheCapacity() {
+	void aHeaderBeyondALongIsChargedTheCeiling() {
 		answerHeader("99999999999999999999999");
 		get("/h/header", "key-one").expectStatus().isOk();
 		awaitRemaining(0);
 	}
 
-	/** A number above 2^53 is charged the capacity, as any number above it. */
+	/**
+	 * A number above 2^53 is charged 2^53, as any number above it: the bucket owes ten years of refill (the most it
+	 * carries).
+	 */
 	@Test
-	void anExponentBeyondADoubleIsChargedTheCapacity() {
+	void anExponentBeyondADoubleIsChargedTheCeiling() {
 		answerHeader("1e400");
 		get("/h/header", "key-one").expectStatus().isOk();
 		awaitRemaining(0);
@@ -189,9 +198,12 @@ class UsageHostileIntegrationTest extends BaseRouteIntegrationTest {
 		awaitRemaining(900);
 	}
 
-	/** A number above 2^53 is charged the capacity, as any number above it. */
+	/**
+	 * A number above 2^53 is charged 2^53, as any number above it: the bucket owes ten years of refill (the most it
+	 * carries).
+	 */
 	@Test
-	void aHugeNumberInTheBodyIsChargedTheCapacity() {
+	void aHugeNumberInTheBodyIsChargedTheCeiling() {
 		answerJson("{\"usage\":{\"total_tokens\":" + "9".repeat(200) + "}}");
 		get("/h/json", "key-one").expectStatus().isOk();
 		awaitRemaining(0);
