@@ -38,7 +38,7 @@ import io.micrometer.core.instrument.Timer;
  * <li>{@value #USAGE_IN_FLIGHT} (gauge; tags {@code group}, {@code unit}): units of usage reserved by requests this
  * instance admitted whose answers are not over yet (every instance publishes its own).</li>
  * <li>{@value #USAGE_PROBLEMS} (counter; tags {@code route}, {@code group}, {@code problem}: {@code missing},
- * {@code not-json}, {@code not-a-number}, {@code negative}, {@code too-large}): answers whose usage could not be read
+ * {@code not-json}, {@code not-a-number}, {@code negative}, {@code too-large}, {@code encoded}): answers whose usage could not be read
  * (charged their reservation) or was above the capacity of the limits counting usage (charged that).</li>
  * <li>{@value #QUOTA_CROSSINGS} (counter; tags {@code group}, {@code plan}, {@code policy} (the quota's policy
  * name), {@code threshold}: {@code 80} or {@code 100}): requests admitted by Redis that moved a quota's used count

@@ -82,7 +82,7 @@ public interface RateLimitMetrics extends CheckListener {
 	 * capacity of the route's limits counting usage (charged that).
 	 * @param route the route id
 	 * @param group the endpoint group
-	 * @param problem {@code missing}, {@code not-json}, {@code not-a-number}, {@code negative} or {@code too-large}
+	 * @param problem {@code missing}, {@code not-json}, {@code not-a-number}, {@code negative}, {@code too-large} or {@code encoded}
 	 */
 	default void recordUsageProblem(String route, String group, String problem) {
 	}

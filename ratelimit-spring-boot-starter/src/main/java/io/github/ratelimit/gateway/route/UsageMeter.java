@@ -5,9 +5,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import io.github.ratelimit.gateway.chain.Reservation;
 import io.github.ratelimit.gateway.usage.EventStreamReader;
+import io.github.ratelimit.gateway.usage.InflatingFeed;
 import io.github.ratelimit.gateway.usage.JsonFieldReader;
 import io.github.ratelimit.gateway.usage.UsageReading;
 import org.jspecify.annotations.Nullable;
@@ -38,6 +40,12 @@ import org.springframework.http.HttpHeaders;
  * ({@link UsageReports#settled}).
  * At most {@link JsonFieldReader#MAX_BUFFERED_BYTES} ({@link EventStreamReader#MAX_BUFFERED_BYTES} for a stream)
  * bytes of the answer are held for reading its usage, whatever its size.
+ *
+ * <p>A {@code json:} field is read from the body as the client is sent it, decoded first when its
+ * {@code Content-Encoding} is {@code gzip} or {@code deflate} ({@link InflatingFeed}: at most
+ * {@value InflatingFeed#MAX_DECODED_BYTES} decoded bytes, and one inflater's state besides the bytes above); a body
+ * in any other coding (or several) is not read, nor one that does not decode: charged its reservation, reported as
+ * {@link UsageReading.Kind#ENCODED}. The body the client is sent is never changed.
  */
 public final class UsageMeter {
 
@@ -59,6 +67,12 @@ public final class UsageMeter {
 	private @Nullable JsonFieldReader json;
 
 	private @Nullable EventStreamReader events;
+
+	/** Decodes a compressed body for the reader; {@code null} for a body read as it is. */
+	private @Nullable InflatingFeed inflating;
+
+	/** Whether the body is in a content coding not read, or did not decode. */
+	private boolean encoded;
 
 	private long bytes;
 
@@ -101,6 +115,31 @@ public final class UsageMeter {
 				this.json = new JsonFieldReader(field.field());
 				this.events = null;
 			}
+			decodeFor(headers.get(HttpHeaders.CONTENT_ENCODING));
+		}
+	}
+
+	/** Read a body in this content coding: as it is, decoded, or not at all. */
+	private void decodeFor(@Nullable List<String> codings) {
+		List<String> applied = (codings != null) ? codings.stream()
+			.flatMap((value) -> Stream.of(value.split(",")))
+			.map(String::strip)
+			.filter((coding) -> !coding.isEmpty() && !coding.equalsIgnoreCase("identity"))
+			.toList() : List.of();
+		if (applied.isEmpty()) {
+			return;
+		}
+		this.inflating = (applied.size() == 1) ? InflatingFeed.of(applied.get(0), this::read) : null;
+		this.encoded = (this.inflating == null);
+	}
+
+	/** Plain bytes of the body to its reader. */
+	private void read(ByteBuffer plain) {
+		if (this.json != null) {
+			this.json.feed(plain);
+		}
+		else if (this.events != null) {
+			this.events.feed(plain);
 		}
 	}
 
@@ -113,11 +152,15 @@ public final class UsageMeter {
 			return;
 		}
 		this.bytes += chunk.remaining();
-		if (this.json != null) {
-			this.json.feed(chunk);
+		if (this.encoded) {
+			return;
 		}
-		else if (this.events != null) {
-			this.events.feed(chunk);
+		if (this.inflating != null) {
+			this.inflating.feed(chunk);
+			this.encoded = this.inflating.failed();
+		}
+		else {
+			read(chunk);
 		}
 	}
 
@@ -129,6 +172,9 @@ public final class UsageMeter {
 	public synchronized void end(boolean complete) {
 		if (!isActive() || !this.ended.compareAndSet(false, true)) {
 			return;
+		}
+		if (this.inflating != null) {
+			this.inflating.end();
 		}
 		RouteUsage.Measure measure = this.usage.usage();
 		if (this.status >= 0 && !this.usage.counts(this.status)) {
@@ -169,6 +215,9 @@ public final class UsageMeter {
 		}
 		if (measure instanceof RouteUsage.Measure.Header header) {
 			return charge(headerReading(header.name()));
+		}
+		if (this.encoded) {
+			return complete ? charge(UsageReading.encoded()) : this.reservation.reserved();
 		}
 		UsageReading reading;
 		if (this.json != null) {

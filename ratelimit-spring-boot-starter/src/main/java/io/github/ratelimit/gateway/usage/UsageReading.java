@@ -28,6 +28,8 @@ public record UsageReading(Kind kind, long value) {
 
 	private static final UsageReading PENDING = new UsageReading(Kind.PENDING, 0);
 
+	private static final UsageReading ENCODED = new UsageReading(Kind.ENCODED, 0);
+
 	/**
 	 * Create a reading.
 	 * @throws IllegalArgumentException if {@code kind} is {@link Kind#FOUND} and {@code value} is not within 0 to
@@ -108,6 +110,14 @@ public record UsageReading(Kind kind, long value) {
 	}
 
 	/**
+	 * The answer's body is in a content coding that is not decoded, or did not decode ({@link InflatingFeed}).
+	 * @return the reading
+	 */
+	public static UsageReading encoded() {
+		return ENCODED;
+	}
+
+	/**
 	 * The answer has not ended and the field has not been seen yet.
 	 * @return the reading
 	 */
@@ -142,7 +152,14 @@ public record UsageReading(Kind kind, long value) {
 		TOO_LARGE,
 
 		/** The answer has not ended and the field has not been seen yet. */
-		PENDING
+		PENDING,
+
+		/**
+		 * The answer's body is in a content coding that is not decoded ({@code br}, {@code zstd}, an unknown one, or
+		 * several), or did not decode: data that is not what its {@code gzip} or {@code deflate} coding says, or more
+		 * than {@value InflatingFeed#MAX_DECODED_BYTES} bytes once decoded.
+		 */
+		ENCODED
 
 	}
 
