@@ -124,6 +124,9 @@ public class RedisRateLimitStore
 
 	private final ThrottledLog settleFailures = new ThrottledLog(Duration.ofSeconds(10));
 
+	/** Each shard's clock, for the deadlines of checks (read while the store runs). */
+	private final RedisClocks clocks;
+
 	/**
 	 * Create a store running the shipped script ({@value #SCRIPT_LOCATION}).
 	 * @param executor reaches Redis; owned by the store from now on (started, stopped and closed with it)
@@ -144,6 +147,7 @@ public class RedisRateLimitStore
 		this.executor = executor;
 		this.script = LuaScript.of(script);
 		this.keys = keys;
+		this.clocks = new RedisClocks(executor);
 	}
 
 	/**
@@ -171,14 +175,33 @@ public class RedisRateLimitStore
 	 */
 	@Override
 	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
+		return tryConsume(client, limits, cost, keys(client, limits), 0);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>The script gets the deadline in the Redis time of the shard the client's keys are on ({@link RedisClocks}:
+	 * at or before that shard's time at the deadline) and refuses the check, writing nothing, when Redis runs it
+	 * later; no deadline is sent until the shard's clock has been read once.
+	 * @return as {@link #tryConsume(ClientKey, PlanLimits, Cost)}; completed with a {@link TimeoutException} when
+	 * Redis ran the check past its deadline (nothing consumed)
+	 */
+	@Override
+	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost,
+			long deadlineNanos) {
+		return tryConsume(client, limits, cost, keys(client, limits), deadlineMicros(client, limits, deadlineNanos));
+	}
+
+	private CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost,
+			byte[][] keys, long deadlineMicros) {
 		ScriptArguments arguments = arguments(limits);
-		byte[][] keys = arguments.keys(this.keys, client);
 		if (cost.tokens() == 0 || !arguments.takesSlots) {
-			return this.executor.eval(this.script, keys, arguments.check(cost))
+			return this.executor.eval(this.script, keys, arguments.check(cost, deadlineMicros))
 				.thenApply((reply) -> reserving(ScriptReplies.toDecision(limits, reply), arguments, keys, cost));
 		}
 		byte[] slot = nextSlotId();
-		return this.executor.eval(this.script, keys, arguments.acquire(cost, slot)).thenApply((reply) -> {
+		byte[][] acquire = arguments.acquire(cost, slot, deadlineMicros);
+		return this.executor.eval(this.script, keys, acquire).thenApply((reply) -> {
 			RateLimitDecision decision = ScriptReplies.toDecision(limits, reply);
 			return decision.allowed() ? reserving(decision.withSlots(hold(arguments, keys, slot)), arguments, keys, cost)
 					: decision;
@@ -365,11 +388,35 @@ public class RedisRateLimitStore
 	@Override
 	public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
 			long durationMicros, ReturnedLease previous) {
-		ScriptArguments arguments = arguments(limits);
+		return lease(client, limits, cost, wanted, durationMicros, previous, 0L, false);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>The deadline is sent as a check's is ({@link #tryConsume(ClientKey, PlanLimits, Cost, long)}).
+	 */
+	@Override
+	public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+			long durationMicros, ReturnedLease previous, long deadlineNanos) {
+		return lease(client, limits, cost, wanted, durationMicros, previous, deadlineNanos, true);
+	}
+
+	private CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+			long durationMicros, ReturnedLease previous, long deadlineNanos, boolean hasDeadline) {
+		long deadlineMicros = hasDeadline ? deadlineMicros(client, limits, deadlineNanos) : 0;
 		return this.executor
-			.eval(this.script, arguments.keys(this.keys, client),
-					arguments.lease(cost, wanted, durationMicros, previous))
+			.eval(this.script, keys(client, limits),
+					arguments(limits).lease(cost, wanted, durationMicros, previous, deadlineMicros))
 			.thenApply((reply) -> ScriptReplies.toLease(limits, reply));
+	}
+
+	/** A gateway deadline in the Redis time of the shard holding the client's keys; 0 while that is not known. */
+	private long deadlineMicros(ClientKey client, PlanLimits limits, long deadlineNanos) {
+		return this.clocks.deadlineMicros(shardOf(client, limits), deadlineNanos);
+	}
+
+	private byte[][] keys(ClientKey client, PlanLimits limits) {
+		return arguments(limits).keys(this.keys, client);
 	}
 
 	/**
@@ -475,13 +522,17 @@ public class RedisRateLimitStore
 			.thenApply((reply) -> ScriptReplies.number(reply, 0));
 	}
 
-	/** Starts the executor too, if it has a life cycle (a {@link LettuceScriptExecutor} opens a new connection). */
+	/**
+	 * Starts the executor too, if it has a life cycle (a {@link LettuceScriptExecutor} opens a new connection), then
+	 * reading the shards' clocks for the checks' deadlines ({@link RedisClocks}).
+	 */
 	@Override
 	public void start() {
 		this.running = true;
 		if (this.executor instanceof Lifecycle lifecycle) {
 			lifecycle.start();
 		}
+		this.clocks.start();
 	}
 
 	/**
@@ -491,6 +542,7 @@ public class RedisRateLimitStore
 	@Override
 	public void stop() {
 		this.running = false;
+		this.clocks.stop();
 		releaseHeldSlots();
 		if (this.executor instanceof Lifecycle lifecycle) {
 			lifecycle.stop();
@@ -536,6 +588,7 @@ public class RedisRateLimitStore
 	/** Closes the executor (a {@link LettuceScriptExecutor} closes its connection). */
 	@Override
 	public void destroy() {
+		this.clocks.close();
 		this.executor.close();
 	}
 
@@ -554,7 +607,8 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, limit count n, then algorithm
+	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, limit count n, deadline 0 (none:
+	 * the check runs whenever Redis runs it), then algorithm
 	 * code, capacity, refill tokens, refill period in microseconds and cost per limit (1 for a limit counting
 	 * requests, 0 for a limit counting usage and for a concurrency limit, which a check reads). A quota's refill
 	 * period is the four boundaries of the periods around {@code now} instead

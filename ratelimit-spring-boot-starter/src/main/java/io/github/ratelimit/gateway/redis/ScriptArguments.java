@@ -61,8 +61,14 @@ final class ScriptArguments {
 	/** Values per limit: algorithm code, capacity, refill tokens, refill period, cost. */
 	private static final int PER_LIMIT = 5;
 
-	/** {@code check}, n. */
-	private static final int CHECK_HEADER = 2;
+	/** {@code check}, n, the deadline: the compiled check's values before the limits. */
+	private static final int CHECK_HEADER = 3;
+
+	/** The operation, n: the values before an operation's own. */
+	private static final int HEADER = 2;
+
+	/** Index of a check's deadline. */
+	private static final int CHECK_DEADLINE = 2;
 
 	final PlanLimits limits;
 
@@ -115,16 +121,28 @@ final class ScriptArguments {
 		return current.check;
 	}
 
-	byte[][] check(Cost cost) {
+	/**
+	 * {@code check}, n, the deadline, then the limits. At cost 1 the compiled check, copied only to set a deadline
+	 * other than 0 (one more value encoded per check).
+	 * @param cost what the check takes
+	 * @param deadlineMicros the deadline in Redis time (microseconds), 0 for none
+	 */
+	byte[][] check(Cost cost, long deadlineMicros) {
 		if (cost.equals(Cost.ONE)) {
-			return check();
+			byte[][] check = check();
+			if (deadlineMicros == 0) {
+				return check;
+			}
+			byte[][] args = check.clone();
+			args[CHECK_DEADLINE] = encode(deadlineMicros);
+			return args;
 		}
-		return call(header(CHECK_BYTES), cost, false);
+		return call(header(CHECK_BYTES, encodeDeadline(deadlineMicros)), cost, false);
 	}
 
-	/** {@code acquire}, n, the slot's id, then the limits, a slot taken in each concurrency limit. */
-	byte[][] acquire(Cost cost, byte[] slot) {
-		return call(header(ACQUIRE_BYTES, slot), cost, true);
+	/** {@code acquire}, n, the slot's id, the deadline, then the limits, a slot taken in each concurrency limit. */
+	byte[][] acquire(Cost cost, byte[] slot, long deadlineMicros) {
+		return call(header(ACQUIRE_BYTES, slot, encodeDeadline(deadlineMicros)), cost, true);
 	}
 
 	/** {@code release}, n, the slot's id, then the limits, no tokens refunded. */
@@ -137,10 +155,11 @@ final class ScriptArguments {
 		return call(header(ABANDON_BYTES, slot), Cost.NONE, false);
 	}
 
-	/** {@code lease}, n, wanted, duration, the previous lease's three numbers, then the limits. */
-	byte[][] lease(long cost, long wanted, long durationMicros, ReturnedLease previous) {
+	/** {@code lease}, n, wanted, duration, the previous lease's three numbers, the deadline, then the limits. */
+	byte[][] lease(long cost, long wanted, long durationMicros, ReturnedLease previous, long deadlineMicros) {
 		return call(header(LEASE_BYTES, encode(wanted), encode(durationMicros), encode(previous.granted()),
-				encode(previous.unused()), encode(previous.endMicros())), Cost.tokens(cost), false);
+				encode(previous.unused()), encode(previous.endMicros()), encodeDeadline(deadlineMicros)),
+				Cost.tokens(cost), false);
 	}
 
 	/** {@code refund}, n, then the limits, each with the tokens to give back. */
@@ -156,7 +175,7 @@ final class ScriptArguments {
 	/** {@code topup}, n, then the limits: {@code tokens} for the one at {@code index}, 0 for the others. */
 	byte[][] topUp(int index, long tokens) {
 		byte[][] args = call(header(TOP_UP_BYTES), Cost.NONE, false);
-		args[CHECK_HEADER + PER_LIMIT * index + PER_LIMIT - 1] = encode(tokens);
+		args[HEADER + PER_LIMIT * index + PER_LIMIT - 1] = encode(tokens);
 		return args;
 	}
 
@@ -167,10 +186,10 @@ final class ScriptArguments {
 
 	/** The operation, n, then the operation's own values. */
 	private byte[][] header(byte[] operation, byte[]... values) {
-		byte[][] header = new byte[CHECK_HEADER + values.length][];
+		byte[][] header = new byte[HEADER + values.length][];
 		header[0] = operation;
 		header[1] = this.compiled.check[1];
-		System.arraycopy(values, 0, header, CHECK_HEADER, values.length);
+		System.arraycopy(values, 0, header, HEADER, values.length);
 		return header;
 	}
 
@@ -194,6 +213,10 @@ final class ScriptArguments {
 			}
 		}
 		return args;
+	}
+
+	private static byte[] encodeDeadline(long micros) {
+		return (micros == 0) ? ZERO : encode(micros);
 	}
 
 	private static byte[] encodeCost(long value) {
@@ -227,9 +250,10 @@ final class ScriptArguments {
 	 */
 	static List<String> checkAtCostOne(PlanLimits limits, Instant now) {
 		List<LimitDefinition> list = limits.limits();
-		List<String> args = new ArrayList<>(2 + 5 * list.size());
+		List<String> args = new ArrayList<>(CHECK_HEADER + PER_LIMIT * list.size());
 		args.add(CHECK);
 		args.add(Integer.toString(list.size()));
+		args.add("0"); // no deadline
 		for (LimitDefinition limit : list) {
 			args.add(limit.algorithm().scriptCode());
 			args.add(Long.toString(limit.capacity()));

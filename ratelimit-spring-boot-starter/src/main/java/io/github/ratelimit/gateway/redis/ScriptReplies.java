@@ -5,6 +5,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.gateway.chain.LeaseStore.Lease;
 import io.github.ratelimit.gateway.chain.LimitStatus;
@@ -15,15 +16,21 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
 
 /**
  * The rate limit script's replies (see the contract at the head of {@code dispatch.lua}), decoded: a check's into a
- * {@link RateLimitDecision}, a lease's into a {@link Lease}, a quota read's into {@link QuotaState}s. A reply of
- * another shape fails with a {@link CompletionException} wrapping an {@link IllegalStateException} that quotes it.
+ * {@link RateLimitDecision}, a lease's into a {@link Lease}, a quota read's into {@link QuotaState}s. The reply to a
+ * check, acquire or lease that Redis refused past its deadline fails with a {@link CompletionException} wrapping a
+ * {@link TimeoutException}; a reply of another shape fails with a {@link CompletionException} wrapping an
+ * {@link IllegalStateException} that quotes it.
  */
 final class ScriptReplies {
+
+	/** The script's reply to a check, acquire or lease that Redis ran past its deadline. */
+	static final long EXPIRED = -1;
 
 	private ScriptReplies() {
 	}
 
 	static Lease toLease(PlanLimits limits, List<?> reply) {
+		expired(reply);
 		int count = limits.limits().size();
 		if (reply == null || reply.size() != 3 + 4 * count) {
 			throw new CompletionException(
@@ -34,6 +41,7 @@ final class ScriptReplies {
 	}
 
 	static RateLimitDecision toDecision(PlanLimits limits, List<?> reply) {
+		expired(reply);
 		int count = limits.limits().size();
 		if (reply == null || reply.size() != 1 + 4 * count) {
 			throw new CompletionException(
@@ -63,6 +71,17 @@ final class ScriptReplies {
 			}
 		}
 		return states;
+	}
+
+	/**
+	 * Fails when the reply is the script's "expired" (the integer -1): Redis ran a check, acquire or lease after its
+	 * deadline, and it read and wrote nothing.
+	 */
+	private static void expired(List<?> reply) {
+		if (reply != null && reply.size() == 1 && Long.valueOf(EXPIRED).equals(reply.get(0))) {
+			throw new CompletionException(new TimeoutException(
+					"Redis ran the rate limit check after its deadline: refused by the script, nothing consumed"));
+		}
 	}
 
 	static Instant micros(long micros) {
