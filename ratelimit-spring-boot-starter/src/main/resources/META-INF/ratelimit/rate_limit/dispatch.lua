@@ -20,6 +20,12 @@
 --           reply: see the end of this file)
 -- ARGV[2]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
 -- 'acquire', 'release' and 'abandon' only, ARGV[3]: the slot's id, unique per request and instance
+-- 'check' ARGV[3], 'acquire' ARGV[4], 'lease' ARGV[8] (the last value before the limits of the operations that
+--           charge): the deadline, in Redis time (microseconds since the epoch, a whole number >= 0): the moment the
+--           gateway gives up waiting for this call. When Redis' now (TIME) is past it, the call reads and writes
+--           nothing and returns the integer -1 (expired), so that a call Redis runs after the gateway decided the
+--           request without it (a stall, a paused or slow Redis, a command retried after a reconnect) charges
+--           nothing. 0: no deadline (a gateway that does not know Redis' clock yet; the endpoint's reads)
 -- 'lease' only, ARGV[3..7]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
 --           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
 --           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
@@ -28,7 +34,8 @@
 --           lease given back at or after its end gives nothing back, its reservation only is released. A lease given
 --           back alone (cost 0, nothing wanted) under limits that read a bucket beyond empty (not that bucket's last
 --           limits) leaves that bucket as stored: nothing back, the reservation kept until it ends
--- then, per limit, five values (from ARGV[3], ARGV[4] for 'acquire', 'release' and 'abandon', ARGV[8] for 'lease'):
+-- then, per limit, five values (from ARGV[3]; ARGV[4] for 'check', 'release' and 'abandon'; ARGV[5] for 'acquire';
+--           ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53), refill period (microseconds,
 --           >= 1000), and the limit's cost: a whole number of tokens, its own per limit (a request may take 1 from a
 --           limit counting requests and 4,000 from one counting LLM tokens):
@@ -54,16 +61,19 @@
 --   tokens equal the capacity (not used here).
 -- An unknown operation or algorithm code (a window or concurrency limit in a lease), a cost that is not a whole
 -- number, negative outside a 'settle' or not 0 for a concurrency limit where it must be (a 'check' takes no slot),
--- not 0 in a 'quota', above 2^53 or not 0 for a limit other than a quota in a 'topup', an argument count other than
--- 2 + 5n (3 + 5n for 'acquire', 'release' and 'abandon', 7 + 5n for 'lease') or a key count other than n plus the
--- concurrency limits is an error reply before any write.
+-- not 0 in a 'quota', above 2^53 or not 0 for a limit other than a quota in a 'topup', a deadline that is not a whole
+-- number >= 0, an argument count other than 2 + 5n (3 + 5n for 'check', 'release' and 'abandon', 4 + 5n for
+-- 'acquire', 8 + 5n for 'lease') or a key count other than n plus the concurrency limits is an error reply before
+-- any write.
 --
 -- Time comes only from Redis TIME (microsecond precision): every gateway instance shares one clock. A clock stepping
 -- back never makes room at once (a window stays the stored one; a token bucket gets no refill); a token bucket within
 -- the step of empty is stored as empty at the earlier time, so it may regain at most the step's refill once the
 -- clock has caught up.
 --
--- 'check' and 'acquire' return {allowed, then per limit: satisfied, remaining, retry_after_ms, reset_ms}, integers:
+-- 'check', 'acquire' and 'lease' past their deadline return the integer -1 (expired; nothing read or written).
+-- Otherwise 'check' and 'acquire' return {allowed, then per limit: satisfied, remaining, retry_after_ms, reset_ms},
+-- integers:
 --   allowed        1 if every limit admitted cost tokens (and cost was taken from each, and a slot from each
 --                  concurrency limit), else 0 (nothing taken)
 --   satisfied      1 if this limit alone admitted cost tokens (a concurrency limit: a free slot)
@@ -122,15 +132,24 @@ local function algorithm_of(code)   -- the algorithm of a code, nil for an unkno
   return algorithm
 end
 
+-- The reply of a check, acquire or lease run past its deadline.
+local EXPIRED = -1
+
 -- One call (see the contract above), as sent alone or as one call of a batch.
 local function run()
   local header = 2                       -- ARGV values before the limits
+  local charges = false                  -- a check, acquire or lease: its deadline is ARGV[header]
   if operation == 'lease' then
-    header = 7
-  elseif operation == 'acquire' or operation == 'release' or operation == 'abandon' then
+    header, charges = 8, true
+  elseif operation == 'acquire' then
+    header, charges = 4, true
+    slot = ARGV[3]
+  elseif operation == 'check' then
+    header, charges = 3, true
+  elseif operation == 'release' or operation == 'abandon' then
     header = 3
     slot = ARGV[3]
-  elseif operation ~= 'check' and operation ~= 'refund' and operation ~= 'settle' and operation ~= 'topup'
+  elseif operation ~= 'refund' and operation ~= 'settle' and operation ~= 'topup'
       and operation ~= 'quota' then
     return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
   end
@@ -179,6 +198,17 @@ local function run()
 
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+
+  if charges then
+    local deadline = tonumber(ARGV[header])
+    if not usable(deadline) or deadline ~= math.floor(deadline) then
+      return redis.error_reply('ERR rate limit ' .. operation .. ' takes a deadline in microseconds >= 0, got \''
+        .. tostring(ARGV[header]) .. '\'')
+    end
+    if deadline > 0 and now > deadline then
+      return EXPIRED                     -- the gateway has given up on this call: nothing read, nothing written
+    end
+  end
 
   if operation == 'topup' or operation == 'quota' then
     -- every quota read first: an error (Redis time outside its boundaries) comes before any write

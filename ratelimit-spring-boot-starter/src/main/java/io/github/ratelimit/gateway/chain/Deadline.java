@@ -57,6 +57,14 @@ final class Deadline implements TimerTask {
 	}
 
 	/**
+	 * The moment the check is given up.
+	 * @return {@link System#nanoTime()} when the timeout has passed since the start
+	 */
+	long endNanos() {
+		return this.startNanos + this.timeout.toNanos();
+	}
+
+	/**
 	 * Start timing: when the timeout has passed since the start, the calls waiting are told, then the owner.
 	 * @param owner told last when the deadline passes ({@code null}: nobody but the calls)
 	 */

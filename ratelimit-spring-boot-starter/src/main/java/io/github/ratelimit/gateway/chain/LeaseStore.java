@@ -36,6 +36,27 @@ public interface LeaseStore {
 			ReturnedLease previous);
 
 	/**
+	 * Check, consume and take a lease as {@link #lease(ClientKey, PlanLimits, long, long, long, ReturnedLease)}, for
+	 * a caller that gives up waiting at a deadline: as
+	 * {@link RateLimitStore#tryConsume(ClientKey, PlanLimits, io.github.ratelimit.gateway.limits.Cost, long)}, a
+	 * store that can consumes nothing (and gives back no previous lease) when it applies the call after that moment.
+	 * The default ignores the deadline.
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group, every one a token bucket
+	 * @param cost tokens this request takes
+	 * @param wanted tokens wanted for the lease (0: none)
+	 * @param durationMicros how long the lease may be spent, in microseconds (at least 1)
+	 * @param previous the previous lease, or {@link ReturnedLease#NONE}
+	 * @param deadlineNanos when the caller gives up, in {@link System#nanoTime()} time
+	 * @return as {@link #lease(ClientKey, PlanLimits, long, long, long, ReturnedLease)}; a call refused past its
+	 * deadline completes exceptionally (a {@link java.util.concurrent.TimeoutException}), having changed nothing
+	 */
+	default CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+			long durationMicros, ReturnedLease previous, long deadlineNanos) {
+		return lease(client, limits, cost, wanted, durationMicros, previous);
+	}
+
+	/**
 	 * The store's answer to a lease call.
 	 * @param decision the decision on the request's own cost; statuses as the store holds them after the call
 	 * @param tokens tokens leased from every limit (0 when denied, or when the buckets hold too little)

@@ -36,6 +36,24 @@ public interface RateLimitStore {
 	CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost);
 
 	/**
+	 * Check and consume, for a caller that gives up waiting at a deadline (the failure policy's
+	 * {@code ratelimit.redis-timeout}) and then decides the request without the store: a store that can must not
+	 * consume anything when it applies the check after that moment, so that a request decided without it takes
+	 * nothing from it, however late it runs the check (the Redis store sends the deadline in Redis' time, and its
+	 * script refuses a check Redis runs after it). The default ignores the deadline.
+	 * @param client who is limited
+	 * @param limits the plan's limits in the endpoint group
+	 * @param cost as {@link #tryConsume(ClientKey, PlanLimits, Cost)}
+	 * @param deadlineNanos when the caller gives up, in {@link System#nanoTime()} time
+	 * @return as {@link #tryConsume(ClientKey, PlanLimits, Cost)}; a check the store refused because its deadline had
+	 * passed completes exceptionally (a {@link java.util.concurrent.TimeoutException}), having consumed nothing
+	 */
+	default CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost,
+			long deadlineNanos) {
+		return tryConsume(client, limits, cost);
+	}
+
+	/**
 	 * Check and consume tokens from the limits counting requests, reserving nothing.
 	 * @param client who is limited
 	 * @param limits the plan's limits in the endpoint group

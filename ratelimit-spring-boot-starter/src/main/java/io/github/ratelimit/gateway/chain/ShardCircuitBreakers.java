@@ -288,7 +288,9 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		@Override
 		public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
 				PlanLimits limits, Cost cost) {
-			return call(deadline, client, limits, () -> this.store.tryConsume(client, limits, cost));
+			return call(deadline, client, limits, (deadline != null)
+					? () -> this.store.tryConsume(client, limits, cost, deadline.endNanos())
+					: () -> this.store.tryConsume(client, limits, cost));
 		}
 
 		@Override
@@ -303,8 +305,9 @@ public class ShardCircuitBreakers implements AutoCloseable {
 			if (!(this.store instanceof LeaseStore leases)) {
 				return StoreLayer.super.lease(deadline, client, limits, cost, wanted, durationMicros, previous);
 			}
-			return call(deadline, client, limits,
-					() -> leases.lease(client, limits, cost, wanted, durationMicros, previous));
+			return call(deadline, client, limits, (deadline != null)
+					? () -> leases.lease(client, limits, cost, wanted, durationMicros, previous, deadline.endNanos())
+					: () -> leases.lease(client, limits, cost, wanted, durationMicros, previous));
 		}
 
 		/** Sent whatever the breaker's state (see the class comment); its outcome is not recorded. */

@@ -49,7 +49,7 @@ interface StoreLayer extends RateLimitStore {
 	}
 
 	/**
-	 * A store as a layer: its calls ignore deadlines.
+	 * A store as a layer: its checks get their check's deadline, nothing waits on it.
 	 * @param store the store (a layer is returned as it is)
 	 * @return the layer
 	 */
@@ -57,20 +57,23 @@ interface StoreLayer extends RateLimitStore {
 		return (store instanceof StoreLayer layer) ? layer : new Bare(store);
 	}
 
-	/** A store under no breaker: deadlines are not its concern. */
+	/** A store under no breaker: it is given a check's deadline, and records nothing. */
 	record Bare(RateLimitStore store) implements StoreLayer {
 
 		@Override
 		public CompletableFuture<RateLimitDecision> tryConsume(@Nullable Deadline deadline, ClientKey client,
 				PlanLimits limits, Cost cost) {
-			return this.store.tryConsume(client, limits, cost);
+			return (deadline != null) ? this.store.tryConsume(client, limits, cost, deadline.endNanos())
+					: this.store.tryConsume(client, limits, cost);
 		}
 
 		@Override
 		public CompletableFuture<LeaseStore.Lease> lease(@Nullable Deadline deadline, ClientKey client,
 				PlanLimits limits, long cost, long wanted, long durationMicros, LeaseStore.ReturnedLease previous) {
 			if (this.store instanceof LeaseStore leases) {
-				return leases.lease(client, limits, cost, wanted, durationMicros, previous);
+				return (deadline != null)
+						? leases.lease(client, limits, cost, wanted, durationMicros, previous, deadline.endNanos())
+						: leases.lease(client, limits, cost, wanted, durationMicros, previous);
 			}
 			return StoreLayer.super.lease(deadline, client, limits, cost, wanted, durationMicros, previous);
 		}

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.redis;
 
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -275,6 +276,38 @@ final class LettuceScriptConnection implements AutoCloseable {
 			return open.zrem(key, member).toCompletableFuture();
 		}
 		return connect().thenCompose((connected) -> connected.zrem(key, member).toCompletableFuture());
+	}
+
+	/**
+	 * Read Redis' clock ({@code TIME}): on a Cluster, the named master's (over the node connection Lettuce routes that
+	 * master's commands on), else the server's.
+	 * @param shard the master's {@code host:port} as {@link #shardOf} names it, or {@link StoreShards#SINGLE_SHARD}
+	 * @return microseconds since the epoch; completed exceptionally with Lettuce's exception
+	 */
+	CompletableFuture<Long> time(String shard) {
+		RedisClusterAsyncCommands<byte[], byte[]> open = this.commands;
+		CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands = (open != null)
+				? CompletableFuture.completedFuture(open) : connect();
+		return commands.thenCompose((redis) -> {
+			int colon = shard.lastIndexOf(':');
+			if (this.cluster && colon > 0
+					&& this.connection instanceof StatefulRedisClusterConnection<byte[], byte[]> nodes) {
+				String host = shard.startsWith("[") ? shard.substring(1, colon - 1) : shard.substring(0, colon);
+				int port = Integer.parseInt(shard.substring(colon + 1));
+				return nodes.getConnectionAsync(host, port)
+					.thenCompose((node) -> node.async().time().toCompletableFuture());
+			}
+			return redis.time().toCompletableFuture();
+		}).thenApply(LettuceScriptConnection::micros);
+	}
+
+	/** {@code TIME}'s reply, seconds and microseconds, as microseconds since the epoch. */
+	private static long micros(List<byte[]> time) {
+		if (time.size() != 2) {
+			throw new IllegalStateException("Unexpected reply to TIME with " + time.size() + " elements");
+		}
+		return Long.parseLong(new String(time.get(0), StandardCharsets.US_ASCII)) * 1_000_000L
+				+ Long.parseLong(new String(time.get(1), StandardCharsets.US_ASCII));
 	}
 
 	private CompletableFuture<List<Object>> evalsha(RedisClusterAsyncCommands<byte[], byte[]> redis,

@@ -151,6 +151,12 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 		return current.isOpen(loop) ? current.connections[loop] : this.connection;
 	}
 
+	/** {@inheritDoc} <p>{@code TIME} on the shared connection (on a Cluster, to the named master). */
+	@Override
+	public CompletableFuture<Long> time(String shard) {
+		return this.connection.time(shard);
+	}
+
 	/** On a Redis Cluster: the masters, as the connection's view of the topology (Lettuce's refresh) has them. */
 	@Override
 	public boolean isSharded() {

@@ -14,6 +14,10 @@ import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.ProtocolKeyword;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.event.DefaultEventPublisherOptions;
 import io.lettuce.core.resource.ClientResources;
@@ -82,6 +86,13 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 
 	/** Longest wait between two reconnect attempts of the limiter's client to a Redis node. */
 	public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
+
+	/**
+	 * Least time the limiter's client waits for a script's reply (when the application's command timeout is
+	 * shorter): a check that outlives {@code ratelimit.redis-timeout} is decided without Redis, and its reply, read
+	 * later, has what Redis took refunded.
+	 */
+	public static final Duration MIN_SCRIPT_REPLY_TIMEOUT = Duration.ofSeconds(10);
 
 	/** Longest a TCP connect of the limiter's client to a Redis node is waited for before it fails. */
 	public static final Duration MAX_CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -162,7 +173,7 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 					.build();
 		boolean cluster = configuration instanceof RedisClusterConfiguration;
 		ClientOptions options = clientOptions(applicationClient.getClientOptions().orElse(null), cluster,
-				clusterRefresh);
+				clusterRefresh, applicationClient.getCommandTimeout());
 		LettuceClientConfiguration client = clientConfiguration(applicationClient, options, resources);
 		// a standalone configuration through its own constructor: the generic one would leave the copy's
 		// getStandaloneConfiguration() at its default (localhost) while it connects elsewhere
@@ -213,6 +224,24 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 	 */
 	static ClientOptions clientOptions(@Nullable ClientOptions application, boolean cluster,
 			ClusterTopologyRefreshCustomizer clusterRefresh) {
+		return clientOptions(application, cluster, clusterRefresh, null);
+	}
+
+	/**
+	 * The limiter's client options, as {@link #clientOptions(ClientOptions, boolean, ClusterTopologyRefreshCustomizer)},
+	 * and, when the application's options time commands out, script commands ({@code EVAL}, {@code EVALSHA}) timed
+	 * out after at least {@link #MIN_SCRIPT_REPLY_TIMEOUT}: a check's reply that comes later than the limiter waited
+	 * ({@code ratelimit.redis-timeout}) is still read, so that a check Redis ran in time is refunded. Other commands
+	 * keep the application's timeout. (A check Redis runs after its deadline, e.g. re-sent after a reconnect, charges
+	 * nothing whatever this timeout: the script refuses it.)
+	 * @param application the application's options, {@code null} for Lettuce's defaults
+	 * @param cluster whether the client is a Cluster client
+	 * @param clusterRefresh topology refresh for a Cluster client
+	 * @param commandTimeout the application's command timeout, {@code null} to keep its timeout options as they are
+	 * @return the options
+	 */
+	static ClientOptions clientOptions(@Nullable ClientOptions application, boolean cluster,
+			ClusterTopologyRefreshCustomizer clusterRefresh, @Nullable Duration commandTimeout) {
 		ClientOptions.Builder builder;
 		if (cluster) {
 			builder = (application != null) ? ClusterClientOptions.builder(application) : ClusterClientOptions.builder();
@@ -225,9 +254,46 @@ public final class LimiterConnectionFactory implements InitializingBean, SmartLi
 		if (socket.getConnectTimeout().compareTo(MAX_CONNECT_TIMEOUT) > 0) {
 			socket = socket.mutate().connectTimeout(MAX_CONNECT_TIMEOUT).build();
 		}
-		return builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-			.socketOptions(socket)
-			.build();
+		builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).socketOptions(socket);
+		TimeoutOptions timeouts = (application != null) ? application.getTimeoutOptions() : TimeoutOptions.create();
+		if (commandTimeout != null && timeouts.isTimeoutCommands()) {
+			builder.timeoutOptions(
+					TimeoutOptions.builder().timeoutSource(new ScriptReplyTimeout(timeouts, commandTimeout)).build());
+		}
+		return builder.build();
+	}
+
+	/**
+	 * The application's command timeouts, with script commands given at least {@link #MIN_SCRIPT_REPLY_TIMEOUT}.
+	 */
+	private static final class ScriptReplyTimeout extends TimeoutOptions.TimeoutSource {
+
+		private final TimeoutOptions application;
+
+		private final long commandTimeoutNanos;
+
+		ScriptReplyTimeout(TimeoutOptions application, Duration commandTimeout) {
+			this.application = application;
+			this.commandTimeoutNanos = commandTimeout.toNanos();
+		}
+
+		@Override
+		public long getTimeout(RedisCommand<?, ?, ?> command) {
+			long nanos = this.application.isApplyConnectionTimeout() ? this.commandTimeoutNanos
+					: this.application.getSource().getTimeUnit()
+						.toNanos(this.application.getSource().getTimeout(command));
+			ProtocolKeyword type = command.getType();
+			if ((type == CommandType.EVALSHA || type == CommandType.EVAL) && nanos > 0) {
+				return Math.max(nanos, MIN_SCRIPT_REPLY_TIMEOUT.toNanos());
+			}
+			return nanos;
+		}
+
+		@Override
+		public TimeUnit getTimeUnit() {
+			return TimeUnit.NANOSECONDS;
+		}
+
 	}
 
 	/**

@@ -4,12 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -22,7 +20,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.chain.LeaseStore;
-import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.QuotaState;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.chain.Reservation;
@@ -129,6 +126,9 @@ public class RedisRateLimitStore
 
 	private final ThrottledLog settleFailures = new ThrottledLog(Duration.ofSeconds(10));
 
+	/** Each shard's clock, for the deadlines of checks (read while the store runs). */
+	private final RedisClocks clocks;
+
 	/**
 	 * Create a store running the shipped script ({@value #SCRIPT_LOCATION}).
 	 * @param executor reaches Redis; owned by the store from now on (started, stopped and closed with it)
@@ -149,6 +149,7 @@ public class RedisRateLimitStore
 		this.executor = executor;
 		this.script = LuaScript.of(script);
 		this.keys = keys;
+		this.clocks = new RedisClocks(executor);
 	}
 
 	/**
@@ -176,22 +177,42 @@ public class RedisRateLimitStore
 	 */
 	@Override
 	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost) {
-		Arguments arguments = arguments(limits);
-		byte[][] keys = arguments.keys(this.keys, client);
+		return tryConsume(client, limits, cost, keys(client, limits), 0);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>The script gets the deadline in the Redis time of the shard the client's keys are on ({@link RedisClocks}:
+	 * at or before that shard's time at the deadline) and refuses the check, writing nothing, when Redis runs it
+	 * later; no deadline is sent until the shard's clock has been read once.
+	 * @return as {@link #tryConsume(ClientKey, PlanLimits, Cost)}; completed with a {@link TimeoutException} when
+	 * Redis ran the check past its deadline (nothing consumed)
+	 */
+	@Override
+	public CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost,
+			long deadlineNanos) {
+		return tryConsume(client, limits, cost, keys(client, limits), deadlineMicros(client, limits, deadlineNanos));
+	}
+
+	private CompletableFuture<RateLimitDecision> tryConsume(ClientKey client, PlanLimits limits, Cost cost,
+			byte[][] keys, long deadlineMicros) {
+		ScriptArguments arguments = arguments(limits);
 		if (cost.tokens() == 0 || !arguments.takesSlots) {
-			return this.executor.eval(this.script, keys, arguments.check(cost))
-				.thenApply((reply) -> reserving(toDecision(limits, reply), arguments, keys, cost));
+			return this.executor.eval(this.script, keys, arguments.check(cost, deadlineMicros))
+				.thenApply((reply) -> reserving(ScriptReplies.toDecision(limits, reply), arguments, keys, cost));
 		}
 		byte[] slot = nextSlotId();
-		return this.executor.eval(this.script, keys, arguments.acquire(cost, slot)).thenApply((reply) -> {
-			RateLimitDecision decision = toDecision(limits, reply);
+		byte[][] acquire = arguments.acquire(cost, slot, deadlineMicros);
+		return this.executor.eval(this.script, keys, acquire).thenApply((reply) -> {
+			RateLimitDecision decision = ScriptReplies.toDecision(limits, reply);
 			return decision.allowed() ? reserving(decision.withSlots(hold(arguments, keys, slot)), arguments, keys, cost)
 					: decision;
 		});
 	}
 
 	/** An allowed decision of a reserving cost, with what it took as its reservation (the answer settles it). */
-	private RateLimitDecision reserving(RateLimitDecision decision, Arguments arguments, byte[][] keys, Cost cost) {
+	private RateLimitDecision reserving(RateLimitDecision decision, ScriptArguments arguments, byte[][] keys,
+			Cost cost) {
 		if (!decision.allowed() || !cost.reserves() || cost.isNone()) {
 			return decision;
 		}
@@ -206,13 +227,13 @@ public class RedisRateLimitStore
 	@SuppressWarnings("serial") // never serialized: its state is whether it has ended
 	private final class RedisReservation extends AtomicBoolean implements Reservation {
 
-		private final Arguments arguments;
+		private final ScriptArguments arguments;
 
 		private final byte[][] keys;
 
 		private final Cost taken;
 
-		RedisReservation(Arguments arguments, byte[][] keys, Cost taken) {
+		RedisReservation(ScriptArguments arguments, byte[][] keys, Cost taken) {
 			this.arguments = arguments;
 			this.keys = keys;
 			this.taken = taken;
@@ -255,7 +276,7 @@ public class RedisRateLimitStore
 			return call.handle((reply, ex) -> {
 				if (ex == null) {
 					try {
-						return (reserved == 0) ? 0L : reserved + usageChange(limits, reply);
+						return (reserved == 0) ? 0L : reserved + ScriptReplies.toUsageChange(limits, reply);
 					}
 					catch (RuntimeException unexpected) { // a reply of another shape
 						ex = unexpected;
@@ -268,24 +289,6 @@ public class RedisRateLimitStore
 
 	}
 
-	/**
-	 * What a settlement changed in the limits counting usage, from the script's reply (per limit, the tokens taken or,
-	 * negative, given back): the least any of them took.
-	 */
-	private static long usageChange(PlanLimits limits, List<?> reply) {
-		List<LimitDefinition> list = limits.limits();
-		if (reply.size() != list.size()) {
-			throw new IllegalStateException("Unexpected reply from the rate limit script: " + reply);
-		}
-		long least = Long.MAX_VALUE;
-		for (int i = 0; i < list.size(); i++) {
-			if (list.get(i).isUsage()) {
-				least = Math.min(least, number(reply, i));
-			}
-		}
-		return (least == Long.MAX_VALUE) ? 0 : least;
-	}
-
 	private void settleFailed(PlanLimits limits, Throwable error) {
 		this.settleFailures.log((skipped) -> logger.warn(
 				"Could not settle a reservation in group '{}' ({}): it stays charged as reserved{}", limits.group(),
@@ -296,7 +299,7 @@ public class RedisRateLimitStore
 	 * The slots an allowed acquire took, registered until given back. Should the acquire's future be abandoned
 	 * before this runs, the caller releases the decision it later gets.
 	 */
-	private HeldSlots hold(Arguments arguments, byte[][] keys, byte[] slot) {
+	private HeldSlots hold(ScriptArguments arguments, byte[][] keys, byte[] slot) {
 		RedisSlots slots = new RedisSlots(arguments, keys, slot);
 		this.heldSlots.add(slots);
 		return slots;
@@ -309,7 +312,7 @@ public class RedisRateLimitStore
 	 */
 	private final class RedisSlots implements HeldSlots {
 
-		private final Arguments arguments;
+		private final ScriptArguments arguments;
 
 		private final byte[][] keys;
 
@@ -317,7 +320,7 @@ public class RedisRateLimitStore
 
 		private final AtomicBoolean released = new AtomicBoolean();
 
-		RedisSlots(Arguments arguments, byte[][] keys, byte[] slot) {
+		RedisSlots(ScriptArguments arguments, byte[][] keys, byte[] slot) {
 			this.arguments = arguments;
 			this.keys = keys;
 			this.slot = slot;
@@ -399,11 +402,35 @@ public class RedisRateLimitStore
 	@Override
 	public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
 			long durationMicros, ReturnedLease previous) {
-		Arguments arguments = arguments(limits);
+		return lease(client, limits, cost, wanted, durationMicros, previous, 0L, false);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>The deadline is sent as a check's is ({@link #tryConsume(ClientKey, PlanLimits, Cost, long)}).
+	 */
+	@Override
+	public CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+			long durationMicros, ReturnedLease previous, long deadlineNanos) {
+		return lease(client, limits, cost, wanted, durationMicros, previous, deadlineNanos, true);
+	}
+
+	private CompletableFuture<Lease> lease(ClientKey client, PlanLimits limits, long cost, long wanted,
+			long durationMicros, ReturnedLease previous, long deadlineNanos, boolean hasDeadline) {
+		long deadlineMicros = hasDeadline ? deadlineMicros(client, limits, deadlineNanos) : 0;
 		return this.executor
-			.eval(this.script, arguments.keys(this.keys, client),
-					arguments.lease(cost, wanted, durationMicros, previous))
-			.thenApply((reply) -> toLease(limits, reply));
+			.eval(this.script, keys(client, limits),
+					arguments(limits).lease(cost, wanted, durationMicros, previous, deadlineMicros))
+			.thenApply((reply) -> ScriptReplies.toLease(limits, reply));
+	}
+
+	/** A gateway deadline in the Redis time of the shard holding the client's keys; 0 while that is not known. */
+	private long deadlineMicros(ClientKey client, PlanLimits limits, long deadlineNanos) {
+		return this.clocks.deadlineMicros(shardOf(client, limits), deadlineNanos);
+	}
+
+	private byte[][] keys(ClientKey client, PlanLimits limits) {
+		return arguments(limits).keys(this.keys, client);
 	}
 
 	/**
@@ -416,7 +443,7 @@ public class RedisRateLimitStore
 	 */
 	@Override
 	public CompletableFuture<Void> refund(ClientKey client, PlanLimits limits, Cost cost) {
-		Arguments arguments = arguments(limits);
+		ScriptArguments arguments = arguments(limits);
 		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.refund(cost))
 			.thenApply((reply) -> null);
 	}
@@ -475,9 +502,9 @@ public class RedisRateLimitStore
 		if (!limits.hasQuotas()) {
 			return CompletableFuture.completedFuture(List.of());
 		}
-		Arguments arguments = arguments(limits);
+		ScriptArguments arguments = arguments(limits);
 		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.quota())
-			.thenApply((reply) -> toQuotaStates(limits, reply));
+			.thenApply((reply) -> ScriptReplies.toQuotaStates(limits, reply));
 	}
 
 	/**
@@ -504,18 +531,22 @@ public class RedisRateLimitStore
 			return CompletableFuture.failedFuture(new IllegalArgumentException(
 					"a top-up is 1 to " + LimitDefinition.MAX_TOKENS + " tokens, was " + tokens));
 		}
-		Arguments arguments = arguments(limits);
+		ScriptArguments arguments = arguments(limits);
 		return this.executor.eval(this.script, arguments.keys(this.keys, client), arguments.topUp(index, tokens))
-			.thenApply((reply) -> number(reply, 0));
+			.thenApply((reply) -> ScriptReplies.number(reply, 0));
 	}
 
-	/** Starts the executor too, if it has a life cycle (a {@link LettuceScriptExecutor} opens a new connection). */
+	/**
+	 * Starts the executor too, if it has a life cycle (a {@link LettuceScriptExecutor} opens a new connection), then
+	 * reading the shards' clocks for the checks' deadlines ({@link RedisClocks}).
+	 */
 	@Override
 	public void start() {
 		this.running = true;
 		if (this.executor instanceof Lifecycle lifecycle) {
 			lifecycle.start();
 		}
+		this.clocks.start();
 	}
 
 	/**
@@ -525,6 +556,7 @@ public class RedisRateLimitStore
 	@Override
 	public void stop() {
 		this.running = false;
+		this.clocks.stop();
 		releaseHeldSlots();
 		if (this.executor instanceof Lifecycle lifecycle) {
 			lifecycle.stop();
@@ -570,11 +602,12 @@ public class RedisRateLimitStore
 	/** Closes the executor (a {@link LettuceScriptExecutor} closes its connection). */
 	@Override
 	public void destroy() {
+		this.clocks.close();
 		this.executor.close();
 	}
 
-	private static Arguments arguments(PlanLimits limits) {
-		return limits.compiled(Arguments.COMPILER);
+	private static ScriptArguments arguments(PlanLimits limits) {
+		return limits.compiled(ScriptArguments.COMPILER);
 	}
 
 	/**
@@ -588,7 +621,8 @@ public class RedisRateLimitStore
 	}
 
 	/**
-	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, limit count n, then algorithm
+	 * The script's {@code ARGV} for a check of some limits at cost 1: {@code check}, limit count n, deadline 0 (none:
+	 * the check runs whenever Redis runs it), then algorithm
 	 * code, capacity, refill tokens, refill period in microseconds and cost per limit (1 for a limit counting
 	 * requests, 0 for a limit counting usage and for a concurrency limit, which a check reads). A quota's refill
 	 * period is the four boundaries of the periods around {@code now} instead
@@ -598,289 +632,12 @@ public class RedisRateLimitStore
 	 * @return the arguments, in order
 	 */
 	public static List<String> scriptArguments(PlanLimits limits, Instant now) {
-		List<LimitDefinition> list = limits.limits();
-		List<String> args = new ArrayList<>(2 + 5 * list.size());
-		args.add(CHECK);
-		args.add(Integer.toString(list.size()));
-		for (LimitDefinition limit : list) {
-			args.add(limit.algorithm().scriptCode());
-			args.add(Long.toString(limit.capacity()));
-			args.add(Long.toString(limit.refillTokens()));
-			QuotaPeriod period = limit.quotaPeriod();
-			args.add((period == null) ? Long.toString(limit.refillPeriodMicros()) : quotaBoundaries(period, now));
-			args.add((limit.isConcurrency() || limit.isUsage()) ? "0" : "1");
-		}
-		return List.copyOf(args);
-	}
-
-	/** The four boundaries around {@code now}, in microseconds since the epoch, comma-separated. */
-	private static String quotaBoundaries(QuotaPeriod period, Instant now) {
-		StringBuilder boundaries = new StringBuilder(64);
-		for (Instant boundary : period.boundariesAround(now, QUOTA_BOUNDARIES)) {
-			if (boundaries.length() > 0) {
-				boundaries.append(',');
-			}
-			boundaries.append(Math.multiplyExact(boundary.toEpochMilli(), 1000L));
-		}
-		return boundaries.toString();
-	}
-
-	private static Lease toLease(PlanLimits limits, List<?> reply) {
-		int count = limits.limits().size();
-		if (reply == null || reply.size() != 3 + 4 * count) {
-			throw new CompletionException(
-					new IllegalStateException("Unexpected reply from the rate limit script: " + reply));
-		}
-		return new Lease(toDecision(limits, reply.subList(0, 1 + 4 * count)), number(reply, 1 + 4 * count),
-				number(reply, 2 + 4 * count));
-	}
-
-	private static RateLimitDecision toDecision(PlanLimits limits, List<?> reply) {
-		int count = limits.limits().size();
-		if (reply == null || reply.size() != 1 + 4 * count) {
-			throw new CompletionException(
-					new IllegalStateException("Unexpected reply from the rate limit script: " + reply));
-		}
-		List<LimitStatus> statuses = new ArrayList<>(count);
-		for (int i = 0; i < count; i++) {
-			int at = 1 + 4 * i;
-			statuses.add(new LimitStatus(limits.limits().get(i), number(reply, at) == 1L, number(reply, at + 1),
-					number(reply, at + 2), number(reply, at + 3)));
-		}
-		return RateLimitDecision.shared(limits, number(reply, 0) == 1L, statuses);
-	}
-
-	private static List<QuotaState> toQuotaStates(PlanLimits limits, List<?> reply) {
-		int count = limits.limits().size();
-		if (reply == null || reply.size() != 3 * count) {
-			throw new CompletionException(
-					new IllegalStateException("Unexpected reply from the rate limit script: " + reply));
-		}
-		List<QuotaState> states = new ArrayList<>();
-		for (int i = 0; i < count; i++) {
-			LimitDefinition limit = limits.limits().get(i);
-			if (limit.isQuota()) {
-				states.add(new QuotaState(limit, number(reply, 3 * i), micros(number(reply, 3 * i + 1)),
-						micros(number(reply, 3 * i + 2))));
-			}
-		}
-		return states;
-	}
-
-	private static Instant micros(long micros) {
-		return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
-	}
-
-	private static long number(List<?> reply, int index) {
-		Object value = reply.get(index);
-		if (value instanceof Long number) {
-			return number;
-		}
-		throw new CompletionException(
-				new IllegalStateException("Unexpected reply from the rate limit script: " + reply));
+		return ScriptArguments.checkAtCostOne(limits, now);
 	}
 
 	@Override
 	public String toString() {
 		return "RedisRateLimitStore[" + SCRIPT_LOCATION + ", " + this.executor + "]";
-	}
-
-	/**
-	 * A set of limits' script arguments, encoded once per {@link PlanLimits} object (a check at cost 1), and again
-	 * when the gateway's clock leaves the period a quota's boundaries were placed around; other calls copy the
-	 * array, replace the header and set each limit's cost. Keys are built per client; the part after the client id
-	 * (":0", ":1:swl", ...) is encoded once.
-	 */
-	private static final class Arguments {
-
-		/** Compiles the arguments of a set of limits, once per {@link PlanLimits} object. */
-		static final Function<PlanLimits, Arguments> COMPILER = Arguments::new;
-
-		private static final byte[] CHECK_BYTES = CHECK.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] REFUND_BYTES = REFUND.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] SETTLE_BYTES = SETTLE.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] LEASE_BYTES = LEASE.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] ACQUIRE_BYTES = ACQUIRE.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] RELEASE_BYTES = RELEASE.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] ABANDON_BYTES = ABANDON.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] TOP_UP_BYTES = TOP_UP.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] QUOTA_BYTES = QUOTA.getBytes(StandardCharsets.UTF_8);
-
-		private static final byte[] ZERO = { '0' };
-
-		private static final byte[] ONE = { '1' };
-
-		/** Values per limit: algorithm code, capacity, refill tokens, refill period, cost. */
-		private static final int PER_LIMIT = 5;
-
-		/** {@code check}, n. */
-		private static final int CHECK_HEADER = 2;
-
-		final PlanLimits limits;
-
-		/** Whether the limits hold a concurrency limit, so that a check of cost above 0 acquires slots. */
-		final boolean takesSlots;
-
-		/** Whether the limits hold a quota, whose boundaries move with the gateway's clock. */
-		private final boolean hasQuota;
-
-		/**
-		 * A check at cost 1 (see {@link #scriptArguments}), and the gateway times it serves: from the latest start to
-		 * the earliest end of the quotas' current periods ({@link PlanLimits#quotaPeriodsAt}; every time without
-		 * quotas).
-		 */
-		private volatile Compiled compiled;
-
-		private final byte[][] keySuffixes;
-
-		Arguments(PlanLimits limits) {
-			this.limits = limits;
-			this.takesSlots = limits.hasConcurrencyLimits();
-			this.hasQuota = limits.limits().stream().anyMatch(LimitDefinition::isQuota);
-			this.compiled = compile(Instant.now());
-			List<String> suffixes = BucketKeys.keySuffixes(limits);
-			this.keySuffixes = new byte[suffixes.size()][];
-			for (int i = 0; i < this.keySuffixes.length; i++) {
-				this.keySuffixes[i] = ("}" + suffixes.get(i)).getBytes(StandardCharsets.UTF_8);
-			}
-		}
-
-		private Compiled compile(Instant now) {
-			List<String> strings = scriptArguments(this.limits, now);
-			byte[][] check = new byte[strings.size()][];
-			for (int i = 0; i < check.length; i++) {
-				check[i] = strings.get(i).getBytes(StandardCharsets.UTF_8);
-			}
-			return new Compiled(check, this.limits.quotaPeriodsAt(now));
-		}
-
-		/** The check at cost 1 for the gateway's time now, compiled anew when a quota's period has changed. */
-		private byte[][] check() {
-			Compiled current = this.compiled;
-			if (this.hasQuota) {
-				Instant now = Instant.now();
-				if (!current.periods.contains(now)) {
-					current = compile(now);
-					this.compiled = current;
-				}
-			}
-			return current.check;
-		}
-
-		byte[][] check(Cost cost) {
-			if (cost.equals(Cost.ONE)) {
-				return check();
-			}
-			return call(header(CHECK_BYTES), cost, false);
-		}
-
-		/** {@code acquire}, n, the slot's id, then the limits, a slot taken in each concurrency limit. */
-		byte[][] acquire(Cost cost, byte[] slot) {
-			return call(header(ACQUIRE_BYTES, slot), cost, true);
-		}
-
-		/** {@code release}, n, the slot's id, then the limits, no tokens refunded. */
-		byte[][] release(byte[] slot) {
-			return call(header(RELEASE_BYTES, slot), Cost.NONE, false);
-		}
-
-		/** {@code abandon}, n, the slot's id, then the limits, no tokens refunded. */
-		byte[][] abandon(byte[] slot) {
-			return call(header(ABANDON_BYTES, slot), Cost.NONE, false);
-		}
-
-		/** {@code lease}, n, wanted, duration, the previous lease's three numbers, then the limits. */
-		byte[][] lease(long cost, long wanted, long durationMicros, ReturnedLease previous) {
-			return call(header(LEASE_BYTES, encode(wanted), encode(durationMicros), encode(previous.granted()),
-					encode(previous.unused()), encode(previous.endMicros())), Cost.tokens(cost), false);
-		}
-
-		/** {@code refund}, n, then the limits, each with the tokens to give back. */
-		byte[][] refund(Cost cost) {
-			return call(header(REFUND_BYTES), cost, false);
-		}
-
-		/** {@code quota}, n, then the limits, each at cost 0. */
-		byte[][] quota() {
-			return call(header(QUOTA_BYTES), Cost.NONE, false);
-		}
-
-		/** {@code topup}, n, then the limits: {@code tokens} for the one at {@code index}, 0 for the others. */
-		byte[][] topUp(int index, long tokens) {
-			byte[][] args = call(header(TOP_UP_BYTES), Cost.NONE, false);
-			args[CHECK_HEADER + PER_LIMIT * index + PER_LIMIT - 1] = encode(tokens);
-			return args;
-		}
-
-		/** {@code settle}, n, then the limits, each with the tokens to charge (or, negative, give back). */
-		byte[][] settle(Cost difference) {
-			return call(header(SETTLE_BYTES), difference, false);
-		}
-
-		/** The operation, n, then the operation's own values. */
-		private byte[][] header(byte[] operation, byte[]... values) {
-			byte[][] header = new byte[CHECK_HEADER + values.length][];
-			header[0] = operation;
-			header[1] = this.compiled.check[1];
-			System.arraycopy(values, 0, header, CHECK_HEADER, values.length);
-			return header;
-		}
-
-		/** A call: its header, then each limit's four values from the check and its cost. */
-		private byte[][] call(byte[][] header, Cost cost, boolean slots) {
-			List<LimitDefinition> list = this.limits.limits();
-			byte[][] args = new byte[header.length + PER_LIMIT * list.size()][];
-			System.arraycopy(header, 0, args, 0, header.length);
-			byte[][] check = check();
-			System.arraycopy(check, CHECK_HEADER, args, header.length, check.length - CHECK_HEADER);
-			byte[] tokens = encodeCost(cost.tokens());
-			byte[] usage = encodeCost(cost.usage());
-			for (int i = 0; i < list.size(); i++) {
-				LimitDefinition limit = list.get(i);
-				int at = header.length + PER_LIMIT * i + PER_LIMIT - 1;
-				if (limit.isConcurrency()) {
-					args[at] = (slots && cost.tokens() > 0) ? ONE : ZERO;
-				}
-				else {
-					args[at] = limit.isUsage() ? usage : tokens;
-				}
-			}
-			return args;
-		}
-
-		private static byte[] encodeCost(long value) {
-			return (value == 0) ? ZERO : (value == 1) ? ONE : encode(value);
-		}
-
-		private static byte[] encode(long value) {
-			return Long.toString(value).getBytes(StandardCharsets.UTF_8);
-		}
-
-		/** A check's arguments and the gateway times they serve (the quotas' current periods). */
-		private record Compiled(byte[][] check, QuotaPeriod.Interval periods) {
-		}
-
-		byte[][] keys(BucketKeys keys, ClientKey client) {
-			byte[] base = keys.hashTagStart(client, this.limits);
-			byte[][] result = new byte[this.keySuffixes.length][];
-			for (int i = 0; i < result.length; i++) {
-				byte[] suffix = this.keySuffixes[i];
-				byte[] key = new byte[base.length + suffix.length];
-				System.arraycopy(base, 0, key, 0, base.length);
-				System.arraycopy(suffix, 0, key, base.length, suffix.length);
-				result[i] = key;
-			}
-			return result;
-		}
-
 	}
 
 }

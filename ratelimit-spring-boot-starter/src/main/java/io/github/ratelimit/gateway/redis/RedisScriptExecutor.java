@@ -50,6 +50,23 @@ public interface RedisScriptExecutor extends AutoCloseable {
 	CompletableFuture<Long> removeFromSortedSet(byte[] key, byte[] member);
 
 	/**
+	 * Read a shard's clock ({@code TIME}), off the request path: the store sends checks their deadline in Redis time
+	 * ({@link RedisClocks}). The default runs a script with no keys that answers {@code TIME} (so on a Cluster, any
+	 * node's); an executor of shards reads the named master's.
+	 * @param shard the shard, as {@link #shards()} names it
+	 * @return Redis' time on that shard, in microseconds since the epoch; completed exceptionally when it cannot be
+	 * reached
+	 */
+	default CompletableFuture<Long> time(String shard) {
+		return eval(RedisClocks.TIME_SCRIPT, new byte[0][], new byte[0][]).thenApply((reply) -> {
+			if (reply.size() == 1 && reply.get(0) instanceof Long micros) {
+				return micros;
+			}
+			throw new IllegalStateException("Unexpected reply to TIME: " + reply);
+		});
+	}
+
+	/**
 	 * Whether calls go to shards that fail on their own (a Redis Cluster's masters). The default: no.
 	 * @return whether {@link #shardOf} can name more than one shard
 	 */

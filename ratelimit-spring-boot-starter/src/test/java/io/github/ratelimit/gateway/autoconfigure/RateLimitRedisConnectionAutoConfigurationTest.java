@@ -122,7 +122,16 @@ class RateLimitRedisConnectionAutoConfigurationTest {
 				// the SSL options Boot made from the bundle (its trust manager), the socket and timeout options
 				assertThat(options.getSslOptions()).isSameAs(applicationOptions.getSslOptions());
 				assertThat(options.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofMillis(750));
-				assertThat(options.getTimeoutOptions()).isSameAs(applicationOptions.getTimeoutOptions());
+				// the application's timeouts, script commands waited for at least MIN_SCRIPT_REPLY_TIMEOUT
+				assertThat(options.getTimeoutOptions().isTimeoutCommands()).isTrue();
+				assertThat(options.getTimeoutOptions().getSource().getTimeUnit()
+					.toMillis(options.getTimeoutOptions().getSource().getTimeout(new io.lettuce.core.protocol.Command<>(
+							io.lettuce.core.protocol.CommandType.EVALSHA, null))))
+					.isEqualTo(LimiterConnectionFactory.MIN_SCRIPT_REPLY_TIMEOUT.toMillis());
+				assertThat(options.getTimeoutOptions().getSource().getTimeUnit()
+					.toMillis(options.getTimeoutOptions().getSource().getTimeout(new io.lettuce.core.protocol.Command<>(
+							io.lettuce.core.protocol.CommandType.GET, null))))
+					.isEqualTo(3000);
 				assertThat(options.getDisconnectedBehavior())
 					.isEqualTo(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
 				assertThat(own.toString()).doesNotContain("app-secret");

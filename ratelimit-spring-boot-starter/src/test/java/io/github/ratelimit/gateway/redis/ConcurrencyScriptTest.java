@@ -192,7 +192,7 @@ class ConcurrencyScriptTest {
 	@Test
 	void aCallWithoutTheHoldStatisticsKeyIsRefused() {
 		assertThatIllegalStateException()
-			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "acquire", "1", "a", "cc",
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "acquire", "1", "a", "0", "cc",
 					"3", "3", Long.toString(30 * SECOND), "1"))
 			.withMessageContaining("takes n + 1 keys");
 		assertThat(this.redis.command("EXISTS", "k:0")).isEqualTo("0");

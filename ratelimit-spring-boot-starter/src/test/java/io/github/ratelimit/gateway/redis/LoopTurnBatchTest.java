@@ -131,11 +131,11 @@ class LoopTurnBatchTest {
 	void aCallsOwnErrorFailsThatCallOnlyAndAnIntegerReplyIsAOneElementList() throws Exception {
 		LuaScript script = LuaScript.rateLimit();
 		byte[][] key = { bytes("rl:{x}:a") };
-		byte[][] check = { bytes("check"), bytes("1"), bytes("tb"), bytes("5"), bytes("5"), bytes("60000000"),
+		byte[][] check = { bytes("check"), bytes("1"), bytes("0"), bytes("tb"), bytes("5"), bytes("5"), bytes("60000000"),
 				bytes("1") };
 		byte[][] refund = { bytes("refund"), bytes("1"), bytes("tb"), bytes("5"), bytes("5"), bytes("60000000"),
 				bytes("1") };
-		byte[][] malformed = { bytes("check"), bytes("1"), bytes("1") };
+		byte[][] malformed = { bytes("check"), bytes("1"), bytes("0"), bytes("1") };
 		List<CompletableFuture<List<Object>>> replies = new ArrayList<>();
 		CompletableFuture<Void> sent = new CompletableFuture<>();
 		this.loop.execute(() -> {
@@ -149,7 +149,7 @@ class LoopTurnBatchTest {
 		assertThatThrownBy(() -> replies.get(1).get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
 			.cause()
 			.isInstanceOf(RedisCommandExecutionException.class)
-			.hasMessageContaining("takes 2 + 5n arguments");
+			.hasMessageContaining("takes 3 + 5n arguments");
 		assertThat(replies.get(2).get(10, TimeUnit.SECONDS)).containsExactly(1L);
 		// the refund gave the check's token back: the next check leaves 4 of 5 again
 		assertThat(this.executor.eval(script, key, check).get(10, TimeUnit.SECONDS)).startsWith(1L, 1L, 4L);
@@ -215,9 +215,9 @@ class LoopTurnBatchTest {
 	@Test
 	void anErrorRaisedByOneCallFailsOnlyThatCall() throws Exception {
 		LuaScript script = LuaScript.rateLimit();
-		byte[][] read = { bytes("check"), bytes("1"), bytes("tb"), bytes("5"), bytes("5"), bytes("60000000"),
+		byte[][] read = { bytes("check"), bytes("1"), bytes("0"), bytes("tb"), bytes("5"), bytes("5"), bytes("60000000"),
 				bytes("0") };
-		byte[][] consume = { bytes("check"), bytes("1"), bytes("tb"), bytes("5"), bytes("5"), bytes("60000000"),
+		byte[][] consume = { bytes("check"), bytes("1"), bytes("0"), bytes("tb"), bytes("5"), bytes("5"), bytes("60000000"),
 				bytes("1") };
 		this.redis.command("CONFIG", "SET", "maxmemory-policy", "noeviction");
 		this.redis.command("CONFIG", "SET", "maxmemory", "1");
@@ -295,18 +295,18 @@ class LoopTurnBatchTest {
 	@Test
 	void aBatchWhoseCountsDoNotAddUpIsAnErrorBeforeAnyCallRuns() {
 		String script = LuaScript.rateLimit().text();
-		String[] check = { "check", "1", "tb", "5", "5", "60000000", "1" };
+		String[] check = { "check", "1", "0", "tb", "5", "5", "60000000", "1" };
 		// a negative key count (the second call would read the first call's key), a fractional one, and counts
 		// that leave a key unread
 		assertThatThrownBy(() -> this.redis.command(concat(new String[] { "EVAL", script, "1", "rl:{h}:a",
-				"batch", "2", "1", "7", "-1", "7" }, check, check)))
+				"batch", "2", "1", "8", "-1", "8" }, check, check)))
 			.hasMessageContaining("takes a whole key count");
 		assertThatThrownBy(() -> this.redis.command(concat(new String[] { "EVAL", script, "1", "rl:{h}:a",
-				"batch", "1", "0.5", "7" }, check)))
+				"batch", "1", "0.5", "8" }, check)))
 			.hasMessageContaining("takes a whole key count");
 		assertThatThrownBy(() -> this.redis.command(concat(new String[] { "EVAL", script, "2", "rl:{h}:a",
-				"rl:{h}:b", "batch", "1", "1", "7" }, check)))
-			.hasMessageContaining("add up to 1 keys and 11 arguments, got 2 and 11");
+				"rl:{h}:b", "batch", "1", "1", "8" }, check)))
+			.hasMessageContaining("add up to 1 keys and 12 arguments, got 2 and 12");
 		assertThat(this.redis.command("EXISTS", "rl:{h}:a", "rl:{h}:b")).isEqualTo("0");
 	}
 

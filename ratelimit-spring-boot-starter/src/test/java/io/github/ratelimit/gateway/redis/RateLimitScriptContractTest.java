@@ -299,15 +299,15 @@ class RateLimitScriptContractTest {
 			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "1", "1", "5", "5", "1000000",
 					"tb"))
 			.withMessageContaining("unknown rate limit operation '1'");
-		// an argument count that is not 2 + 5n
+		// an argument count that is not 3 + 5n (a check)
 		assertThatIllegalStateException()
-			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "check", "2", "tb", "5", "5",
-					"1000000", "1"))
-			.withMessageContaining("takes 2 + 5n arguments (n = 2 limits), got 7");
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "check", "2", "0", "tb", "5",
+					"5", "1000000", "1"))
+			.withMessageContaining("takes 3 + 5n arguments (n = 2 limits), got 8");
 		// the layout before one cost per limit: the cost, then n, then four values per limit
 		assertThatIllegalStateException()
-			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "check", "1", "1", "tb", "5",
-					"5", "1000000"))
+			.isThrownBy(() -> this.redis.command("EVAL", ScriptAtTime.SCRIPT, "1", "k:0", "check", "1", "0", "1", "tb",
+					"5", "5", "1000000"))
 			.withMessageContaining("unknown rate limit algorithm code '1' for limit 1");
 		assertThat(this.redis.command("EXISTS", "k:0")).isEqualTo("0");
 	}

@@ -171,7 +171,7 @@ class RedisRateLimitStoreTest {
 
 	@Test
 	void argumentsCarryEachLimitsAlgorithmCodeBeforeItsNumbers() {
-		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("check", "4", "tb", "10", "10",
+		assertThat(RedisRateLimitStore.scriptArguments(this.mixed)).containsExactly("check", "4", "0", "tb", "10", "10",
 				"1000000", "1", "swl", "3", "3", "60000000", "1", "swc", "100", "100", "3600000000", "1", "fw", "1000",
 				"1000", "86400000000", "1");
 	}
@@ -183,7 +183,7 @@ class RedisRateLimitStoreTest {
 						java.time.ZoneId.of("Europe/Berlin")))));
 		// 2026-03-29 in Berlin is 23 hours long: it starts at 2026-03-28T23:00Z, ends at 2026-03-29T22:00Z
 		assertThat(RedisRateLimitStore.scriptArguments(limits, java.time.Instant.parse("2026-03-29T12:00:00Z")))
-			.containsExactly("check", "1", "q", "1000", "1000",
+			.containsExactly("check", "1", "0", "q", "1000", "1000",
 					micros("2026-03-27T23:00:00Z") + "," + micros("2026-03-28T23:00:00Z") + ","
 							+ micros("2026-03-29T22:00:00Z") + "," + micros("2026-03-30T22:00:00Z"),
 					"1");

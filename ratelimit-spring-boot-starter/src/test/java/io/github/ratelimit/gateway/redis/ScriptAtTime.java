@@ -306,6 +306,10 @@ final class ScriptAtTime implements BeforeEachCallback {
 		command.add(operation);
 		command.add(Integer.toString(limits.length));
 		command.addAll(header);
+		if (operation.equals(RedisRateLimitStore.CHECK) || operation.equals(RedisRateLimitStore.ACQUIRE)
+				|| operation.equals(RedisRateLimitStore.LEASE)) {
+			command.add("0"); // the deadline: none
+		}
 		for (int i = 0; i < limits.length; i++) {
 			Limit limit = limits[i];
 			command.add(limit.code());

@@ -1,0 +1,191 @@
+package io.github.ratelimit.gateway.webflux;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.ratelimit.gateway.redis.StoredTokens;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A request decided without Redis takes nothing in Redis, however late Redis answers: Redis is paused (SIGSTOP) for
+ * 0.5, 2 and 10 s, longer than the limiter waits (200 ms) and, but for the first, than Lettuce's command timeout
+ * (500 ms), under steady traffic of a token bucket, a calendar quota, a token bucket with a concurrency limit and a
+ * critical login route. After SIGCONT, Redis holds exactly what the requests Redis decided (200 with RateLimit
+ * fields) took: nothing of the fallback's decisions nor of the 503s, and no concurrency slot.
+ */
+@ActiveProfiles("late-redis-it")
+class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
+
+	private static final long HOUR_MICROS = 3_600_000_000L;
+
+	private static final long CAPACITY = 10_000;
+
+	@ParameterizedTest(name = "Redis paused {0} ms")
+	@ValueSource(ints = { 500, 2_000, 10_000 })
+	void requestsDecidedWithoutRedisTakeNothingThereHoweverLateItAnswers(int pauseMillis) throws Exception {
+		List<Traffic> traffic = List.of(new Traffic("/rate/x", "key-one", "127.0.0.31"),
+				new Traffic("/quota/x", "key-one", "127.0.0.32"), new Traffic("/conc/x", "key-one", "127.0.0.33"),
+				new Traffic("/auth/login", null, "127.0.0.34"));
+		traffic.forEach(Traffic::start);
+		try {
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> traffic.stream().allMatch((t) -> t.fromRedis.get() >= 3));
+			redis.pause();
+			try {
+				long paused = System.nanoTime();
+				int[] withoutRedis = traffic.stream().mapToInt((t) -> t.withoutRedis.get()).toArray();
+				// every route had a request decided without Redis, and the pause lasted its length
+				await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
+					for (int i = 0; i < withoutRedis.length; i++) {
+						if (traffic.get(i).withoutRedis.get() == withoutRedis[i]) {
+							return false;
+						}
+					}
+					return System.nanoTime() - paused >= Duration.ofMillis(pauseMillis).toNanos();
+				});
+			}
+			finally {
+				redis.resume();
+			}
+			int[] fromRedis = traffic.stream().mapToInt((t) -> t.fromRedis.get()).toArray();
+			await().atMost(Duration.ofSeconds(30)).until(() -> {
+				for (int i = 0; i < fromRedis.length; i++) {
+					if (traffic.get(i).fromRedis.get() <= fromRedis[i]) {
+						return false;
+					}
+				}
+				return true;
+			});
+		}
+		finally {
+			for (Traffic t : traffic) {
+				t.stop();
+			}
+		}
+		System.out.println("Redis paused " + pauseMillis + " ms: " + traffic);
+		assertThat(traffic).allSatisfy((t) -> assertThat(t.withoutRedis.get()).as(t.path).isPositive());
+		assertThat(traffic.get(3).failedClosed.get()).as("503 on the login route").isPositive();
+		await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
+			assertThat(tokensTaken("rate", 0)).as("token bucket").isEqualTo(traffic.get(0).fromRedis.get());
+			assertThat(quotaUsed()).as("quota").isEqualTo(traffic.get(1).fromRedis.get());
+			assertThat(tokensTaken("conc", 0)).as("bucket beside the concurrency limit")
+				.isEqualTo(traffic.get(2).fromRedis.get());
+			assertThat(slotsHeld("conc")).as("concurrency slots").isZero();
+			assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis.get());
+		});
+	}
+
+	/** Tokens a group's token bucket (limit {@code index}) has had taken: its capacity less what it holds. */
+	private long tokensTaken(String group, int index) {
+		String key = onlyKey(group, ":" + index);
+		return Math.round(CAPACITY - StoredTokens.of(redis::command, key, CAPACITY, 1, HOUR_MICROS));
+	}
+
+	private long quotaUsed() {
+		String key = onlyKey("quota", ":0:q");
+		String used = (key != null) ? redis.command("HGET", key, "c") : null;
+		return (used != null && !used.isEmpty()) ? Long.parseLong(used.trim()) : 0;
+	}
+
+	private long slotsHeld(String group) {
+		String key = onlyKey(group, ":1:cc");
+		return (key != null) ? Long.parseLong(redis.command("ZCARD", key).trim()) : 0;
+	}
+
+	/** The one key of a group whose name ends in <code>}</code>{@code end} (any client), or {@code null}. */
+	private static String onlyKey(String group, String end) {
+		List<String> found = new ArrayList<>();
+		for (String key : redis.command("KEYS", "rl:{" + group + "|*").split("\n")) {
+			if (key.trim().endsWith("}" + end)) {
+				found.add(key.trim());
+			}
+		}
+		assertThat(found).as("keys of group %s ending in %s", group, end).hasSizeLessThanOrEqualTo(1);
+		return found.isEmpty() ? null : found.get(0);
+	}
+
+	/** One client sending requests to one route, one after another, counting who decided them. */
+	private final class Traffic {
+
+		final String path;
+
+		private final String apiKey;
+
+		private final WebTestClient client;
+
+		/** 200 with RateLimit fields: Redis decided (and admitted: capacities are large). */
+		final AtomicInteger fromRedis = new AtomicInteger();
+
+		/** Decided by the local fallback (no RateLimit fields) or failed closed (503). */
+		final AtomicInteger withoutRedis = new AtomicInteger();
+
+		final AtomicInteger failedClosed = new AtomicInteger();
+
+		private final AtomicInteger other = new AtomicInteger();
+
+		private final AtomicBoolean stopped = new AtomicBoolean();
+
+		private final Thread thread;
+
+		Traffic(String path, String apiKey, String sourceIp) {
+			this.path = path;
+			this.apiKey = apiKey;
+			this.client = clientFrom(sourceIp);
+			this.thread = new Thread(this::send, "traffic " + path);
+			this.thread.setDaemon(true);
+		}
+
+		void start() {
+			this.thread.start();
+		}
+
+		void stop() throws InterruptedException {
+			this.stopped.set(true);
+			this.thread.join(Duration.ofSeconds(20).toMillis());
+		}
+
+		private void send() {
+			while (!this.stopped.get()) {
+				WebTestClient.RequestHeadersSpec<?> request = this.client.get().uri(this.path);
+				if (this.apiKey != null) {
+					request = request.header("X-API-Key", this.apiKey);
+				}
+				EntityExchangeResult<byte[]> result = request.exchange().expectBody().returnResult();
+				int status = result.getStatus().value();
+				boolean fields = result.getResponseHeaders().getFirst("RateLimit") != null;
+				if (status == 200 && fields) {
+					this.fromRedis.incrementAndGet();
+				}
+				else if (status == 503 || (status == 200 && !fields)) {
+					this.withoutRedis.incrementAndGet();
+					if (status == 503) {
+						this.failedClosed.incrementAndGet();
+					}
+				}
+				else {
+					this.other.incrementAndGet();
+				}
+			}
+		}
+
+		@Override
+		public String toString() {
+			return this.path + Map.of("fromRedis", this.fromRedis.get(), "withoutRedis", this.withoutRedis.get(),
+					"other", this.other.get());
+		}
+
+	}
+
+}
