@@ -42,6 +42,8 @@ class UnknownPropertiesTest {
 		Map<String, Object> names = new LinkedHashMap<>(PLAN);
 		names.put("ratelimit.redis-timeout", "50ms");
 		names.put("ratelimit.redisTimeout", "50ms");
+		names.put("ratelimit.redis_timeout", "50ms");
+		names.put("ratelimit.circuit-breaker.slidingWindowSize", "20");
 		names.put("ratelimit.circuit-breaker.failure-rate-threshold", "50");
 		names.put("ratelimit.groups.login.critical", "true");
 		names.put("ratelimit.api-keys.demo-free-key", "free");
