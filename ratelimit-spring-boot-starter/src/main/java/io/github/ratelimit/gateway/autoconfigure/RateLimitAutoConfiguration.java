@@ -53,6 +53,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -94,9 +95,9 @@ public final class RateLimitAutoConfiguration {
 	 */
 	@Bean
 	RateLimitConfigurationCheck rateLimitConfigurationCheck(RateLimitProperties properties,
-			ObjectProvider<RouteArgumentsValidator> routeValidators) {
+			ObjectProvider<RouteArgumentsValidator> routeValidators, Environment environment) {
 		return new RateLimitConfigurationCheck(properties,
-				RouteArgumentsValidator.allOf(routeValidators.orderedStream().toList()));
+				RouteArgumentsValidator.allOf(routeValidators.orderedStream().toList()), environment);
 	}
 
 	@Bean

@@ -5,19 +5,23 @@ import java.util.List;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.context.EnvironmentAware;
+import org.springframework.core.env.Environment;
 
 /**
  * Takes new limits into use when the {@code ratelimit.*} properties bean is re-bound at runtime, without a restart.
  *
  * <p>A {@link BeanPostProcessor} acting after each re-binding (Spring Cloud's {@code /actuator/refresh} or an
  * {@code EnvironmentChangeEvent}; why: {@code src/docs/design/configuration.md}): it validates the re-bound
- * properties ({@link RateLimitPropertiesValidator}, then the routes' {@code RateLimit} arguments against them
+ * properties (the names under {@code ratelimit} in the environment as at start-up, {@link UnknownProperties}, and
+ * their values, {@link RateLimitPropertiesValidator}; then the routes' {@code RateLimit} arguments against them
  * through the {@link RouteArgumentsValidator}) and calls {@link LimitResolver#reload()}. Invalid new properties are
  * logged at ERROR, one line per offending property, and the previous limits stay in force; requests never fail
  * because of it. The first initialisation (start-up) is left to the start-up check.
@@ -30,7 +34,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
  * header, anonymous plan, trusted proxies, timeouts, breaker, header style, key prefix, static API keys, the
  * principals' plan claim and authority prefix) still need a restart.
  */
-public class LimitReloader implements BeanPostProcessor, SmartInitializingSingleton {
+public class LimitReloader implements BeanPostProcessor, SmartInitializingSingleton, EnvironmentAware {
 
 	private static final Logger logger = LoggerFactory.getLogger(LimitReloader.class);
 
@@ -39,6 +43,8 @@ public class LimitReloader implements BeanPostProcessor, SmartInitializingSingle
 	private final Supplier<? extends RouteArgumentsValidator> routes;
 
 	private volatile boolean started;
+
+	private @Nullable Environment environment;
 
 	/**
 	 * Create the reloader.
@@ -49,6 +55,11 @@ public class LimitReloader implements BeanPostProcessor, SmartInitializingSingle
 	public LimitReloader(ObjectProvider<LimitResolver> resolver, Supplier<? extends RouteArgumentsValidator> routes) {
 		this.resolver = resolver;
 		this.routes = routes;
+	}
+
+	@Override
+	public void setEnvironment(Environment environment) {
+		this.environment = environment;
 	}
 
 	@Override
@@ -75,6 +86,11 @@ public class LimitReloader implements BeanPostProcessor, SmartInitializingSingle
 			return List.of();
 		}
 		List<ConfigurationViolation> violations = new ArrayList<>(RateLimitPropertiesValidator.validate(properties));
+		Environment environment = this.environment;
+		if (environment != null) {
+			violations = new ArrayList<>(
+					RateLimitConfigurationCheck.merge(UnknownProperties.find(environment).violations(), violations));
+		}
 		RouteArgumentsValidator routes = this.routes.get();
 		if (violations.isEmpty() && routes != null) {
 			violations.addAll(routes.validateRoutes(properties));

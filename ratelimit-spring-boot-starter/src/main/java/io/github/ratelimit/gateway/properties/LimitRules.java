@@ -7,6 +7,7 @@ import java.time.ZoneId;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Set;
 
 import io.github.ratelimit.gateway.limits.Algorithm;
 import io.github.ratelimit.gateway.limits.LeaseBudget;
@@ -31,6 +32,16 @@ final class LimitRules {
 
 	/** Largest max-in-flight of a concurrency limit: Redis keeps one sorted-set entry per request in flight. */
 	static final long MAX_IN_FLIGHT = 1_000_000;
+
+	/** Keys of a quota's own ({@code type: quota}). */
+	private static final Set<String> QUOTA_KEYS = Set.of("limit", "period");
+
+	/** Keys of a concurrency limit's own ({@code type: concurrency}). */
+	private static final Set<String> CONCURRENCY_KEYS = Set.of("max-in-flight", "max-request-duration");
+
+	/** Keys of a rate limit's own ({@code type: rate}, the default). */
+	private static final Set<String> RATE_KEYS = Set.of("capacity", "refill-tokens", "refill-period", "algorithm",
+			"lease");
 
 	private LimitRules() {
 	}
@@ -69,11 +80,7 @@ final class LimitRules {
 				continue;
 			}
 			if (limit.getLimit() != 0 || limit.getPeriod() != null) {
-				v.add(new ConfigurationViolation(at + ((limit.getLimit() != 0) ? ".limit" : ".period"),
-						"applies to quotas only, and this limit has type " + limit.getType().name().toLowerCase(Locale.ROOT)
-								+ ".",
-						"add type: quota to count per day, week, month or year (and leave the other type's settings "
-								+ "out), or remove it."));
+				v.add(quotaOnly(at, (limit.getLimit() != 0) ? "limit" : "period", limit.getType()));
 			}
 			if (limit.isConcurrency()) {
 				if (!LimitDefinition.REQUESTS.equals(limit.getUnit())) {
@@ -85,11 +92,7 @@ final class LimitRules {
 				continue;
 			}
 			if (limit.getMaxInFlight() != 0 || limit.getMaxRequestDuration() != null) {
-				v.add(new ConfigurationViolation(
-						at + ((limit.getMaxInFlight() != 0) ? ".max-in-flight" : ".max-request-duration"),
-						"applies to concurrency limits only, and this limit has type rate.",
-						"add type: concurrency to limit requests in flight (and leave capacity, refill-tokens and "
-								+ "refill-period out), or remove it."));
+				v.add(concurrencyOnly(at, (limit.getMaxInFlight() != 0) ? "max-in-flight" : "max-request-duration"));
 			}
 			Algorithm algorithm = limit.getAlgorithm();
 			if (algorithm == Algorithm.CONCURRENCY) {
@@ -149,10 +152,7 @@ final class LimitRules {
 								+ unit + "."));
 			}
 			else if (usage && !lease.isOff()) {
-				v.add(new ConfigurationViolation(at + ".lease",
-						"cannot be used on a limit in '" + unit + "': what a request uses is known after its answer, "
-								+ "and a lease spends tokens before the store sees them.",
-						"remove lease from this limit."));
+				v.add(leaseOnUsage(at, unit));
 			}
 			if (lease.percent() > LimitDefinition.MAX_LEASE_BUDGET_PERCENT) {
 				v.add(new ConfigurationViolation(at + ".lease",
@@ -160,10 +160,7 @@ final class LimitRules {
 						"set e.g. lease: 2% (a lease holds at most 2% of the capacity), or leave it out."));
 			}
 			else if (!lease.isOff() && algorithm != Algorithm.TOKEN_BUCKET) {
-				v.add(new ConfigurationViolation(at + ".lease",
-						"applies to token buckets only, was '" + lease + "' with " + algorithm.configName()
-								+ ".",
-						"remove lease, or use algorithm: token-bucket."));
+				v.add(leaseOnWindow(at, lease, algorithm));
 			}
 			Duration period = limit.getRefillPeriod();
 			if (period == null) {
@@ -179,6 +176,88 @@ final class LimitRules {
 				validateTokenBucketTime(at, limit, period, v);
 			}
 		}
+	}
+
+	/**
+	 * Check the keys written on one limit against its type: a key of another type of limit is refused even when its
+	 * value is the default ({@code capacity: 0} on a quota, {@code algorithm: token-bucket} on a concurrency limit),
+	 * as is a lease on a window algorithm or on a limit of usage. {@link #check} refuses values of another type
+	 * wherever they come from; this refuses the keys, which only the configuration's names show.
+	 * @param at the limit's property, e.g. {@code ratelimit.plans.free.default[0]}
+	 * @param limit the limit as bound
+	 * @param keys the keys written on it in dashed form, e.g. {@code refill-tokens}
+	 * @param v where the problems found are added, each naming {@code <at>.<key>}
+	 */
+	static void checkKeys(String at, RateLimitProperties.Limit limit, Set<String> keys, List<ConfigurationViolation> v) {
+		RateLimitProperties.Limit.Type type = limit.getType();
+		if (type == null) {
+			return;
+		}
+		for (String key : keys) {
+			if (QUOTA_KEYS.contains(key) && type != RateLimitProperties.Limit.Type.QUOTA) {
+				v.add(quotaOnly(at, key, type));
+			}
+			else if (type == RateLimitProperties.Limit.Type.QUOTA
+					&& (CONCURRENCY_KEYS.contains(key) || RATE_KEYS.contains(key))) {
+				v.add(notInQuota(at, key));
+			}
+			else if (CONCURRENCY_KEYS.contains(key) && type == RateLimitProperties.Limit.Type.RATE) {
+				v.add(concurrencyOnly(at, key));
+			}
+			else if (RATE_KEYS.contains(key) && type == RateLimitProperties.Limit.Type.CONCURRENCY) {
+				v.add(rateOnly(at, key));
+			}
+			else if ("lease".equals(key) && type == RateLimitProperties.Limit.Type.RATE) {
+				LeaseBudget lease = Objects.requireNonNullElse(limit.getLease(), LeaseBudget.OFF);
+				Algorithm algorithm = limit.getAlgorithm();
+				if (algorithm != null && algorithm.isWindow()) {
+					v.add(leaseOnWindow(at, lease, algorithm));
+				}
+				else if (limit.getUnit() != null && !LimitDefinition.REQUESTS.equals(limit.getUnit())) {
+					v.add(leaseOnUsage(at, limit.getUnit()));
+				}
+			}
+		}
+	}
+
+	private static ConfigurationViolation quotaOnly(String at, String key, RateLimitProperties.Limit.Type type) {
+		return new ConfigurationViolation(at + "." + key,
+				"applies to quotas only, and this limit has type " + type.name().toLowerCase(Locale.ROOT) + ".",
+				"add type: quota to count per day, week, month or year (and leave the other type's settings out), "
+						+ "or remove it.");
+	}
+
+	private static ConfigurationViolation concurrencyOnly(String at, String key) {
+		return new ConfigurationViolation(at + "." + key,
+				"applies to concurrency limits only, and this limit has type rate.",
+				"add type: concurrency to limit requests in flight (and leave capacity, refill-tokens and "
+						+ "refill-period out), or remove it.");
+	}
+
+	private static ConfigurationViolation rateOnly(String at, String key) {
+		return new ConfigurationViolation(at + "." + key,
+				"applies to rate limits only, and this limit has type concurrency.",
+				"remove " + key + " (a concurrency limit is max-in-flight and max-request-duration), or put the rate "
+						+ "in a limit of its own in the same list.");
+	}
+
+	private static ConfigurationViolation notInQuota(String at, String key) {
+		return new ConfigurationViolation(at + "." + key, "does not apply to a quota (type: quota).",
+				"remove " + key + " (a quota is limit and period), or put the rate in a limit of its own in the same "
+						+ "list.");
+	}
+
+	private static ConfigurationViolation leaseOnWindow(String at, LeaseBudget lease, Algorithm algorithm) {
+		return new ConfigurationViolation(at + ".lease",
+				"applies to token buckets only, was '" + lease + "' with " + algorithm.configName() + ".",
+				"remove lease, or use algorithm: token-bucket.");
+	}
+
+	private static ConfigurationViolation leaseOnUsage(String at, String unit) {
+		return new ConfigurationViolation(at + ".lease",
+				"cannot be used on a limit in '" + unit + "': what a request uses is known after its answer, and a "
+						+ "lease spends tokens before the store sees them.",
+				"remove lease from this limit.");
 	}
 
 	/**
@@ -218,9 +297,7 @@ final class LimitRules {
 				(limit.getMaxRequestDuration() != null) ? "max-request-duration" : null };
 		for (String name : otherTypes) {
 			if (name != null) {
-				v.add(new ConfigurationViolation(at + "." + name, "does not apply to a quota (type: quota).",
-						"remove " + name + " (a quota is limit and period), or put the rate in a limit of its own in "
-								+ "the same list."));
+				v.add(notInQuota(at, name));
 			}
 		}
 	}
@@ -320,10 +397,7 @@ final class LimitRules {
 				(limit.getAlgorithm() != null && limit.getAlgorithm() != Algorithm.TOKEN_BUCKET) ? "algorithm" : null };
 		for (String name : rateOnly) {
 			if (name != null) {
-				v.add(new ConfigurationViolation(at + "." + name,
-						"applies to rate limits only, and this limit has type concurrency.",
-						"remove " + name + " (a concurrency limit is max-in-flight and max-request-duration), or "
-								+ "put the rate in a limit of its own in the same list."));
+				v.add(rateOnly(at, name));
 			}
 		}
 	}

@@ -17,10 +17,9 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
 /**
  * The rate limit script's replies (see the contract at the head of {@code dispatch.lua}), decoded: a check's into a
  * {@link RateLimitDecision}, a lease's into a {@link Lease}, a quota read's into {@link QuotaState}s, a settle's into
- * the usage it changed. The reply to a
- * check, acquire or lease that Redis refused past its deadline fails with a {@link CompletionException} wrapping a
- * {@link TimeoutException}; a reply of another shape fails with a {@link CompletionException} wrapping an
- * {@link IllegalStateException} that quotes it.
+ * the usage it changed. The reply to a check, acquire or lease that Redis refused past its deadline fails with a
+ * {@link CompletionException} wrapping a {@link TimeoutException}; a reply of another shape fails with a
+ * {@link CompletionException} wrapping an {@link IllegalStateException} that quotes it.
  */
 final class ScriptReplies {
 

@@ -95,6 +95,23 @@ class LimitRefreshRoutesIntegrationTest extends BaseRouteIntegrationTest {
 		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=7;w=420");
 	}
 
+	@Test
+	void aMisspeltKeyInAChangeIsRefusedLikeABadValueNamingTheKeyMeant(CapturedOutput output) {
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=5;w=300");
+		// the new capacity is valid, but its algorithm is misspelt: taken, the limit would be a token bucket
+		change(Map.of(LIMIT + "capacity", "7", LIMIT + "refill-tokens", "7", LIMIT + "refill-period", "1m",
+				LIMIT + "algoritm", "fixed-window"));
+		this.context.publishEvent(new RefreshScopeRefreshedEvent());
+		assertThat(output.getAll()).contains("previous limits stay in force")
+			.contains(LIMIT + "algoritm: is not a property")
+			.contains("write " + LIMIT + "algorithm: did you mean 'algorithm'?");
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=5;w=300");
+		// spelt right, the same change is taken into use
+		change(Map.of(LIMIT + "capacity", "7", LIMIT + "refill-tokens", "7", LIMIT + "refill-period", "1m",
+				LIMIT + "algorithm", "fixed-window"));
+		get().expectStatus().isOk().expectHeader().valueEquals("RateLimit-Policy", "\"free-a\";q=7;w=60");
+	}
+
 	/** Change properties the way a configuration refresh does: new values in the Environment, then the event. */
 	private void change(Map<String, Object> values) {
 		this.context.getEnvironment().getPropertySources().remove(CHANGES);
