@@ -13,6 +13,7 @@ import io.github.ratelimit.gateway.chain.ClientChange;
 import io.github.ratelimit.gateway.chain.ClientChangeListener;
 import io.github.ratelimit.gateway.chain.ClientChanges;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.support.ThrottledLog;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;
@@ -75,6 +76,9 @@ public class RedisClientChanges implements ClientChanges, SmartLifecycle, AutoCl
 	private final Subscriber subscriber = new Subscriber();
 
 	private final AtomicLong subscriptions = new AtomicLong();
+
+	/** Redis refusing the subscription (an ACL without the channel): a WARN at most once per minute. */
+	private final ThrottledLog refusedWarning = new ThrottledLog(Duration.ofMinutes(1));
 
 	/** The thread that opens the connections; null while stopped. Guarded by this. */
 	private @Nullable ScheduledExecutorService opener;
@@ -194,7 +198,12 @@ public class RedisClientChanges implements ClientChanges, SmartLifecycle, AutoCl
 				this.subscription = subscribed;
 				this.publishing = publisher;
 			}
-			subscribed.async().subscribe(this.channel);
+			StatefulRedisPubSubConnection<String, String> opened = subscribed;
+			subscribed.async().subscribe(this.channel).whenComplete((ignored, ex) -> {
+				if (ex != null) {
+					refused(thread, opened, ex);
+				}
+			});
 		}
 		catch (RuntimeException ex) {
 			if (subscribed != null) {
@@ -210,6 +219,34 @@ public class RedisClientChanges implements ClientChanges, SmartLifecycle, AutoCl
 					thread.schedule(() -> open(thread), RETRY_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
 				}
 			}
+		}
+	}
+
+	/**
+	 * Redis refused the subscription (e.g. {@code NOPERM}: the ACL user may not use the channel): the connections
+	 * are closed and opened again after {@link #RETRY_INTERVAL}; logged at WARN at most once a minute.
+	 */
+	private void refused(ScheduledExecutorService thread, StatefulRedisPubSubConnection<String, String> subscribed,
+			Throwable ex) {
+		this.refusedWarning.log((skipped) -> logger.warn("Rate limiter: Redis refused the subscription to channel "
+				+ "'{}' ({}): a reset or top-up through another instance's ratelimits endpoint does not reach this "
+				+ "one's remembered denials and leases until they end (grant the ACL user '&{} +subscribe +publish', "
+				+ "see 'The minimal ACL rule' in the operations guide){}", this.channel,
+				LettuceScriptConnection.unwrap(ex).getMessage(), this.channel, ThrottledLog.notLogged(skipped)));
+		StatefulConnection<String, String> publisher;
+		synchronized (this) {
+			if (this.opener != thread || this.subscription != subscribed) {
+				return;
+			}
+			publisher = this.publishing;
+			this.subscription = null;
+			this.publishing = null;
+			thread.schedule(() -> open(thread), RETRY_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		subscribed.removeListener(this.subscriber);
+		subscribed.closeAsync();
+		if (publisher != null) {
+			publisher.closeAsync();
 		}
 	}
 
