@@ -55,14 +55,16 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * clock has them.</li>
  * <li>{@code DELETE /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: reset that client's own buckets to
  * full (a write operation: only with {@code management.endpoint.ratelimits.access=unrestricted}). Group-wide
- * ({@code scope: global}) buckets are never reset by it: they belong to every client of the group. Other
- * instances may keep denying the client locally until the Retry-After they last gave it (over-limit cache).</li>
+ * ({@code scope: global}) buckets are never reset by it: they belong to every client of the group. Every instance
+ * forgets what it remembers of the client in the group (denials, lease, local fallback buckets): this one before it
+ * answers, the others when the change published on Redis reaches them ({@code ClientChanges}).</li>
  * <li>{@code POST /actuator/ratelimits/{group}?apiKey=...&policy=...&tokens=N} (or {@code ?ip=...}; the parameters
  * may come as a JSON body too): grant that client {@code N} more tokens of one of its quotas in the current period
  * (a write operation, allowed exactly where the reset is). The period's use is lowered by {@code N}, below zero when
  * {@code N} is more than it: the client may be admitted more than the quota's limit in this period. A global quota
- * is never topped up for one client. Other instances may keep denying the client locally for at most
- * {@link OverLimitCache#QUOTA_DENIAL_HOLD} (over-limit cache).</li>
+ * is never topped up for one client. Every instance forgets what it remembers of the client in the group, as after
+ * a reset; an instance the change cannot reach keeps a quota's denial at most
+ * {@link OverLimitCache#QUOTA_DENIAL_HOLD}.</li>
  * </ul>
  * Like every actuator endpoint it is exposed over HTTP only when listed in
  * {@code management.endpoints.web.exposure.include}; its default access is read-only. Answers name a client by its
@@ -108,7 +110,8 @@ public class RateLimitsEndpoint {
 	 * @param properties the rate limit properties
 	 * @param limits finds the limits of a plan in a group
 	 * @param plans finds the plan of an API key
-	 * @param limiter the shared limiter, both scopes (the chain's {@code ScopedRateLimiter}: read with cost 0, reset)
+	 * @param limiter the shared limiter, both scopes ({@code DefaultLimiterChain.store()}: read with cost 0, reset and
+	 * top up, each change told to every instance)
 	 * @param routes knows the routes' settings (of both front ends)
 	 * @param overLimitCache the chain's over-limit cache, which forgets a reset client; {@code null} when disabled
 	 * @param access who may look up and reset single clients

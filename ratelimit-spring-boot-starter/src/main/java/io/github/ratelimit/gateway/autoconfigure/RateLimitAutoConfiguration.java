@@ -3,6 +3,7 @@ package io.github.ratelimit.gateway.autoconfigure;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.ratelimit.gateway.chain.ClientChanges;
 import io.github.ratelimit.gateway.chain.RateLimitStore;
 import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.chain.LimiterChain;
@@ -25,6 +26,7 @@ import io.github.ratelimit.gateway.properties.RateLimitProperties;
 import io.github.ratelimit.gateway.properties.RouteArgumentsValidator;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
+import io.github.ratelimit.gateway.redis.RedisClientChanges;
 import io.github.ratelimit.gateway.redis.LettuceScriptExecutor;
 import io.github.ratelimit.gateway.redis.LimiterConnectionFactory;
 import io.github.ratelimit.gateway.redis.RedisAccessProbe;
@@ -210,6 +212,22 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
+	 * How an operator's reset or top-up through one instance reaches every instance's local state (remembered
+	 * denials, leases, the local fallback's counts): a Redis pub/sub channel, {@code <key-prefix>:changes}, on the
+	 * limiter's own client ({@link RedisClientChanges}); on a connection factory that is not Lettuce's, nothing is
+	 * carried ({@link ClientChanges#NONE}).
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
+	ClientChanges rateLimitClientChanges(ReactiveRedisConnectionFactory connectionFactory,
+			ObjectProvider<LimiterConnectionFactory> limiterConnectionFactory, RateLimitProperties properties) {
+		ReactiveRedisConnectionFactory redis = limiterRedis(limiterConnectionFactory, connectionFactory);
+		return (redis instanceof LettuceConnectionFactory lettuce)
+				? new RedisClientChanges(lettuce, properties.getKeyPrefix()) : ClientChanges.NONE;
+	}
+
+	/**
 	 * How the limiter's Redis users run scripts: on a Lettuce factory, a Lettuce connection of their own
 	 * (pre-encoded arguments, one future per call); on any other reactive factory, Spring Data Redis' reactive
 	 * template.
@@ -237,8 +255,8 @@ public final class RateLimitAutoConfiguration {
 	/**
 	 * The limiter chain over the store ({@link LimiterChainBuilder}): the over-limit cache, the failure policy with
 	 * one deadline per check and the local fallback, the scopes, the token leases (over a store that can lease), and
-	 * one circuit breaker per shard of the store, set from {@code ratelimit.*}, then by every
-	 * {@link LimiterChainCustomizer}. When the application defines a {@code CircuitBreakerRegistry}, the breakers
+	 * one circuit breaker per shard of the store, set from {@code ratelimit.*}, listening to the
+	 * {@link ClientChanges}, then changed by every {@link LimiterChainCustomizer}. When the application defines a {@code CircuitBreakerRegistry}, the breakers
 	 * live there, and a breaker of that registry named {@value LimiterChainBuilder#CIRCUIT_BREAKER_NAME} (e.g.
 	 * configured under {@code resilience4j.circuitbreaker.instances}) is the single shard's breaker and gives its
 	 * settings to every shard's; otherwise {@code ratelimit.circuit-breaker.*} does.
@@ -248,7 +266,8 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnBean(RateLimitStore.class)
 	DefaultLimiterChain rateLimitLimiterChain(RateLimitStore store, RateLimitProperties properties,
 			ObjectProvider<InstanceCounter> instanceCounter, ObjectProvider<CircuitBreakerRegistry> registry,
-			ObjectProvider<RateLimitMetrics> metrics, ObjectProvider<LimiterChainCustomizer> customizers) {
+			ObjectProvider<RateLimitMetrics> metrics, ObjectProvider<LimiterChainCustomizer> customizers,
+			ObjectProvider<ClientChanges> clientChanges) {
 		RateLimitProperties.Fallback fallback = properties.getFallback();
 		InstanceCounter counter = instanceCounter.getIfAvailable();
 		int configured = fallback.getInstances();
@@ -258,7 +277,8 @@ public final class RateLimitAutoConfiguration {
 			.localFallback(fallback.getMaxBuckets(), (counter != null) ? counter::instances : () -> configured)
 			.overLimitCache(properties.getOverLimitCache().isEnabled(), properties.getOverLimitCache().getMaxEntries())
 			.leases(true, properties.getLeases().getDuration(), properties.getLeases().getMaxEntries())
-			.listener(metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+			.listener(metrics.getIfAvailable(() -> RateLimitMetrics.NONE))
+			.clientChanges(clientChanges.getIfAvailable(() -> ClientChanges.NONE));
 		circuitBreakers(builder, properties.getCircuitBreaker(), registry.getIfAvailable());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 		return builder.build();

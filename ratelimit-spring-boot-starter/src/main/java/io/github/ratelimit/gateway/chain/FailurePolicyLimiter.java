@@ -259,6 +259,14 @@ final class FailurePolicyLimiter implements LimiterChain, AutoCloseable {
 		return this.mode;
 	}
 
+	/**
+	 * The local fallback limiter.
+	 * @return the fallback
+	 */
+	LocalFallbackLimiter local() {
+		return this.local;
+	}
+
 	/** Log at WARN at most once per 10 s, with the number of failures not logged in between. */
 	private void logFailure(String group, Throwable error, boolean failClosed) {
 		this.failures.log((skipped) -> {

@@ -189,6 +189,35 @@ public class LeasingRateLimiter implements StoreLayer {
 		return this.store.reset(client, limits);
 	}
 
+	/**
+	 * Ends this instance's lease of a client that changed in the store (through another instance, or through this
+	 * one's {@link #reset}), whatever its plan: its unspent tokens go back (to the buckets as they are now: a reset
+	 * deleted the ones the lease was taken from), and the client's next request is decided by the store. Never
+	 * waits for the store.
+	 * @param change the client and group
+	 */
+	public void forget(ClientChange change) {
+		for (var entry : this.slots.asMap().entrySet()) {
+			SlotKey key = entry.getKey();
+			if (key.group().equals(change.group()) && change.isOf(key.client())
+					&& this.slots.asMap().remove(key, entry.getValue())) {
+				returnLease(key.client(), entry.getValue());
+			}
+		}
+	}
+
+	/**
+	 * Ends every lease of this instance, as {@link #forget(ClientChange)} does one (changes may have been missed):
+	 * their unspent tokens go back, without waiting for the store.
+	 */
+	public void forgetAll() {
+		for (var entry : this.slots.asMap().entrySet()) {
+			if (this.slots.asMap().remove(entry.getKey(), entry.getValue())) {
+				returnLease(entry.getKey().client(), entry.getValue());
+			}
+		}
+	}
+
 	/** Passes through: quotas take no leases. */
 	@Override
 	public CompletableFuture<List<QuotaState>> readQuotas(ClientKey client, PlanLimits limits) {

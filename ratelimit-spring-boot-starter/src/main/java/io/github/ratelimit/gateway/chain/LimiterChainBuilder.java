@@ -47,6 +47,8 @@ public final class LimiterChainBuilder {
 
 	private CheckListener listener = CheckListener.NONE;
 
+	private ClientChanges clientChanges = ClientChanges.NONE;
+
 	private LimiterChainBuilder(RateLimitStore store) {
 		this.store = store;
 	}
@@ -140,8 +142,20 @@ public final class LimiterChainBuilder {
 	}
 
 	/**
+	 * How changes of clients (an operator's reset or top-up) reach every instance's local state, and theirs this
+	 * one's.
+	 * @param changes the carrier ({@link ClientChanges#NONE}: changes stay on the instance that made them)
+	 * @return this builder
+	 */
+	public LimiterChainBuilder clientChanges(ClientChanges changes) {
+		this.clientChanges = Objects.requireNonNull(changes, "changes");
+		return this;
+	}
+
+	/**
 	 * Assemble the chain.
-	 * @return the chain; close it to stop its timer thread
+	 * @return the chain, {@linkplain ClientChanges#listen listening} to the changes of clients; close it to stop its
+	 * timer thread
 	 */
 	public DefaultLimiterChain build() {
 		Deadlines deadlines = new Deadlines(this.timeout);
@@ -159,7 +173,10 @@ public final class LimiterChainBuilder {
 				this.listener);
 		OverLimitCache cache = (this.overLimitCacheEntries > 0)
 				? new OverLimitCache(policy, this.overLimitCacheEntries, this.listener) : null;
-		return new DefaultLimiterChain(cache, policy, scoped, leasing, breakers, this.store);
+		DefaultLimiterChain chain = new DefaultLimiterChain(cache, policy, scoped, leasing, breakers, this.store,
+				this.clientChanges);
+		this.clientChanges.listen(chain);
+		return chain;
 	}
 
 }

@@ -278,6 +278,17 @@ final class LocalFallbackLimiter {
 	}
 
 	/**
+	 * Drop a client's own buckets in a group (an operator changed them in the shared store): its next local decision
+	 * starts from a full share. The group-wide buckets ({@code scope: global}) are left alone: no change of one client
+	 * touches them. A concurrency slot counted in the dropped buckets is not counted any more (the store's were
+	 * deleted by the reset too).
+	 * @param change the client and group
+	 */
+	void forget(ClientChange change) {
+		this.buckets.invalidate(change.group() + '|' + change.kind().tag() + ':' + change.id());
+	}
+
+	/**
 	 * Number of client buckets currently held.
 	 * @return the estimated number of entries
 	 */

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -24,13 +25,18 @@ import org.jspecify.annotations.Nullable;
  * counting usage is never remembered. Bounded by a Caffeine cache of
  * {@code maxEntries}; entries expire at their Retry-After. Why this never denies what Redis would allow:
  * {@code src/docs/design/limiter-chain.md}.
+ *
+ * <p>A remembered denial ends earlier when the client changes in the store ({@link #forget(ClientChange)}: an
+ * operator's reset or top-up through any instance, see {@link ClientChanges}) or when changes may have been missed
+ * ({@link #clear()}). A denial whose check started before such a forget and answered after it is not remembered: it
+ * may be the store's answer from before the change.
  */
 public class OverLimitCache implements LimiterChain {
 
 	/**
 	 * Longest a denial by a {@linkplain io.github.ratelimit.gateway.limits.Algorithm#QUOTA quota} is remembered,
-	 * however far its period's end: a top-up or reset through another instance's endpoint reaches this one's clients
-	 * within this time.
+	 * however far its period's end: the bound of a top-up or reset through another instance's endpoint when no
+	 * {@link ClientChanges} carry it here (with them, it ends such a denial, and any other, within their own bound).
 	 */
 	public static final Duration QUOTA_DENIAL_HOLD = Duration.ofSeconds(5);
 
@@ -39,6 +45,9 @@ public class OverLimitCache implements LimiterChain {
 	private final CheckListener listener;
 
 	private final Cache<Key, Denial> denials;
+
+	/** Counts forgets: a check remembers its denial only if none happened since it started. */
+	private final AtomicLong forgets = new AtomicLong();
 
 	/**
 	 * Create a cache in front of the rest of the chain.
@@ -85,11 +94,13 @@ public class OverLimitCache implements LimiterChain {
 			this.listener.recordCheck(remembered.source(), System.nanoTime() - start);
 			return CompletableFuture.completedFuture(remembered);
 		}
+		long forgetsBefore = this.forgets.get();
 		// one clock per check: the failure policy's deadline counts from this start
 		CompletableFuture<RateLimitDecision> decision = (this.next instanceof FailurePolicyLimiter policy)
 				? policy.check(request, start) : this.next.check(request);
 		decision.thenAccept((answer) -> {
-			if (!answer.allowed()) {
+			// a forget since the check started: the store may have answered before the change it was for
+			if (!answer.allowed() && this.forgets.get() == forgetsBefore) {
 				remember(request.client(), request.limits(), request.cost(), start, answer);
 			}
 		});
@@ -169,11 +180,22 @@ public class OverLimitCache implements LimiterChain {
 	 * @param limits the plan's limits in the group
 	 */
 	public void forget(ClientKey client, PlanLimits limits) {
+		this.forgets.incrementAndGet();
 		this.denials.invalidate(key(client, limits));
+	}
+
+	/**
+	 * Forget the denial of a client that changed in the store, whatever its plan.
+	 * @param change the client and group
+	 */
+	public void forget(ClientChange change) {
+		this.forgets.incrementAndGet();
+		this.denials.invalidate(new Key(change.group(), change.kind(), change.id()));
 	}
 
 	/** Forget every remembered denial. */
 	public void clear() {
+		this.forgets.incrementAndGet();
 		this.denials.invalidateAll();
 	}
 

@@ -58,7 +58,8 @@ public final class RedisAccessProbe implements ApplicationListener<ApplicationRe
 	 * withdrawal of this instance at shutdown (ZREM), plan look-ups (GET) and resets from the actuator endpoint (DEL).
 	 */
 	static final List<String> COMMANDS = List.of("evalsha", "eval", "time", "get", "set", "del", "pexpire", "hget",
-			"hmget", "hset", "zadd", "zcard", "zcount", "zrange", "zrem", "zremrangebyscore", "zremrangebyrank", "zrangebyscore", "zscore");
+			"hmget", "hset", "zadd", "zcard", "zcount", "zrange", "zrem", "zremrangebyscore", "zremrangebyrank", "zrangebyscore", "zscore",
+			"publish", "subscribe");
 
 	private static final PlanLimits PROBE_LIMITS = new PlanLimits(PROBE_GROUP, PROBE_GROUP,
 			List.of(new LimitDefinition(PROBE_GROUP, 1, 1, Duration.ofSeconds(1))));
@@ -100,18 +101,19 @@ public final class RedisAccessProbe implements ApplicationListener<ApplicationRe
 
 	/**
 	 * The ACL rule (as {@code ACL SETUSER <user> on ><password> <rule>} takes it) that allows the starter exactly
-	 * what it needs: its keys and {@link #COMMANDS}, no channels, nothing else.
+	 * what it needs: its keys, {@link #COMMANDS} and one channel ({@code <keyPrefix>:changes}, see
+	 * {@link RedisClientChanges}), nothing else.
 	 * @param keyPrefix {@code ratelimit.key-prefix}, e.g. {@code rl}
 	 * @param planKeyPrefix the plan store's key prefix ({@code ratelimit.plan-store.key-prefix}), or {@code null}
 	 * for the default ({@code <key-prefix>:plan:}, already covered by the key pattern)
-	 * @return e.g. {@code resetkeys ~rl:* resetchannels -@all +evalsha +eval ...}
+	 * @return e.g. {@code resetkeys ~rl:* resetchannels &rl:changes -@all +evalsha +eval ...}
 	 */
 	public static String aclRule(String keyPrefix, @Nullable String planKeyPrefix) {
 		StringBuilder rule = new StringBuilder("resetkeys ~").append(keyPrefix).append(":*");
 		if (planKeyPrefix != null && !planKeyPrefix.startsWith(keyPrefix + ":")) {
 			rule.append(" ~").append(planKeyPrefix).append('*');
 		}
-		rule.append(" resetchannels -@all");
+		rule.append(" resetchannels &").append(keyPrefix).append(RedisClientChanges.CHANNEL_SUFFIX).append(" -@all");
 		COMMANDS.forEach((command) -> rule.append(" +").append(command));
 		return rule.toString();
 	}

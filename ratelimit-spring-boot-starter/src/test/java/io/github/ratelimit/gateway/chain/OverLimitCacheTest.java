@@ -107,4 +107,34 @@ class OverLimitCacheTest {
 		assertThat(small.size()).isLessThanOrEqualTo(10);
 	}
 
+	@Test
+	void aChangeOfTheClientEndsItsRememberedDenialWhateverItsPlanAndNoOtherClients() {
+		long start = System.nanoTime();
+		ClientKey other = new ClientKey(ClientKey.Kind.API_KEY, "other", "free");
+		this.cache.remember(CLIENT, LIMITS, Cost.tokens(1), start, DENIED);
+		this.cache.remember(other, LIMITS, Cost.tokens(1), start, DENIED);
+		this.cache.forget(new ClientChange("b", CLIENT.kind(), CLIENT.id())); // another group
+		this.cache.forget(new ClientChange("a", ClientKey.Kind.IP, CLIENT.id())); // another kind
+		assertThat(this.cache.lookup(CLIENT, LIMITS, Cost.tokens(1), start)).isNotNull();
+		this.cache.forget(new ClientChange("a", ClientKey.Kind.API_KEY, "h"));
+		assertThat(this.cache.lookup(CLIENT, LIMITS, Cost.tokens(1), start)).isNull();
+		assertThat(this.cache.lookup(other, LIMITS, Cost.tokens(1), start)).isNotNull();
+	}
+
+	@Test
+	void aDenialAnsweredAfterAChangeThatCameWhileItsCheckWasOutIsNotRemembered() {
+		CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
+		OverLimitCache waiting = new OverLimitCache((request) -> answer, 100, CheckListener.NONE);
+		CompletableFuture<RateLimitDecision> decision = waiting.check(new RateLimitRequest(CLIENT, LIMITS, 1, false));
+		// the store denied before the reset, the reset's change arrives before the denial does
+		waiting.forget(ClientChange.of(CLIENT, "a"));
+		answer.complete(DENIED);
+		assertThat(decision.join().allowed()).isFalse();
+		assertThat(waiting.size()).isZero();
+		// a check started after the change remembers its denial
+		CompletableFuture<RateLimitDecision> next = waiting.check(new RateLimitRequest(CLIENT, LIMITS, 1, false));
+		assertThat(next.join().allowed()).isFalse();
+		assertThat(waiting.size()).isOne();
+	}
+
 }

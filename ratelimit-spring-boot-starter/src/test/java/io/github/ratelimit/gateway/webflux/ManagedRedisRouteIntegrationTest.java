@@ -42,8 +42,9 @@ abstract class ManagedRedisRouteIntegrationTest {
 	 * The minimal rule, as written in {@code src/docs/reference/operations.md} ("Managed Redis: AUTH, ACL, TLS"), for the
 	 * default {@code ratelimit.key-prefix} {@code rl}.
 	 */
-	static final String MINIMAL_RULE = "resetkeys ~rl:* resetchannels -@all +evalsha +eval +time +get +set +del "
-			+ "+pexpire +hget +hmget +hset +zadd +zcard +zcount +zrange +zrem +zremrangebyscore +zremrangebyrank +zrangebyscore +zscore";
+	static final String MINIMAL_RULE = "resetkeys ~rl:* resetchannels &rl:changes -@all +evalsha +eval +time +get +set "
+			+ "+del +pexpire +hget +hmget +hset +zadd +zcard +zcount +zrange +zrem +zremrangebyscore +zremrangebyrank "
+			+ "+zrangebyscore +zscore +publish +subscribe";
 
 	/** A user with every command of the minimal rule but keys of another application ({@code cache:*}) only. */
 	static final String OTHER_KEYS_USER = "cache-user";
