@@ -64,10 +64,33 @@ local function count_admits(l)
   return l.cost <= l.capacity - l.used
 end
 
+-- A usage limit's debt in the window algorithms and quotas: a settlement may count a window's (period's) tokens
+-- beyond its capacity, and marks the state so (l.owes); the excess is then carried, max(0, count - capacity) per
+-- window (period) elapsed, so the j-th window after one that counted `count` starts with max(0, count - j *
+-- capacity) counted. A check never counts beyond the capacity, so a limit counting requests never carries anything.
+local function carried(count, capacity, elapsed)
+  local rest = count - elapsed * capacity
+  if rest < 0 then return 0 end
+  return rest
+end
+
+-- The number of windows (periods) after the current one until a count of `count` carried leaves at most `most`:
+-- the smallest j >= 1 with count - j * capacity <= most (count > most).
+local function windows_until(count, most, capacity)
+  local over = count - most
+  if over > capacity then return math.ceil(over / capacity) end
+  return 1
+end
+
 -- The wait until a period's count admits l.cost: nothing changes before the period ends (l.finish_at, us), then the
--- count is 0. Exact.
-local function count_wait(l)
+-- count is 0, or, for a usage limit in debt (l.owes), what is carried into the periods after: the first whose
+-- carried count admits cost, starts(l, j) giving the start of the j-th period after the current one. Exact when
+-- starts is.
+local function count_wait(l, starts)
   if l.cost > l.capacity then return MAX end
+  if l.owes and starts then
+    return starts(l, windows_until(l.used, l.capacity - l.cost, l.capacity)) - now
+  end
   return l.finish_at - now
 end
 

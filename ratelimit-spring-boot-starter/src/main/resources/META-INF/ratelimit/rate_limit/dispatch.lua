@@ -45,8 +45,9 @@
 --           'quota'                      0
 --           'topup'                      tokens granted (0 .. 2^53; only a quota may take more than 0)
 --           'settle'                     > 0: tokens charged now, even beyond what the limit holds (a token bucket
---                                        then owes them all, and refills from below zero; a window counts them
---                                        beyond its capacity); < 0: tokens given back; 0: left alone; a
+--                                        then owes them all, and refills from below zero; a window or quota
+--                                        counts them beyond its capacity and carries the excess into the windows
+--                                        or periods after until repaid); < 0: tokens given back; 0: left alone; a
 --                                        concurrency limit: 0
 --   The algorithm codes (each in its own file):
 --   tb    token bucket: capacity tokens, refilled continuously with refill tokens per refill period
@@ -97,8 +98,9 @@
 -- the slot and the slot had not expired.
 -- 'settle' returns one integer per limit, in order: the tokens it charged (> 0), or gave back (< 0), as its state
 --   counts them. A limit charged is consumed as by an allowed check, its TTL set anew (a token bucket's to when its
---   debt is repaid), and answers the tokens taken: all of them, but for a token bucket whose debt would run more than
---   ten years (or its tau, if longer) ahead of now, which takes what fits. A limit given tokens back is refunded (as
+--   debt is repaid; a fixed window's, sliding window counter's or quota's to when the excess it carries is repaid),
+--   and answers the tokens taken: all of them, but for a debt that would run more than ten years ahead of now (a
+--   token bucket: or its tau, if longer), where what fits is taken. A limit given tokens back is refunded (as
 --   'refund') and answers at most what its state counted as taken (a bucket refilled meanwhile takes nothing back;
 --   a sliding window counter: the stored count it takes from; a sliding window log: all of it; 0 when the state has
 --   expired); 0 for the others.

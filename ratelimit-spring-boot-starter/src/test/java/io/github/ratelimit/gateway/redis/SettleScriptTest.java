@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * The script's per-limit costs and its {@code settle} operation, at simulated Redis times ({@link ScriptAtTime}): a
  * request takes 1 from a limit counting requests and its reservation from one counting usage in one call, all or
  * nothing; once its answer is over the difference goes back or is charged, a token bucket owing all of it, and the
- * reply tells per limit what was taken or given back.
+ * reply tells per limit what was taken or given back (the windows' and quotas' debt: {@link WindowDebtScriptTest}).
  */
 class SettleScriptTest {
 
@@ -112,29 +112,6 @@ class SettleScriptTest {
 		Result after = this.script.check(T0, new long[] { 0, 0 }, "k", this.requests, this.tokens);
 		assertThat(after.remaining(0)).isEqualTo(10);
 		assertThat(after.remaining(1)).isEqualTo(1_000);
-	}
-
-	@Test
-	void windowsCountAnExcessBeyondTheirCapacityUntilTheWindowEnds() {
-		Limit fixed = Limit.window("fw", 1_000, MINUTE);
-		assertThat(this.script.check(T0, new long[] { 600 }, "f", fixed).allowed()).isTrue();
-		this.script.settle(T0 + SECOND, new long[] { 900 }, "f", fixed);
-		Result denied = this.script.check(T0 + SECOND, new long[] { 1 }, "f", fixed);
-		assertThat(denied.allowed()).isFalse();
-		assertThat(denied.remaining(0)).isZero();
-		assertThat(denied.retryAfterMs(0)).isEqualTo(59_000);
-		assertThat(this.script.check(T0 + MINUTE, new long[] { 1_000 }, "f", fixed).allowed()).isTrue();
-
-		Limit sliding = Limit.window("swc", 1_000, MINUTE);
-		assertThat(this.script.check(T0, new long[] { 600 }, "s", sliding).allowed()).isTrue();
-		this.script.settle(T0, new long[] { 900 }, "s", sliding); // 1,500 counted in the first window
-		Result waits = this.script.check(T0, new long[] { 500 }, "s", sliding);
-		assertThat(waits.allowed()).isFalse();
-		// room for 500 once 1,500 weighs at most 500: two thirds into the next window, 100 s from now
-		long retry = T0 + waits.retryAfterMs(0) * 1000;
-		assertThat(waits.retryAfterMs(0)).isBetween(99_000L, 101_000L);
-		assertThat(this.script.check(retry - 1000, new long[] { 500 }, "s", sliding).allowed()).isFalse();
-		assertThat(this.script.check(retry, new long[] { 500 }, "s", sliding).allowed()).isTrue();
 	}
 
 	@Test
