@@ -1,32 +1,23 @@
 package io.github.ratelimit.gateway.webflux;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.redis.StoredTokens;
+import io.github.ratelimit.gateway.webflux.UsageLoad.Answer;
+import io.github.ratelimit.gateway.webflux.UsageLoad.Load;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.http.ResponseEntity;
-import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -75,11 +66,7 @@ class UsageTwoInstancesBoundIntegrationTest extends BaseRouteIntegrationTest {
 
 	@BeforeAll
 	static void startSecondInstance() {
-		second = new SpringApplicationBuilder(GatewayTestApplication.class).profiles("usage-bounds-it")
-			.initializers((ApplicationContextInitializer<GenericApplicationContext>) (context) -> context
-				.registerBean(ReactorResourceFactory.class, UsageTwoInstancesBoundIntegrationTest::ownEventLoops))
-			.run("--server.port=0", "--spring.main.banner-mode=off", "--spring.data.redis.host=" + redis.host(),
-					"--spring.data.redis.port=" + redis.port(), "--usage.upstream.uri=" + usageUpstream.uri());
+		second = UsageLoad.startInstance(redis, usageUpstream);
 	}
 
 	@AfterAll
@@ -93,20 +80,11 @@ class UsageTwoInstancesBoundIntegrationTest extends BaseRouteIntegrationTest {
 	void twoInstancesAdmitNoMoreThanCapacityPlusRefillPlusOneCapacityOwedAndRedisHoldsEveryUnitCharged()
 			throws Exception {
 		String key = "load-bound-" + UUID.randomUUID();
-		int secondPort = Integer.parseInt(second.getEnvironment().getProperty("local.server.port"));
 		double chargedBefore = charged(this.meters) + charged(second.getBean(MeterRegistry.class));
-		ConcurrentLinkedQueue<Answer> answers = new ConcurrentLinkedQueue<>();
 		WebClient first = WebClient.create("http://127.0.0.1:" + this.port);
-		WebClient other = WebClient.create("http://127.0.0.1:" + secondPort);
-		ExecutorService loops = Executors.newFixedThreadPool(2 * IN_FLIGHT_PER_INSTANCE);
 		long start = System.nanoTime();
-		long until = start + TimeUnit.SECONDS.toNanos(RUN_SECONDS);
-		List<Future<?>> running = new ArrayList<>();
-		for (int i = 0; i < 2 * IN_FLIGHT_PER_INSTANCE; i++) {
-			WebClient web = (i % 2 == 0) ? first : other;
-			Random random = new Random(31L * i + 7);
-			running.add(loops.submit(() -> {
-				while (System.nanoTime() < until) {
+		Load load = UsageLoad.run(List.of(first, UsageLoad.webClient(second)), IN_FLIGHT_PER_INSTANCE,
+				Duration.ofSeconds(RUN_SECONDS), (i) -> 31L * i + 7, (web, random) -> {
 					// a quarter far below the estimate (5 to 30), the rest above it (130 to 200): an excess of at most
 					// 100 per request, 1,600 for the 16 in flight, less than the 2,000 a bucket may owe
 					long used = (random.nextInt(4) == 0) ? 5 + random.nextInt(26) : 130 + random.nextInt(71);
@@ -117,22 +95,14 @@ class UsageTwoInstancesBoundIntegrationTest extends BaseRouteIntegrationTest {
 						.header("X-API-Key", key)
 						.exchangeToMono((r) -> r.toEntity(String.class))
 						.block(Duration.ofSeconds(30));
-					answers.add(new Answer(used, sent, System.nanoTime(), response));
-					if (response.getStatusCode().value() == 429) {
-						letTimePass(Duration.ofMillis(10)); // pacing a denied client, not a synchronisation
-					}
-				}
-			}));
-		}
-		for (Future<?> loop : running) {
-			loop.get(60, TimeUnit.SECONDS);
-		}
-		loops.shutdown();
-		List<Answer> admitted = answers.stream().filter((a) -> a.response.getStatusCode().value() == 200).toList();
-		List<Answer> denied = answers.stream().filter((a) -> a.response.getStatusCode().value() == 429).toList();
+					return new Answer(used, sent, System.nanoTime(), response);
+				});
+		List<Answer> answers = load.answers();
+		List<Answer> admitted = load.admitted();
+		List<Answer> denied = load.denied();
 		assertThat(admitted.size() + denied.size()).as("every answer 200 or 429").isEqualTo(answers.size());
 		long reported = admitted.stream().mapToLong(Answer::used).sum();
-		long excess = admitted.stream().mapToLong((a) -> Math.max(0, a.used - RESERVE)).sum();
+		long excess = admitted.stream().mapToLong((a) -> Math.max(0, a.used() - RESERVE)).sum();
 		long lastAnswer = answers.stream().mapToLong(Answer::answered).max().orElseThrow();
 
 		// every admitted request is charged what its answer reported, on both instances (after the answers)
@@ -175,13 +145,13 @@ class UsageTwoInstancesBoundIntegrationTest extends BaseRouteIntegrationTest {
 			.isBetween(0L, CAPACITY - RESERVE));
 		assertThat(denied).allSatisfy((a) -> {
 			assertThat(remaining(a)).as("remaining when denied").isLessThan(RESERVE);
-			assertThat(Long.parseLong(a.response.getHeaders().getFirst("Retry-After"))).isGreaterThanOrEqualTo(1);
+			assertThat(Long.parseLong(a.response().getHeaders().getFirst("Retry-After"))).isGreaterThanOrEqualTo(1);
 		});
 	}
 
 	private static long remaining(Answer answer) {
-		String fields = answer.response.getHeaders().getFirst("RateLimit");
-		assertThat(fields).as("RateLimit of a %d", answer.response.getStatusCode().value()).isNotNull();
+		String fields = answer.response().getHeaders().getFirst("RateLimit");
+		assertThat(fields).as("RateLimit of a %d", answer.response().getStatusCode().value()).isNotNull();
 		Matcher remaining = REMAINING.matcher(fields);
 		assertThat(remaining.find()).as(fields).isTrue();
 		return Long.parseLong(remaining.group(1));
@@ -195,16 +165,6 @@ class UsageTwoInstancesBoundIntegrationTest extends BaseRouteIntegrationTest {
 			.stream()
 			.mapToDouble(Counter::count)
 			.sum();
-	}
-
-	private static ReactorResourceFactory ownEventLoops() {
-		ReactorResourceFactory resources = new ReactorResourceFactory();
-		resources.setUseGlobalResources(false);
-		return resources;
-	}
-
-	/** One request: the usage the upstream was asked to report, when it was sent and answered, and its answer. */
-	private record Answer(long used, long sent, long answered, ResponseEntity<String> response) {
 	}
 
 }
