@@ -238,6 +238,11 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			return this.settings.usage().settles();
 		}
 
+		/** Whether only some of the route's answers count ({@code count-when}). */
+		boolean countsSome() {
+			return this.settings.usage().countWhen() != null;
+		}
+
 		@Override
 		public String toString() {
 			ToStringCreator creator = GatewayToStringStyler.filterToStringCreator(RateLimitGatewayFilterFactory.this)

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.webflux;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
 import org.springframework.core.Ordered;
 import org.springframework.web.server.ServerWebExchange;
@@ -26,8 +27,10 @@ import org.springframework.web.server.WebFilterChain;
  * Once the upstream's response headers have arrived the slot is given back however the exchange ends: completed,
  * failed while the body is copied, or cancelled (a client that closes its connection as soon as it has read the
  * response may be seen to go away before the exchange completes).
- * Whether the request was sent upstream is marked by the {@link UpstreamRequestGlobalFilter}; without it (a bean
- * replaced) every exchange gives its slots back when it ends. Requests without slots cost one attribute and one
+ * On a route with {@code count-when} whose client went away, the exchange is over when its
+ * {@link StatusAwaitingCall} ends: once the upstream's status is known (its slots given back), or the call ended
+ * without it. Whether the request was sent upstream is marked by the {@link UpstreamRequestGlobalFilter}; without it
+ * (a bean replaced) every exchange gives its slots back when it ends. Requests without slots cost one attribute and one
  * {@code doFinally}.
  */
 public class SlotReleaseWebFilter implements WebFilter, Ordered {
@@ -41,18 +44,26 @@ public class SlotReleaseWebFilter implements WebFilter, Ordered {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		exchange.getAttributes().put(SLOTS_ATTRIBUTE, HeldSlots.NONE);
-		return chain.filter(exchange).doFinally((ignored) -> {
-			HeldSlots held = exchange.getAttribute(SLOTS_ATTRIBUTE);
-			if (held == null || held == HeldSlots.NONE) {
-				return;
+		return chain.filter(exchange).doFinally((signal) -> {
+			if (signal == SignalType.CANCEL && StatusAwaitingCall.whenEnded(exchange, () -> end(exchange))) {
+				return; // the client went away from a call that runs on until the upstream's status is known
 			}
-			if (upstreamAnswered(exchange)) {
-				held.release();
-			}
-			else {
-				held.keep();
-			}
+			end(exchange);
 		});
+	}
+
+	/** The exchange is over: end its slots, if any. */
+	private static void end(ServerWebExchange exchange) {
+		HeldSlots held = exchange.getAttribute(SLOTS_ATTRIBUTE);
+		if (held == null || held == HeldSlots.NONE) {
+			return;
+		}
+		if (upstreamAnswered(exchange)) {
+			held.release();
+		}
+		else {
+			held.keep();
+		}
 	}
 
 	/**

@@ -57,6 +57,14 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 		}
 	}
 
+	/**
+	 * The upstream's response head has arrived and its answer will not be written (its client has gone): show the
+	 * meter its status and header fields now, once, so that the exchange's end settles by them.
+	 */
+	void upstreamAnswered() {
+		answered();
+	}
+
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
 		UsageMeter current = answered();
@@ -82,7 +90,7 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 	 * routing), once.
 	 * @return the meter, {@code null} when there is none
 	 */
-	private @Nullable UsageMeter answered() {
+	private synchronized @Nullable UsageMeter answered() {
 		UsageMeter current = this.meter;
 		if (current == null || this.answered) {
 			return current;

@@ -38,8 +38,8 @@ import com.sun.net.httpserver.HttpServer;
  * <li>{@code answer=none}: the connection closed without an answer;</li>
  * <li>{@code delay=ms}: the answer comes that late (an upstream slower than its client's patience).</li>
  * </ul>
- * It counts the requests it received, and knows which answers are finished (written, or given up on) by each
- * request's {@code id}.
+ * It counts the requests it received, and knows which requests it has received and which answers are finished
+ * (written, or given up on) by each request's {@code id}.
  */
 final class ChargeUpstream {
 
@@ -48,6 +48,8 @@ final class ChargeUpstream {
 	private final ExecutorService executor = Executors.newCachedThreadPool();
 
 	private final AtomicInteger received = new AtomicInteger();
+
+	private final Set<String> seen = ConcurrentHashMap.newKeySet();
 
 	private final Set<String> finished = ConcurrentHashMap.newKeySet();
 
@@ -62,6 +64,7 @@ final class ChargeUpstream {
 		this.server.createContext("/", (exchange) -> {
 			this.received.incrementAndGet();
 			String id = query(exchange.getRequestURI().getRawQuery()).getOrDefault("id", "");
+			this.seen.add(id);
 			try {
 				answer(exchange);
 			}
@@ -82,6 +85,10 @@ final class ChargeUpstream {
 
 	int received() {
 		return this.received.get();
+	}
+
+	boolean received(String id) {
+		return this.seen.contains(id);
 	}
 
 	boolean finished(String id) {

@@ -31,6 +31,7 @@ import io.github.ratelimit.gateway.http.RateLimitProblems;
 import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.test.OpenRequests;
 import io.github.ratelimit.test.redis.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -113,6 +114,10 @@ class FrontEndsChargeIntegrationTest {
 						2),
 				charged("count-when does not hold (200): given back", "/login/c?answer=status&status=200", 200,
 						Bucket.LOGIN, 3),
+				new Row("count-when, the client hangs up, the upstream then answers 200: given back", Redis.UP,
+						(gateway, test) -> test.hungUpBeforeAnswer(gateway, 200, 3)),
+				new Row("count-when, the client hangs up, the upstream then answers 401: counted", Redis.UP,
+						(gateway, test) -> test.hungUpBeforeAnswer(gateway, 401, 2)),
 				new Row("a request limit: RateLimit fields, then 429", Redis.UP,
 						(gateway, test) -> test.plainRoute(gateway, true)),
 				// ---- the failure policy (failure-policy.md), Redis down
@@ -172,6 +177,20 @@ class FrontEndsChargeIntegrationTest {
 			assertThat(first).startsWith("HTTP/1.1 200").contains("data: ");
 		}
 		awaitLevel(gateway, Bucket.CHAT, 900, id);
+	}
+
+	/**
+	 * A login client (3 attempts, {@code count-when: "401,403"}) sends its request and closes its connection once the
+	 * upstream has it; the upstream answers a second later (long after the close reached the gateway), with this
+	 * status: the upstream's status decides what the attempt costs, whatever the client did.
+	 */
+	private void hungUpBeforeAnswer(Gateway gateway, int status, long level) throws IOException {
+		String id = nextId();
+		try (Socket socket = OpenRequests.sendGet(gateway.port(),
+				"/login/c?answer=status&status=" + status + "&delay=1000&id=" + id, "key-one")) {
+			await().atMost(10, TimeUnit.SECONDS).until(() -> upstream.received(id));
+		}
+		awaitLevel(gateway, Bucket.LOGIN, level, id);
 	}
 
 	/** The {@code plain} route (2 requests an hour): two admitted, the third refused with a {@code Retry-After}. */
