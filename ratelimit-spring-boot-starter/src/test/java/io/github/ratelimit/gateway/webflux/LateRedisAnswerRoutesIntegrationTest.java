@@ -13,6 +13,7 @@ import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.StoredTokens;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -115,22 +116,23 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 		System.out.println("Redis paused " + pauseMillis + " ms: " + traffic);
 		assertThat(traffic).allSatisfy((t) -> assertThat(t.withoutRedis.get()).as(t.path).isPositive());
 		assertThat(traffic.get(3).failedClosed.get()).as("503 on the login route").isPositive();
-		await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
-			assertThat(tokensTaken("rate", 0)).as("token bucket").isEqualTo(traffic.get(0).fromRedis.get());
-			assertThat(quotaUsed()).as("quota").isEqualTo(traffic.get(1).fromRedis.get());
-			assertThat(tokensTaken("conc", 0)).as("bucket beside the concurrency limit")
+		// every figure checked, every mismatch reported
+		await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> SoftAssertions.assertSoftly((soft) -> {
+			soft.assertThat(tokensTaken("rate", 0)).as("token bucket").isEqualTo(traffic.get(0).fromRedis.get());
+			soft.assertThat(quotaUsed()).as("quota").isEqualTo(traffic.get(1).fromRedis.get());
+			soft.assertThat(tokensTaken("conc", 0)).as("bucket beside the concurrency limit")
 				.isEqualTo(traffic.get(2).fromRedis.get());
-			assertThat(slotsHeld("conc")).as("concurrency slots").isZero();
-			assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis.get());
-			assertThat(tokensTaken("usage", 0)).as("usage limit: 3 tokens settled per request Redis decided")
+			soft.assertThat(slotsHeld("conc")).as("concurrency slots").isZero();
+			soft.assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis.get());
+			soft.assertThat(tokensTaken("usage", 0)).as("usage limit: 3 tokens settled per request Redis decided")
 				.isEqualTo(3L * traffic.get(4).fromRedis.get());
-		});
-		Traffic leased = traffic.get(5);
-		assertThat(leased.lastRemaining.get()).as("the last remaining count of the leased route")
-			.isEqualTo(CAPACITY - leased.fromRedis.get());
-		assertThat(leaseTokensTaken(leased.sourceIp) - leased.fromRedis.get())
-			.as("tokens Redis holds taken beyond the requests answered with RateLimit fields: the last lease's unspent")
-			.isBetween(0L, LEASE_BUDGET);
+			Traffic leased = traffic.get(5);
+			soft.assertThat(leased.lastRemaining.get()).as("the last remaining count of the leased route")
+				.isEqualTo(CAPACITY - leased.fromRedis.get());
+			soft.assertThat(leaseTokensTaken(leased.sourceIp) - leased.fromRedis.get())
+				.as("tokens Redis holds taken beyond the requests answered with RateLimit fields: the last lease's unspent")
+				.isBetween(0L, LEASE_BUDGET);
+		}));
 	}
 
 	/** Tokens a group's token bucket (limit {@code index}) has had taken: its capacity less what it holds. */
