@@ -424,6 +424,14 @@ public class RedisRateLimitStore
 			.thenApply((reply) -> ScriptReplies.toLease(limits, reply));
 	}
 
+	/**
+	 * The shards' clocks as this store knows them (tests: whether every shard has been sampled).
+	 * @return the clocks the checks' deadlines are computed with
+	 */
+	RedisClocks clocks() {
+		return this.clocks;
+	}
+
 	/** A gateway deadline in the Redis time of the shard holding the client's keys; 0 while that is not known. */
 	private long deadlineMicros(ClientKey client, PlanLimits limits, long deadlineNanos) {
 		return this.clocks.deadlineMicros(shardOf(client, limits), deadlineNanos);

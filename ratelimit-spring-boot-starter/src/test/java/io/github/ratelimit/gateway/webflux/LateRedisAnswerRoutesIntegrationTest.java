@@ -6,12 +6,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.StoredTokens;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -21,9 +29,20 @@ import static org.awaitility.Awaitility.await;
 /**
  * A request decided without Redis takes nothing in Redis, however late Redis answers: Redis is paused (SIGSTOP) for
  * 0.5, 2 and 10 s, longer than the limiter waits (200 ms) and, but for the first, than Lettuce's command timeout
- * (500 ms), under steady traffic of a token bucket, a calendar quota, a token bucket with a concurrency limit and a
- * critical login route. After SIGCONT, Redis holds exactly what the requests Redis decided (200 with RateLimit
- * fields) took: nothing of the fallback's decisions nor of the 503s, and no concurrency slot.
+ * (500 ms), under steady traffic of every limit type at once: a token bucket, a calendar quota, a token bucket with a
+ * concurrency limit, a usage limit, a token bucket with leases and a critical login route. After SIGCONT, Redis holds
+ * exactly what the requests Redis decided (200 with RateLimit fields) took: nothing of the fallback's decisions nor of
+ * the 503s, and no concurrency slot.
+ * <ul>
+ * <li>Usage: each request reserves 5 tokens and its answer reports 3, so Redis holds 3 per request Redis decided
+ * (their settled usage), none of the fallback's.</li>
+ * <li>Lease (10 tokens at most, lasting 5 s): an instance takes tokens from Redis ahead of the requests that spend
+ * them, so the requests with RateLimit fields are those Redis decided and those a lease answered. What "exactly"
+ * means there: the last RateLimit field's remaining count (Redis' own count, as of the last lease call, plus the
+ * lease's unspent tokens) is the capacity less those requests; and Redis holds them plus that one lease's unspent
+ * tokens (0 to 10, which count as spent at its end), nothing else. A lease call Redis runs late takes nothing; one it
+ * applied late would take its request's token and a whole lease that no request spends.</li>
+ * </ul>
  */
 @ActiveProfiles("late-redis-it")
 class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest {
@@ -32,12 +51,32 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 
 	private static final long CAPACITY = 10_000;
 
+	/** Most tokens one lease of group {@code leased} holds (0.1% of its capacity). */
+	private static final long LEASE_BUDGET = 10;
+
+	/**
+	 * Runs of the test so far: each leases as a client of its own (by address), since the instance keeps a client's
+	 * lease across tests, while the buckets are emptied before each.
+	 */
+	private static final AtomicInteger RUNS = new AtomicInteger();
+
+	private static final BucketKeys KEYS = new BucketKeys("rl");
+
+	private static final UsageUpstream usageUpstream = UsageUpstream.shared();
+
+	@DynamicPropertySource
+	static void usageUpstreamProperties(DynamicPropertyRegistry registry) {
+		registry.add("usage.upstream.uri", usageUpstream::uri);
+	}
+
 	@ParameterizedTest(name = "Redis paused {0} ms")
 	@ValueSource(ints = { 500, 2_000, 10_000 })
 	void requestsDecidedWithoutRedisTakeNothingThereHoweverLateItAnswers(int pauseMillis) throws Exception {
 		List<Traffic> traffic = List.of(new Traffic("/rate/x", "key-one", "127.0.0.31"),
 				new Traffic("/quota/x", "key-one", "127.0.0.32"), new Traffic("/conc/x", "key-one", "127.0.0.33"),
-				new Traffic("/auth/login", null, "127.0.0.34"));
+				new Traffic("/auth/login", null, "127.0.0.34"),
+				new Traffic("/v1/header?used=3", "key-one", "127.0.0.35"),
+				new Traffic("/leased/x", null, "127.0.1." + RUNS.incrementAndGet()));
 		traffic.forEach(Traffic::start);
 		try {
 			await().atMost(Duration.ofSeconds(20))
@@ -77,19 +116,36 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 		System.out.println("Redis paused " + pauseMillis + " ms: " + traffic);
 		assertThat(traffic).allSatisfy((t) -> assertThat(t.withoutRedis.get()).as(t.path).isPositive());
 		assertThat(traffic.get(3).failedClosed.get()).as("503 on the login route").isPositive();
-		await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
-			assertThat(tokensTaken("rate", 0)).as("token bucket").isEqualTo(traffic.get(0).fromRedis.get());
-			assertThat(quotaUsed()).as("quota").isEqualTo(traffic.get(1).fromRedis.get());
-			assertThat(tokensTaken("conc", 0)).as("bucket beside the concurrency limit")
+		// every figure checked, every mismatch reported
+		await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> SoftAssertions.assertSoftly((soft) -> {
+			soft.assertThat(tokensTaken("rate", 0)).as("token bucket").isEqualTo(traffic.get(0).fromRedis.get());
+			soft.assertThat(quotaUsed()).as("quota").isEqualTo(traffic.get(1).fromRedis.get());
+			soft.assertThat(tokensTaken("conc", 0)).as("bucket beside the concurrency limit")
 				.isEqualTo(traffic.get(2).fromRedis.get());
-			assertThat(slotsHeld("conc")).as("concurrency slots").isZero();
-			assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis.get());
-		});
+			soft.assertThat(slotsHeld("conc")).as("concurrency slots").isZero();
+			soft.assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis.get());
+			soft.assertThat(tokensTaken("usage", 0)).as("usage limit: 3 tokens settled per request Redis decided")
+				.isEqualTo(3L * traffic.get(4).fromRedis.get());
+			Traffic leased = traffic.get(5);
+			soft.assertThat(leased.lastRemaining.get()).as("the last remaining count of the leased route")
+				.isEqualTo(CAPACITY - leased.fromRedis.get());
+			soft.assertThat(leaseTokensTaken(leased.sourceIp) - leased.fromRedis.get())
+				.as("tokens Redis holds taken beyond the requests answered with RateLimit fields: the last lease's unspent")
+				.isBetween(0L, LEASE_BUDGET);
+		}));
 	}
 
 	/** Tokens a group's token bucket (limit {@code index}) has had taken: its capacity less what it holds. */
 	private long tokensTaken(String group, int index) {
 		String key = onlyKey(group, ":" + index);
+		return Math.round(CAPACITY - StoredTokens.of(redis::command, key, CAPACITY, 1, HOUR_MICROS));
+	}
+
+	/** Tokens the leased group's bucket of a client (by address) has had taken, leased ones included. */
+	private static long leaseTokensTaken(String ip) {
+		PlanLimits limits = new PlanLimits("anonymous", "leased",
+				List.of(new LimitDefinition("x", CAPACITY, 1, Duration.ofHours(1))));
+		String key = KEYS.keysFor(new ClientKey(ClientKey.Kind.IP, ip, "anonymous"), limits).get(0);
 		return Math.round(CAPACITY - StoredTokens.of(redis::command, key, CAPACITY, 1, HOUR_MICROS));
 	}
 
@@ -121,6 +177,8 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 
 		final String path;
 
+		final String sourceIp;
+
 		private final String apiKey;
 
 		private final WebTestClient client;
@@ -133,6 +191,9 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 
 		final AtomicInteger failedClosed = new AtomicInteger();
 
+		/** The remaining count ({@code r}) of the last RateLimit field, -1 before the first. */
+		final AtomicLong lastRemaining = new AtomicLong(-1);
+
 		private final AtomicInteger other = new AtomicInteger();
 
 		private final AtomicBoolean stopped = new AtomicBoolean();
@@ -141,6 +202,7 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 
 		Traffic(String path, String apiKey, String sourceIp) {
 			this.path = path;
+			this.sourceIp = sourceIp;
 			this.apiKey = apiKey;
 			this.client = clientFrom(sourceIp);
 			this.thread = new Thread(this::send, "traffic " + path);
@@ -167,6 +229,7 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 				boolean fields = result.getResponseHeaders().getFirst("RateLimit") != null;
 				if (status == 200 && fields) {
 					this.fromRedis.incrementAndGet();
+					this.lastRemaining.set(remaining(result.getResponseHeaders().getFirst("RateLimit")));
 				}
 				else if (status == 503 || (status == 200 && !fields)) {
 					this.withoutRedis.incrementAndGet();
@@ -180,10 +243,17 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 			}
 		}
 
+		/** The {@code r} parameter of a RateLimit field ({@code "free-leased";r=9971;t=10440}). */
+		private static long remaining(String field) {
+			int start = field.indexOf(";r=") + 3;
+			int end = field.indexOf(';', start);
+			return Long.parseLong(field.substring(start, (end < 0) ? field.length() : end));
+		}
+
 		@Override
 		public String toString() {
 			return this.path + Map.of("fromRedis", this.fromRedis.get(), "withoutRedis", this.withoutRedis.get(),
-					"other", this.other.get());
+					"other", this.other.get(), "lastRemaining", this.lastRemaining.get());
 		}
 
 	}

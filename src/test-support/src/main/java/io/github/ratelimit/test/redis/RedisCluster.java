@@ -267,6 +267,28 @@ public final class RedisCluster implements AutoCloseable {
     }
 
     /**
+     * Freezes a node (SIGSTOP) and waits until its process is stopped: connections stay open but nothing is answered,
+     * neither clients nor the cluster bus. A master paused longer than the node timeout is marked failed by the
+     * others (and, without replicas and with full coverage required, the cluster goes down); keep pauses shorter.
+     * Undo with {@link #resume(Node)}.
+     *
+     * @param node a running node of this cluster
+     */
+    public void pause(Node node) {
+        node.signal("STOP", true);
+    }
+
+    /**
+     * Unfreezes a {@link #pause(Node) paused} node (SIGCONT) and waits until its process runs again; what waited in
+     * its sockets is then answered.
+     *
+     * @param node a paused node of this cluster
+     */
+    public void resume(Node node) {
+        node.signal("CONT", false);
+    }
+
+    /**
      * Starts a killed node again, on its ports and with its cluster configuration ({@code nodes.conf}), so it
      * rejoins with its id; its data is gone (no persistence). Waits until it answers and every running node reports
      * {@code cluster_state:ok}.
@@ -725,9 +747,30 @@ public final class RedisCluster implements AutoCloseable {
             pid = launch(dir, port, busPort, nodeTimeout, requireFullCoverage);
         }
 
+        /** Sends STOP or CONT and waits (Linux: {@code /proc}) until the process is stopped or runs again. */
+        synchronized void signal(String name, boolean stopped) {
+            if (pid < 0) {
+                throw new IllegalStateException(this + " is not running");
+            }
+            RedisProcess.signal(pid, name);
+            Path stat = Path.of("/proc", Long.toString(pid), "stat");
+            if (!Files.isReadable(stat)) {
+                return;
+            }
+            boolean reached = RedisProcess.await(() -> {
+                String text = RedisProcess.readLines(stat).stream().findFirst().orElse("");
+                int end = text.lastIndexOf(')'); // the command name in parentheses may contain spaces
+                return (end > 0 && text.length() > end + 2 && text.charAt(end + 2) == 'T') == stopped;
+            }, RedisProcess.WAIT_MILLIS);
+            if (!reached) {
+                throw new IllegalStateException(this + " did not " + (stopped ? "stop" : "continue") + " in time");
+            }
+        }
+
         synchronized void destroyQuietly() {
             if (pid > 0) {
                 try {
+                    RedisProcess.signal(pid, "CONT");
                     RedisProcess.signal(pid, "KILL");
                 } catch (RuntimeException ignored) {
                     // best effort at JVM exit
