@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -36,10 +37,10 @@ import com.sun.net.httpserver.HttpServer;
  * <li>{@code answer=bytes&size=N}: N bytes;</li>
  * <li>{@code answer=status&status=S}: that status, no body;</li>
  * <li>{@code answer=none}: the connection closed without an answer;</li>
- * <li>{@code delay=ms}: the answer comes that late (an upstream slower than its client's patience).</li>
+ * <li>{@code held=true}: the answer comes only once the test releases it ({@link #release}, by the request's
+ * {@code id}; at most 10 s later): an upstream slower than its client's patience.</li>
  * </ul>
- * It counts the requests it received, and knows which requests it has received and which answers are finished
- * (written, or given up on) by each request's {@code id}.
+ * It counts the requests it received, and knows which requests it has received by each request's {@code id}.
  */
 final class ChargeUpstream {
 
@@ -51,7 +52,7 @@ final class ChargeUpstream {
 
 	private final Set<String> seen = ConcurrentHashMap.newKeySet();
 
-	private final Set<String> finished = ConcurrentHashMap.newKeySet();
+	private final Map<String, CountDownLatch> holds = new ConcurrentHashMap<>();
 
 	ChargeUpstream() {
 		try {
@@ -66,14 +67,13 @@ final class ChargeUpstream {
 			String id = query(exchange.getRequestURI().getRawQuery()).getOrDefault("id", "");
 			this.seen.add(id);
 			try {
-				answer(exchange);
+				answer(exchange, hold(id));
 			}
 			catch (IOException ex) {
 				// the gateway went away: the answer is over
 			}
 			finally {
 				exchange.close();
-				this.finished.add(id);
 			}
 		});
 		this.server.start();
@@ -91,8 +91,16 @@ final class ChargeUpstream {
 		return this.seen.contains(id);
 	}
 
-	boolean finished(String id) {
-		return this.finished.contains(id);
+	/**
+	 * Let the answer to a {@code held=true} request go.
+	 * @param id the request's id
+	 */
+	void release(String id) {
+		hold(id).countDown();
+	}
+
+	private CountDownLatch hold(String id) {
+		return this.holds.computeIfAbsent(id, (held) -> new CountDownLatch(1));
 	}
 
 	void stop() {
@@ -100,12 +108,16 @@ final class ChargeUpstream {
 		this.executor.shutdownNow();
 	}
 
-	private static void answer(HttpExchange exchange) throws IOException {
+	private static void answer(HttpExchange exchange, CountDownLatch hold) throws IOException {
 		exchange.getRequestBody().readAllBytes();
 		Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
-		long delay = Long.parseLong(query.getOrDefault("delay", "0"));
-		if (delay > 0) {
-			pause(delay); // the upstream's own slowness, part of the answer's shape
+		if (Boolean.parseBoolean(query.get("held"))) {
+			try {
+				hold.await(10, TimeUnit.SECONDS); // the upstream's own slowness, part of the answer's shape
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
 		}
 		String value = query.get("value");
 		switch (query.getOrDefault("answer", "status")) {

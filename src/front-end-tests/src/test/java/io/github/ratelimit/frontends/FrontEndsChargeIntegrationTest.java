@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -155,42 +156,60 @@ class FrontEndsChargeIntegrationTest {
 
 	private static Row charged(String name, String target, int status, Bucket bucket, long level, String... headers) {
 		return new Row(name, Redis.UP, (gateway, test) -> {
-			String id = nextId();
-			int answered = send(gateway, target + "&id=" + id, headers).statusCode();
+			long settled = settled(gateway);
+			int answered = send(gateway, target, headers).statusCode();
 			if (status == SERVER_ERROR) {
 				assertThat(answered).isBetween(500, 599);
 			}
 			else {
 				assertThat(answered).isEqualTo(status);
 			}
-			test.awaitLevel(gateway, bucket, level, id);
+			awaitLevel(gateway, bucket, level, settled);
 		});
 	}
 
 	private void cutShortMidStream(Gateway gateway) throws IOException {
-		String id = nextId();
+		long settled = settled(gateway);
 		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), gateway.port())) {
 			socket.setSoTimeout(10_000);
-			write(socket, "GET /json/c?answer=held-stream&id=" + id
-					+ " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: key-one\r\n\r\n");
+			write(socket, "GET /json/c?answer=held-stream HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: key-one\r\n\r\n");
 			String first = readUntilFirstEvent(socket.getInputStream());
 			assertThat(first).startsWith("HTTP/1.1 200").contains("data: ");
 		}
-		awaitLevel(gateway, Bucket.CHAT, 900, id);
+		awaitLevel(gateway, Bucket.CHAT, 900, settled);
 	}
 
 	/**
-	 * A login client (3 attempts, {@code count-when: "401,403"}) sends its request and closes its connection once the
-	 * upstream has it; the upstream answers a second later (long after the close reached the gateway), with this
-	 * status: the upstream's status decides what the attempt costs, whatever the client did.
+	 * A login client (3 attempts, {@code count-when: "401,403"}) sends its request and hangs up once the upstream has
+	 * it; the upstream answers with this status once the client is gone: the upstream's status decides what the
+	 * attempt costs, whatever the client did. On WebFlux the upstream answers once the gateway has closed the client's
+	 * connection (the hang-up reached it: its close is what the client then reads); Tomcat does not watch the
+	 * connection of a request it is serving, so Server MVC finds the client gone only when it writes the answer, and
+	 * the upstream answers as soon as the client has closed.
 	 */
 	private void hungUpBeforeAnswer(Gateway gateway, int status, long level) throws IOException {
 		String id = nextId();
+		long settled = settled(gateway);
 		try (Socket socket = OpenRequests.sendGet(gateway.port(),
-				"/login/c?answer=status&status=" + status + "&delay=1000&id=" + id, "key-one")) {
-			await().atMost(10, TimeUnit.SECONDS).until(() -> upstream.received(id));
+				"/login/c?answer=status&status=" + status + "&held=true&id=" + id, "key-one")) {
+			await().pollInterval(Duration.ofMillis(10)).atMost(10, TimeUnit.SECONDS).until(() -> upstream.received(id));
+			if (gateway.frontEnd() == FrontEnd.WEBFLUX) {
+				socket.shutdownOutput();
+				assertThat(closedByGateway(socket)).as("the gateway closes the connection of a client gone").isTrue();
+			}
 		}
-		awaitLevel(gateway, Bucket.LOGIN, level, id);
+		upstream.release(id);
+		awaitLevel(gateway, Bucket.LOGIN, level, settled);
+	}
+
+	/** Whether the gateway closed this connection (without an answer) before its read timeout. */
+	private static boolean closedByGateway(Socket socket) throws IOException {
+		try {
+			return socket.getInputStream().read() < 0;
+		}
+		catch (SocketException ex) { // closed with a reset
+			return true;
+		}
 	}
 
 	/** The {@code plain} route (2 requests an hour): two admitted, the third refused with a {@code Retry-After}. */
@@ -231,16 +250,25 @@ class FrontEndsChargeIntegrationTest {
 	}
 
 	/**
-	 * Wait for the exchange to be over upstream, then for the bucket to hold this many whole tokens (a refill of 1
-	 * allowed), and for it to stay there a while: a settlement after the answer would still change it.
+	 * The settlements a gateway has completed so far ({@link Settlements}), taken before a row's request.
+	 * @param gateway the gateway
+	 * @return a count
 	 */
-	private void awaitLevel(Gateway gateway, Bucket bucket, long expected, String id) {
-		await().atMost(15, TimeUnit.SECONDS).until(() -> upstream.finished(id));
-		await().atMost(10, TimeUnit.SECONDS)
-			.untilAsserted(() -> assertThat(read(gateway, bucket).remaining()).isBetween(expected, expected + 1));
-		await().during(Duration.ofMillis(500))
-			.atMost(5, TimeUnit.SECONDS)
-			.untilAsserted(() -> assertThat(read(gateway, bucket).remaining()).isBetween(expected, expected + 1));
+	private static long settled(Gateway gateway) {
+		return gateway.context().getBean(Settlements.class).ended();
+	}
+
+	/**
+	 * Wait for the settlement of the row's one request (the one more than {@code before}) to be over, then check that
+	 * the bucket holds this many whole tokens (a refill of 1 allowed): its settlement was the last thing to change it.
+	 */
+	private static void awaitLevel(Gateway gateway, Bucket bucket, long expected, long before) {
+		Settlements settlements = gateway.context().getBean(Settlements.class);
+		await().pollInterval(Duration.ofMillis(10))
+			.atMost(15, TimeUnit.SECONDS)
+			.until(() -> settlements.ended() > before);
+		assertThat(settlements.ended()).as("settlements of the row's request").isEqualTo(before + 1);
+		assertThat(read(gateway, bucket).remaining()).isBetween(expected, expected + 1);
 	}
 
 	/** A bucket of the tests' client, read from Redis without consuming. */
@@ -263,7 +291,7 @@ class FrontEndsChargeIntegrationTest {
 
 	// ---- gateways and HTTP
 
-	/** A request's id, for the upstream to tell when its answer is over. */
+	/** A request's id, for the upstream to tell when it has it, and to answer it once released. */
 	private static String nextId() {
 		return Long.toString(ids.incrementAndGet());
 	}
