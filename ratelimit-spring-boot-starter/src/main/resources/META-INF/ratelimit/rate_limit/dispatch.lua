@@ -20,12 +20,15 @@
 --           reply: see the end of this file)
 -- ARGV[2]   limit count n (= the number of limits; KEYS holds n plus the number of concurrency limits)
 -- 'acquire', 'release' and 'abandon' only, ARGV[3]: the slot's id, unique per request and instance
--- 'check' ARGV[3], 'acquire' ARGV[4], 'lease' ARGV[8] (the last value before the limits of the operations that
---           charge): the deadline, in Redis time (microseconds since the epoch, a whole number >= 0): the moment the
---           gateway gives up waiting for this call. When Redis' now (TIME) is past it, the call reads and writes
---           nothing and returns the integer -1 (expired), so that a call Redis runs after the gateway decided the
---           request without it (a stall, a paused or slow Redis, a command retried after a reconnect) charges
---           nothing. 0: no deadline (a gateway that does not know Redis' clock yet; the endpoint's reads)
+-- 'check' ARGV[3], 'acquire' ARGV[4], 'lease' ARGV[8], 'settle' ARGV[3] (the last value before the limits of the
+--           operations that charge): the deadline, in Redis time (microseconds since the epoch, a whole number >= 0):
+--           the moment the gateway gives up waiting for this call. When Redis' now (TIME) is past it, the call reads
+--           and writes nothing and returns the expired reply (a check, acquire or lease: the integer -1; a settle: an
+--           empty array, as a one-limit settle's own reply may be {-1}), so that a call Redis runs after the gateway
+--           gave up on it (a stall, a paused or slow Redis, a command retried after a reconnect) charges nothing: a
+--           check decided without Redis takes nothing, a settlement the gateway counted as failed leaves the
+--           reservation as it was. 0: no deadline (a gateway that does not know Redis' clock yet; the endpoint's
+--           reads). 'refund', 'release' and 'abandon' carry none: run late, they only give back what is held
 -- 'lease' only, ARGV[3..7]: tokens wanted for the lease (>= 0; granted at most half of what every limit holds after
 --           the request), the lease's duration (microseconds; the same for the previous lease, whose start is its end
 --           less it), then the instance's previous lease of these limits: tokens it was granted, tokens of it left
@@ -34,8 +37,8 @@
 --           lease given back at or after its end gives nothing back, its reservation only is released. A lease given
 --           back alone (cost 0, nothing wanted) under limits that read a bucket beyond empty (not that bucket's last
 --           limits) leaves that bucket as stored: nothing back, the reservation kept until it ends
--- then, per limit, five values (from ARGV[3]; ARGV[4] for 'check', 'release' and 'abandon'; ARGV[5] for 'acquire';
---           ARGV[9] for 'lease'):
+-- then, per limit, five values (from ARGV[3]; ARGV[4] for 'check', 'settle', 'release' and 'abandon'; ARGV[5] for
+--           'acquire'; ARGV[9] for 'lease'):
 --           algorithm code, capacity (tokens, 1 .. 2^53), refill tokens (1 .. 2^53), refill period (microseconds,
 --           >= 1000), and the limit's cost: a whole number of tokens, its own per limit (a request may take 1 from a
 --           limit counting requests and 4,000 from one counting LLM tokens):
@@ -63,7 +66,7 @@
 -- An unknown operation or algorithm code (a window or concurrency limit in a lease), a cost that is not a whole
 -- number, negative outside a 'settle' or not 0 for a concurrency limit where it must be (a 'check' takes no slot),
 -- not 0 in a 'quota', above 2^53 or not 0 for a limit other than a quota in a 'topup', a deadline that is not a whole
--- number >= 0, an argument count other than 2 + 5n (3 + 5n for 'check', 'release' and 'abandon', 4 + 5n for
+-- number >= 0, an argument count other than 2 + 5n (3 + 5n for 'check', 'settle', 'release' and 'abandon', 4 + 5n for
 -- 'acquire', 8 + 5n for 'lease') or a key count other than n plus the concurrency limits is an error reply before
 -- any write.
 --
@@ -96,7 +99,8 @@
 -- 'refund' returns the number of limits whose state was changed (an integer); a limit whose state has expired is
 -- left alone, and no TTL changes. 'release' and 'abandon' return the same, a concurrency limit counting when it held
 -- the slot and the slot had not expired.
--- 'settle' returns one integer per limit, in order: the tokens it charged (> 0), or gave back (< 0), as its state
+-- 'settle' past its deadline returns an empty array (expired; nothing read or written). Otherwise it returns one
+--   integer per limit, in order: the tokens it charged (> 0), or gave back (< 0), as its state
 --   counts them. A limit charged is consumed as by an allowed check, its TTL set anew (a token bucket's to when its
 --   debt is repaid; a fixed window's, sliding window counter's or quota's to when the excess it carries is repaid),
 --   and answers the tokens taken: all of them, but for a debt that would run more than ten years ahead of now (a
@@ -137,10 +141,13 @@ end
 -- The reply of a check, acquire or lease run past its deadline.
 local EXPIRED = -1
 
+-- The reply of a settle run past its deadline (its own reply may be {-1}: one limit given back one token).
+local SETTLE_EXPIRED = {}
+
 -- One call (see the contract above), as sent alone or as one call of a batch.
 local function run()
   local header = 2                       -- ARGV values before the limits
-  local charges = false                  -- a check, acquire or lease: its deadline is ARGV[header]
+  local charges = false                  -- a check, acquire, lease or settle: its deadline is ARGV[header]
   if operation == 'lease' then
     header, charges = 8, true
   elseif operation == 'acquire' then
@@ -151,7 +158,9 @@ local function run()
   elseif operation == 'release' or operation == 'abandon' then
     header = 3
     slot = ARGV[3]
-  elseif operation ~= 'refund' and operation ~= 'settle' and operation ~= 'topup'
+  elseif operation == 'settle' then
+    header, charges = 3, true
+  elseif operation ~= 'refund' and operation ~= 'topup'
       and operation ~= 'quota' then
     return redis.error_reply('ERR unknown rate limit operation \'' .. tostring(operation) .. '\'')
   end
@@ -208,7 +217,9 @@ local function run()
         .. tostring(ARGV[header]) .. '\'')
     end
     if deadline > 0 and now > deadline then
-      return EXPIRED                     -- the gateway has given up on this call: nothing read, nothing written
+      -- the gateway has given up on this call: nothing read, nothing written
+      if operation == 'settle' then return SETTLE_EXPIRED end
+      return EXPIRED
     end
   end
 

@@ -101,6 +101,13 @@ public class RedisRateLimitStore
 	 */
 	static final int QUOTA_BOUNDARIES = 4;
 
+	/**
+	 * Longest wait for a settlement's reply, from when it is sent: the limiter's own client waits at least as long
+	 * for a script's reply ({@link LimiterConnectionFactory#MIN_SCRIPT_REPLY_TIMEOUT}), so the store, not the
+	 * client, decides when a settlement has failed.
+	 */
+	static final Duration SETTLE_REPLY_WAIT = LimiterConnectionFactory.MIN_SCRIPT_REPLY_TIMEOUT;
+
 	/** Longest wait, when the store stops, for the slots still held to be given back. */
 	private static final Duration RELEASE_ON_STOP_WAIT = Duration.ofSeconds(2);
 
@@ -126,8 +133,11 @@ public class RedisRateLimitStore
 
 	private final ThrottledLog settleFailures = new ThrottledLog(Duration.ofSeconds(10));
 
-	/** Each shard's clock, for the deadlines of checks (read while the store runs). */
+	/** Each shard's clock, for the deadlines of checks and settlements (read while the store runs). */
 	private final RedisClocks clocks;
+
+	/** {@link #SETTLE_REPLY_WAIT}; tests lower it ({@link #settleReplyWait(Duration)}). */
+	private volatile Duration settleReplyWait = SETTLE_REPLY_WAIT;
 
 	/**
 	 * Create a store running the shipped script ({@value #SCRIPT_LOCATION}).
@@ -199,33 +209,45 @@ public class RedisRateLimitStore
 		ScriptArguments arguments = arguments(limits);
 		if (cost.tokens() == 0 || !arguments.takesSlots) {
 			return this.executor.eval(this.script, keys, arguments.check(cost, deadlineMicros))
-				.thenApply((reply) -> reserving(ScriptReplies.toDecision(limits, reply), arguments, keys, cost));
+				.thenApply((reply) -> reserving(ScriptReplies.toDecision(limits, reply), client, arguments, keys,
+						cost));
 		}
 		byte[] slot = nextSlotId();
 		byte[][] acquire = arguments.acquire(cost, slot, deadlineMicros);
 		return this.executor.eval(this.script, keys, acquire).thenApply((reply) -> {
 			RateLimitDecision decision = ScriptReplies.toDecision(limits, reply);
-			return decision.allowed() ? reserving(decision.withSlots(hold(arguments, keys, slot)), arguments, keys, cost)
+			return decision.allowed()
+					? reserving(decision.withSlots(hold(arguments, keys, slot)), client, arguments, keys, cost)
 					: decision;
 		});
 	}
 
 	/** An allowed decision of a reserving cost, with what it took as its reservation (the answer settles it). */
-	private RateLimitDecision reserving(RateLimitDecision decision, ScriptArguments arguments, byte[][] keys,
-			Cost cost) {
+	private RateLimitDecision reserving(RateLimitDecision decision, ClientKey client, ScriptArguments arguments,
+			byte[][] keys, Cost cost) {
 		if (!decision.allowed() || !cost.reserves() || cost.isNone()) {
 			return decision;
 		}
-		return decision.withReservation(new RedisReservation(arguments, keys, cost));
+		return decision.withReservation(new RedisReservation(client, arguments, keys, cost));
 	}
 
 	/**
 	 * What one allowed check took, reserved until its answer settles it (when its route measures answers): by the
-	 * script's {@code settle}, once, in one call when anything changes; ended at most once (its own flag). A call that fails (Redis unreachable) is logged at most once per 10 s and not
-	 * retried: the reservation stays charged.
+	 * script's {@code settle}, once, in one call when anything changes; ended at most once (its own flag). A call that
+	 * fails (Redis unreachable, no reply within {@link #SETTLE_REPLY_WAIT}, refused past its deadline) is logged at
+	 * most once per 10 s and not retried: the reservation stays charged.
+	 *
+	 * <p>The call carries a deadline in the Redis time of the shard the client's keys are on ({@link RedisClocks}):
+	 * a tenth of the wait before the store gives up on the reply, the rest left for the reply to come back. The
+	 * script refuses a settle Redis runs later (a paused or stalled Redis, a command queued behind a dead
+	 * connection), writing nothing, so a settlement counted as failed leaves exactly the reservation charged however
+	 * late Redis runs it. Until the shard's clock has been read once, no deadline is sent, and a settlement Redis
+	 * runs after the store gave up still changes the charge (unseen by the meters).
 	 */
 	@SuppressWarnings("serial") // never serialized: its state is whether it has ended
 	private final class RedisReservation extends AtomicBoolean implements Reservation {
+
+		private final ClientKey client;
 
 		private final ScriptArguments arguments;
 
@@ -233,7 +255,8 @@ public class RedisRateLimitStore
 
 		private final Cost taken;
 
-		RedisReservation(ScriptArguments arguments, byte[][] keys, Cost taken) {
+		RedisReservation(ClientKey client, ScriptArguments arguments, byte[][] keys, Cost taken) {
+			this.client = client;
 			this.arguments = arguments;
 			this.keys = keys;
 			this.taken = taken;
@@ -267,8 +290,13 @@ public class RedisRateLimitStore
 			}
 			CompletableFuture<List<Object>> call;
 			try {
-				call = RedisRateLimitStore.this.executor.eval(RedisRateLimitStore.this.script, this.keys,
-						this.arguments.settle(difference));
+				long waitNanos = RedisRateLimitStore.this.settleReplyWait.toNanos();
+				long deadlineMicros = deadlineMicros(this.client, limits,
+						System.nanoTime() + waitNanos - waitNanos / 10);
+				call = RedisRateLimitStore.this.executor
+					.eval(RedisRateLimitStore.this.script, this.keys, this.arguments.settle(difference, deadlineMicros))
+					.copy()
+					.orTimeout(waitNanos, TimeUnit.NANOSECONDS);
 			}
 			catch (RuntimeException ex) { // an executor that breaks its contract must not break the caller's
 				call = CompletableFuture.failedFuture(ex);
@@ -422,6 +450,19 @@ public class RedisRateLimitStore
 			.eval(this.script, keys(client, limits),
 					arguments(limits).lease(cost, wanted, durationMicros, previous, deadlineMicros))
 			.thenApply((reply) -> ScriptReplies.toLease(limits, reply));
+	}
+
+	/**
+	 * Set how long settlements' replies are waited for (tests: a shorter wait than {@link #SETTLE_REPLY_WAIT}).
+	 * @param wait at most {@link LimiterConnectionFactory#MIN_SCRIPT_REPLY_TIMEOUT}, so the limiter's client does not
+	 * give up first; above 0
+	 */
+	void settleReplyWait(Duration wait) {
+		if (wait.isNegative() || wait.isZero() || wait.compareTo(LimiterConnectionFactory.MIN_SCRIPT_REPLY_TIMEOUT) > 0) {
+			throw new IllegalArgumentException("The settle reply wait must be above 0 and at most "
+					+ LimiterConnectionFactory.MIN_SCRIPT_REPLY_TIMEOUT + ", got " + wait);
+		}
+		this.settleReplyWait = wait;
 	}
 
 	/**

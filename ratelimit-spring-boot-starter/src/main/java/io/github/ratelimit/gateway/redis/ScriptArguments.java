@@ -179,9 +179,13 @@ final class ScriptArguments {
 		return args;
 	}
 
-	/** {@code settle}, n, then the limits, each with the tokens to charge (or, negative, give back). */
-	byte[][] settle(Cost difference) {
-		return call(header(SETTLE_BYTES), difference, false);
+	/**
+	 * {@code settle}, n, the deadline, then the limits, each with the tokens to charge (or, negative, give back).
+	 * @param difference what each limit is charged (or, negative, given back)
+	 * @param deadlineMicros the deadline in Redis time (microseconds), 0 for none
+	 */
+	byte[][] settle(Cost difference, long deadlineMicros) {
+		return call(header(SETTLE_BYTES, encodeDeadline(deadlineMicros)), difference, false);
 	}
 
 	/** The operation, n, then the operation's own values. */

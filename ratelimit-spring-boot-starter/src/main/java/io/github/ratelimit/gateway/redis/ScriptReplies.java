@@ -17,8 +17,8 @@ import io.github.ratelimit.gateway.limits.PlanLimits;
 /**
  * The rate limit script's replies (see the contract at the head of {@code dispatch.lua}), decoded: a check's into a
  * {@link RateLimitDecision}, a lease's into a {@link Lease}, a quota read's into {@link QuotaState}s, a settle's into
- * the usage it changed. The reply to a check, acquire or lease that Redis refused past its deadline fails with a
- * {@link CompletionException} wrapping a {@link TimeoutException}; a reply of another shape fails with a
+ * the usage it changed. The reply to a check, acquire, lease or settle that Redis refused past its deadline fails
+ * with a {@link CompletionException} wrapping a {@link TimeoutException}; a reply of another shape fails with a
  * {@link CompletionException} wrapping an {@link IllegalStateException} that quotes it.
  */
 final class ScriptReplies {
@@ -74,15 +74,17 @@ final class ScriptReplies {
 	}
 
 	/**
-	 * Fails when the reply is the script's "expired" (the integer -1): Redis ran a check, acquire or lease after its
-	 * deadline, and it read and wrote nothing.
-	 */
-	/**
 	 * What a settlement changed in the limits counting usage, from the script's reply (per limit, the tokens taken or,
 	 * negative, given back): the least any of them took.
+	 * @throws CompletionException wrapping a {@link TimeoutException} when the reply is the script's "expired" (an
+	 * empty array): Redis ran the settle after its deadline, and it read and wrote nothing
 	 */
 	static long toUsageChange(PlanLimits limits, List<?> reply) {
 		List<LimitDefinition> list = limits.limits();
+		if (reply.isEmpty()) {
+			throw new CompletionException(new TimeoutException(
+					"Redis ran the settlement after its deadline: refused by the script, nothing changed"));
+		}
 		if (reply.size() != list.size()) {
 			throw new IllegalStateException("Unexpected reply from the rate limit script: " + reply);
 		}
@@ -95,6 +97,10 @@ final class ScriptReplies {
 		return (least == Long.MAX_VALUE) ? 0 : least;
 	}
 
+	/**
+	 * Fails when the reply is the script's "expired" (the integer -1): Redis ran a check, acquire or lease after its
+	 * deadline, and it read and wrote nothing.
+	 */
 	private static void expired(List<?> reply) {
 		if (reply != null && reply.size() == 1 && Long.valueOf(EXPIRED).equals(reply.get(0))) {
 			throw new CompletionException(new TimeoutException(

@@ -12,9 +12,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * The deadline of the script's charging calls ('check', 'acquire', 'lease'), on Redis' own clock: a call Redis runs
- * past its deadline reads and writes nothing and answers -1 (expired), alone or in a batch; a deadline ahead, or 0
- * (none), changes nothing. The shipped script against the shared test Redis.
+ * The deadline of the script's charging calls ('check', 'acquire', 'lease', 'settle'), on Redis' own clock: a call
+ * Redis runs past its deadline reads and writes nothing and answers expired (-1; a settle: an empty array), alone or
+ * in a batch; a deadline ahead, or 0 (none), changes nothing. The shipped script against the shared test Redis.
  */
 class DeadlineScriptTest {
 
@@ -62,6 +62,38 @@ class DeadlineScriptTest {
 		assertThat(eval(List.of("k:0"), "lease", "1", "2", "10000000", "2", "2", values[6],
 				Long.toString(redisMicros() - 1), BUCKET)).isEqualTo("-1");
 		assertThat(this.redis.command("GET", "k:0")).isEqualTo(before);
+	}
+
+	@Test
+	void aSettlePastItsDeadlineWritesNothingAndAnswersExpired() {
+		String[] usage = { "tb", "1000", "1000", "60000000", "0" };
+		assertThat(eval(List.of("k:0"), "check", "1", "0", concat(Arrays.copyOf(usage, 4), new String[] { "100" })))
+			.startsWith("1\n1\n900\n");
+		String before = this.redis.command("GET", "k:0");
+		String ttl = this.redis.command("PTTL", "k:0");
+		usage[4] = "700";
+		assertThat(eval(List.of("k:0"), "settle", "1", Long.toString(redisMicros() - 1), usage))
+			.as("an empty array: expired").isEmpty();
+		assertThat(this.redis.command("GET", "k:0")).isEqualTo(before);
+		assertThat(Long.parseLong(this.redis.command("PTTL", "k:0"))).isLessThanOrEqualTo(Long.parseLong(ttl));
+		usage[4] = "-1";
+		assertThat(eval(List.of("k:0"), "settle", "1", Long.toString(redisMicros() - 1), usage))
+			.as("giving back, too").isEmpty();
+		assertThat(this.redis.command("GET", "k:0")).isEqualTo(before);
+	}
+
+	@Test
+	void aSettleAtOrBeforeItsDeadlineOrWithoutOneApplies() {
+		ScriptAtTime script = new ScriptAtTime(this.redis);
+		ScriptAtTime.Limit usage = ScriptAtTime.Limit.tokenBucket(1_000, 1_000, ScriptAtTime.MINUTE);
+		long t0 = ScriptAtTime.T0;
+		assertThat(script.settle(t0, t0 + 1, new long[] { 300 }, "k", usage)).as("before").containsExactly(300);
+		assertThat(script.settle(t0, t0, new long[] { 200 }, "k", usage)).as("at").containsExactly(200);
+		assertThat(script.settle(t0, 0, new long[] { -1 }, "k", usage)).as("none: a reply of one -1 given back")
+			.containsExactly(-1);
+		assertThat(script.settle(t0 + 1, t0, new long[] { 400 }, "k", usage)).as("one microsecond past").isEmpty();
+		assertThat(script.settle(t0 + 1, t0, new long[] { -400 }, "k", usage)).isEmpty();
+		assertThat(script.check(t0, 0, "k", usage).remaining(0)).as("charged 300 + 200 - 1 only").isEqualTo(501);
 	}
 
 	@Test

@@ -109,6 +109,24 @@ final class ScriptAtTime implements BeforeEachCallback {
 	}
 
 	/**
+	 * Settle a reservation at a time with a deadline ({@code settle}'s third value).
+	 * @param timeMicros Redis time, microseconds since the epoch
+	 * @param deadlineMicros the deadline, Redis time, microseconds since the epoch (0: none)
+	 * @param differences tokens charged to each limit, in order
+	 * @param keyBase limit i's key is {@code keyBase:i}
+	 * @param limits the limits
+	 * @return per limit, the tokens it took (negative: gave back); empty when refused past the deadline (expired)
+	 */
+	long[] settle(long timeMicros, long deadlineMicros, long[] differences, String keyBase, Limit... limits) {
+		String[] command = command(at(timeMicros), RedisRateLimitStore.SETTLE, differences, List.of(), keyBase,
+				limits);
+		command[3 + Integer.parseInt(command[2]) + 2] = Long.toString(deadlineMicros);
+		String reply = this.redis.command(command);
+		return reply.isBlank() ? new long[0]
+				: Arrays.stream(reply.split("\n")).mapToLong(Long::parseLong).toArray();
+	}
+
+	/**
 	 * Top quotas up at a time ({@code topup}): each limit given its tokens (0 for a limit other than a quota).
 	 * @param timeMicros Redis time, microseconds since the epoch
 	 * @param tokens tokens granted to each limit, in order
@@ -307,7 +325,7 @@ final class ScriptAtTime implements BeforeEachCallback {
 		command.add(Integer.toString(limits.length));
 		command.addAll(header);
 		if (operation.equals(RedisRateLimitStore.CHECK) || operation.equals(RedisRateLimitStore.ACQUIRE)
-				|| operation.equals(RedisRateLimitStore.LEASE)) {
+				|| operation.equals(RedisRateLimitStore.LEASE) || operation.equals(RedisRateLimitStore.SETTLE)) {
 			command.add("0"); // the deadline: none
 		}
 		for (int i = 0; i < limits.length; i++) {

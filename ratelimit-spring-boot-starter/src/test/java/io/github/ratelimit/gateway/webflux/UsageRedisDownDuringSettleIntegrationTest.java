@@ -100,8 +100,8 @@ class UsageRedisDownDuringSettleIntegrationTest extends BaseRouteIntegrationTest
 			assertThat(body.get(10, TimeUnit.SECONDS)).contains("\"total_tokens\":57").endsWith("data: [DONE]\n\n");
 			System.out.println("Whole stream at the client " + (System.nanoTime() - cut) / 1_000_000
 					+ " ms after Redis became unreachable (7 events, 300 ms apart)");
-			// the settlement's call times out and is logged: the limiter's client waits at least
-			// LimiterConnectionFactory.MIN_SCRIPT_REPLY_TIMEOUT (10 s) for a script's reply
+			// the settlement's call times out and is logged: the store waits RedisRateLimitStore.SETTLE_REPLY_WAIT
+			// (10 s) for its reply
 			await().atMost(Duration.ofSeconds(20)).until(() -> output.getOut().contains(SETTLE_FAILED));
 		}
 		finally {
