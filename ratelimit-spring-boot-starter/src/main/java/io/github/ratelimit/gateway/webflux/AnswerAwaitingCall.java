@@ -21,9 +21,12 @@ import org.springframework.web.server.ServerWebExchange;
  * exchange) neither saves nor costs anything. The chain is subscribed to on its own, and the exchange's subscriber is
  * handed its outcome; once that subscriber has cancelled:
  * <ul>
- * <li>until the upstream's response head has arrived ({@link #statusKnown}, told by the
+ * <li>before the request is sent upstream (marked by the {@link UpstreamRequestGlobalFilter}: while it is decided,
+ * or its body read for an estimate) the chain is cancelled, as on any route: what it took is given back, and an
+ * upstream that never got it decides nothing;</li>
+ * <li>once sent, until the upstream's response head has arrived ({@link #statusKnown}, told by the
  * {@link UpstreamRequestGlobalFilter} as Gateway's routing filter completes) the chain runs on as if the client were
- * there (the request is decided and forwarded), and ends by itself when it cannot get an answer: the route's
+ * there, and ends by itself when it cannot get an answer: the route's
  * {@code response-timeout} (or Gateway's {@code httpclient.response-timeout}), an upstream that fails or closes the
  * connection. Without a response timeout it waits as long as it would for a client that stays;</li>
  * <li>once the head has arrived, the chain is cancelled at once when the rest of the answer cannot change the charge
@@ -37,8 +40,8 @@ import org.springframework.web.server.ServerWebExchange;
  * mid-answer.</li>
  * </ul>
  * A chain so run holds what its request reserved until it ends, so a client leaves at most as many of them running as
- * its limits admit. Without the {@link UpstreamRequestGlobalFilter} (a bean replaced) a chain whose client went away
- * runs until it ends by itself.
+ * its limits admit. Without the {@link UpstreamRequestGlobalFilter} (a bean replaced) no request is known to be sent,
+ * and a client that goes away cancels the chain.
  */
 final class AnswerAwaitingCall extends BaseSubscriber<Void> {
 
@@ -111,6 +114,10 @@ final class AnswerAwaitingCall extends BaseSubscriber<Void> {
 
 	private void clientGone() {
 		this.clientGone = true;
+		if (!UpstreamRequestGlobalFilter.sentUpstream(this.exchange)) {
+			cancelChain(); // not sent upstream (still decided, its body still read): nothing for an answer to decide
+			return;
+		}
 		if (this.exchange.getAttribute(UsageMeteringResponse.ATTRIBUTE) instanceof UsageMeteringResponse metering) {
 			metering.clientGone();
 		}
@@ -128,6 +135,10 @@ final class AnswerAwaitingCall extends BaseSubscriber<Void> {
 				&& !metering.upstreamAnswered()) {
 			return; // the usage is in the body: read on, the response ends the chain once it is read
 		}
+		cancelChain();
+	}
+
+	private void cancelChain() {
 		if (this.stopped.compareAndSet(false, true)) {
 			dispose();
 		}
