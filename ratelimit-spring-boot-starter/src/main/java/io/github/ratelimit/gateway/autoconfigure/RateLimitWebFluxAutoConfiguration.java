@@ -23,6 +23,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.config.HttpClientProperties;
 import org.springframework.cloud.gateway.filter.factory.GatewayFilterFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.client.ReactorResourceFactory;
@@ -97,12 +98,14 @@ public final class RateLimitWebFluxAutoConfiguration {
 
 	/**
 	 * Shows the answers of routes whose {@code RateLimit} filter settles what requests reserved ({@code usage},
-	 * {@code count-when}) to that filter.
+	 * {@code count-when}) to that filter; the rest of an answer whose client went is read for at most Gateway's
+	 * {@code httpclient.response-timeout} (a route's own when it sets one).
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	UsageMeteringGlobalFilter rateLimitUsageMeteringGlobalFilter() {
-		return new UsageMeteringGlobalFilter();
+	UsageMeteringGlobalFilter rateLimitUsageMeteringGlobalFilter(ObjectProvider<HttpClientProperties> httpClient) {
+		HttpClientProperties properties = httpClient.getIfAvailable();
+		return new UsageMeteringGlobalFilter((properties != null) ? properties.getResponseTimeout() : null);
 	}
 
 	/** The filter, over the request path shared by the front ends. */

@@ -31,6 +31,12 @@ import org.springframework.web.servlet.function.ServerResponse;
  * error); for a response written asynchronously (its body written after {@link #writeTo} returned, on an async
  * dispatch or another thread: {@link ServerResponse#async}, {@link ServerResponse#sse}), when the request's async
  * processing ends: complete, unless it timed out, failed, or a write to the client failed.
+ *
+ * <p>When a write to the client fails (it has gone) while the rest of the answer may still change the charge
+ * ({@link UsageMeter#decided()} is {@code false}: the usage is in a body not read to it yet), the failure is not
+ * passed on: Gateway's proxy goes on copying the upstream's answer, which now goes to the meter only, nothing
+ * written nor flushed to the client, until the meter has decided (a write then fails, and the proxy closes the
+ * upstream's answer) or the answer ends. The upstream's answer decides what the request is charged, as on WebFlux.
  */
 final class UsageMeteringResponse implements ServerResponse {
 
@@ -174,23 +180,55 @@ final class UsageMeteringResponse implements ServerResponse {
 		@Override
 		public void write(byte[] b, int off, int len) throws IOException {
 			this.response.answer();
+			UsageMeter meter = this.response.meter;
+			if (this.response.failed) {
+				meter.body(ByteBuffer.wrap(b, off, len).asReadOnlyBuffer());
+				if (meter.decided()) {
+					throw new IOException("The client has gone and the answer's usage is read");
+				}
+				return; // the client has gone: the upstream's answer read into the meter only
+			}
 			try {
 				this.out.write(b, off, len);
 			}
-			catch (IOException | RuntimeException ex) {
+			catch (IOException ex) {
+				this.response.failed();
+				meter.body(ByteBuffer.wrap(b, off, len).asReadOnlyBuffer());
+				readOnOrThrow(ex);
+				return;
+			}
+			catch (RuntimeException ex) {
 				this.response.failed();
 				throw ex;
 			}
-			this.response.meter.body(ByteBuffer.wrap(b, off, len).asReadOnlyBuffer());
+			meter.body(ByteBuffer.wrap(b, off, len).asReadOnlyBuffer());
 		}
 
 		@Override
 		public void flush() throws IOException {
+			if (this.response.failed) {
+				return; // nothing to flush to a client gone
+			}
 			try {
 				this.out.flush();
 			}
-			catch (IOException | RuntimeException ex) {
+			catch (IOException ex) {
 				this.response.failed();
+				readOnOrThrow(ex);
+			}
+			catch (RuntimeException ex) {
+				this.response.failed();
+				throw ex;
+			}
+		}
+
+		/**
+		 * A write to the client failed (it has gone): rethrow, so that the proxy stops copying and closes the
+		 * upstream's answer, unless the rest of the answer may change the charge ({@link UsageMeter#decided()}); then
+		 * the proxy's copy goes on, into the meter only, until the meter has decided or the answer ends.
+		 */
+		private void readOnOrThrow(IOException ex) throws IOException {
+			if (this.response.meter.decided()) {
 				throw ex;
 			}
 		}

@@ -165,6 +165,32 @@ public final class UsageMeter {
 	}
 
 	/**
+	 * Whether the rest of the answer's body cannot change what the request is charged, so that a front end whose
+	 * client has gone may stop reading the upstream's answer: the meter has ended, or the response head is known and
+	 * its status does not count, or the route's usage is not read from the body ({@code count-when} only, a header;
+	 * {@code usage: bytes} counts what is sent to the client, and nothing more is), or the body is not read (a coding
+	 * not decoded), or its reader has found the usage or knows the body is not JSON. Before the response head:
+	 * {@code false}.
+	 * @return whether reading on is of no use to the settlement
+	 */
+	public synchronized boolean decided() {
+		if (this.ended.get() || !isActive()) {
+			return true;
+		}
+		if (this.status < 0) {
+			return false;
+		}
+		if (!this.usage.counts(this.status) || !(this.usage.usage() instanceof RouteUsage.Measure.Json)
+				|| this.encoded) {
+			return true;
+		}
+		UsageReading reading = (this.json != null) ? this.json.reading()
+				: (this.events != null) ? this.events.reading() : null;
+		return reading == null || reading.kind() == UsageReading.Kind.FOUND
+				|| reading.kind() == UsageReading.Kind.NOT_JSON;
+	}
+
+	/**
 	 * The exchange is over: settle the reservation (once; later calls do nothing).
 	 * @param complete whether the answer's body was written in full (not cut short by the client, an error or a
 	 * timeout)

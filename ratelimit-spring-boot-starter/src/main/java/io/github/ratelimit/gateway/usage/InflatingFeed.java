@@ -9,8 +9,8 @@ import java.util.zip.Inflater;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Decodes a compressed answer's body for a usage reader, chunk by chunk as it passes: {@code gzip} (RFC 1952, its
- * first member) and {@code deflate} (RFC 9110: zlib, RFC 1950). The body itself is neither changed nor held: each
+ * Decodes a compressed answer's body for a usage reader, chunk by chunk as it passes: {@code gzip} (RFC 1952, every
+ * member of the body in turn, as the JDK's own decoder reads them) and {@code deflate} (RFC 9110: zlib, RFC 1950). The body itself is neither changed nor held: each
  * chunk is read from a view of it, and only the decoded bytes go to the reader, in pieces of at most
  * {@value #PIECE_BYTES} bytes. At most {@value #MAX_DECODED_BYTES} decoded bytes are produced, whatever the
  * compression ratio (a body that decodes to more, a zip bomb, costs at most that much inflating); beyond them, or on
@@ -56,6 +56,15 @@ public final class InflatingFeed {
 
 	private int crcBytes;
 
+	/** Whether the inflater decodes gzip members (each followed by a trailer, and maybe another member). */
+	private final boolean gzip;
+
+	/** Bytes of the current gzip member's trailer (CRC-32 and size, 8 bytes) still to skip. */
+	private int trailer;
+
+	/** Whether a member has ended: what follows must be another member, or decoding stops there. */
+	private boolean afterMember;
+
 	private long decoded;
 
 	private boolean failed;
@@ -65,6 +74,7 @@ public final class InflatingFeed {
 	private InflatingFeed(boolean gzip, Consumer<ByteBuffer> reader) {
 		this.reader = reader;
 		this.inflater = new Inflater(gzip);
+		this.gzip = gzip;
 		this.inHeader = gzip;
 	}
 
@@ -87,19 +97,30 @@ public final class InflatingFeed {
 	 * @param chunk the compressed bytes; read, never changed (its position is left alone)
 	 */
 	public void feed(ByteBuffer chunk) {
-		if (this.failed || this.ended || this.inflater.finished()) {
-			return;
-		}
 		ByteBuffer input = chunk.duplicate();
-		while (this.inHeader && input.hasRemaining()) {
-			readHeader(input.get() & 0xff);
-			if (this.failed) {
-				return;
+		while (!this.failed && !this.ended && input.hasRemaining()) {
+			if (this.trailer > 0) {
+				int skipped = Math.min(this.trailer, input.remaining());
+				input.position(input.position() + skipped);
+				this.trailer -= skipped;
+				if (this.trailer == 0) {
+					nextMember();
+				}
+			}
+			else if (this.inHeader) {
+				readHeader(input.get() & 0xff);
+			}
+			else if (this.inflater.finished()) {
+				end(); // a zlib stream is one stream: anything after it is not read
+			}
+			else {
+				inflate(input);
 			}
 		}
-		if (!input.hasRemaining()) {
-			return;
-		}
+	}
+
+	/** Inflate what the input holds (advancing it), up to its end or the end of the member or stream. */
+	private void inflate(ByteBuffer input) {
 		this.inflater.setInput(input);
 		try {
 			while (!this.inflater.finished() && !this.inflater.needsInput()) {
@@ -120,7 +141,24 @@ public final class InflatingFeed {
 		}
 		catch (DataFormatException ex) {
 			fail();
+			return;
 		}
+		if (this.inflater.finished() && this.gzip) {
+			this.trailer = 8;
+		}
+	}
+
+	/** A gzip member and its trailer are over: what follows is read as the next member's header. */
+	private void nextMember() {
+		this.inflater.reset();
+		this.afterMember = true;
+		this.inHeader = true;
+		this.fixed = 0;
+		this.part = 0;
+		this.flags = 0;
+		this.extraLength = 0;
+		this.extraLengthBytes = 0;
+		this.crcBytes = 0;
 	}
 
 	/**
@@ -149,7 +187,12 @@ public final class InflatingFeed {
 	private void readHeader(int b) {
 		if (this.fixed < 10) {
 			if ((this.fixed == 0 && b != 0x1f) || (this.fixed == 1 && b != 0x8b) || (this.fixed == 2 && b != 8)) {
-				fail();
+				if (this.afterMember) {
+					end(); // bytes after the last member that do not start another: not read (as the JDK does)
+				}
+				else {
+					fail();
+				}
 				return;
 			}
 			if (this.fixed == 3) {

@@ -238,9 +238,14 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			return this.settings.usage().settles();
 		}
 
-		/** Whether only some of the route's answers count ({@code count-when}). */
-		boolean countsSome() {
-			return this.settings.usage().countWhen() != null;
+		/**
+		 * Whether the upstream's answer decides the charge beyond the bytes sent ({@code count-when}, or a
+		 * {@code usage} read from a header field or the body), so that a client gone must not stop the call.
+		 */
+		boolean settlesByAnswer() {
+			RouteUsage usage = this.settings.usage();
+			return usage.countWhen() != null || usage.usage() instanceof RouteUsage.Measure.Json
+					|| usage.usage() instanceof RouteUsage.Measure.Header;
 		}
 
 		@Override

@@ -27,9 +27,9 @@ import org.springframework.web.server.WebFilterChain;
  * Once the upstream's response headers have arrived the slot is given back however the exchange ends: completed,
  * failed while the body is copied, or cancelled (a client that closes its connection as soon as it has read the
  * response may be seen to go away before the exchange completes).
- * On a route with {@code count-when} whose client went away, the exchange is over when its
- * {@link StatusAwaitingCall} ends: once the upstream's status is known (its slots given back), or the call ended
- * without it. Whether the request was sent upstream is marked by the {@link UpstreamRequestGlobalFilter}; without it
+ * On a route with {@code count-when} or a {@code usage} read from the answer whose client went away, the exchange
+ * is over when its {@link AnswerAwaitingCall} ends: once the upstream's answer has decided the charge (its slots
+ * given back), or the call ended without a status. Whether the request was sent upstream is marked by the {@link UpstreamRequestGlobalFilter}; without it
  * (a bean replaced) every exchange gives its slots back when it ends. Requests without slots cost one attribute and one
  * {@code doFinally}.
  */
@@ -45,7 +45,7 @@ public class SlotReleaseWebFilter implements WebFilter, Ordered {
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		exchange.getAttributes().put(SLOTS_ATTRIBUTE, HeldSlots.NONE);
 		return chain.filter(exchange).doFinally((signal) -> {
-			if (signal == SignalType.CANCEL && StatusAwaitingCall.whenEnded(exchange, () -> end(exchange))) {
+			if (signal == SignalType.CANCEL && AnswerAwaitingCall.whenEnded(exchange, () -> end(exchange))) {
 				return; // the client went away from a call that runs on until the upstream's status is known
 			}
 			end(exchange);

@@ -19,8 +19,8 @@ import org.springframework.web.server.ServerWebExchange;
  * cannot be opened (the request never reached it). The mark survives the reset done by the {@code Retry} and
  * {@code CircuitBreaker} filters. Each attempt also records whether the
  * upstream answered it (its response headers arrived), so that a {@code Retry} filter's next attempt can tell whether
- * the upstream may still be working on the one before, and tells a {@link StatusAwaitingCall} (a route with
- * {@code count-when}) that the status is known.
+ * the upstream may still be working on the one before, and tells an {@link AnswerAwaitingCall} (a route with
+ * {@code count-when} or a {@code usage} read from the answer) that the status is known.
  */
 public class UpstreamRequestGlobalFilter implements GlobalFilter, Ordered {
 
@@ -45,7 +45,7 @@ public class UpstreamRequestGlobalFilter implements GlobalFilter, Ordered {
 		return chain.filter(exchange).doOnSuccess((done) -> {
 			if (exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_ATTR) != null) {
 				exchange.getAttributes().put(ANSWERED_ATTRIBUTE, Boolean.TRUE);
-				StatusAwaitingCall.statusKnown(exchange);
+				AnswerAwaitingCall.statusKnown(exchange);
 			}
 		}).doOnError(UpstreamFailures::notConnected, (ex) -> exchange.getAttributes().remove(SENT_ATTRIBUTE));
 	}

@@ -1,12 +1,21 @@
 package io.github.ratelimit.gateway.webflux;
 
+import java.time.Duration;
+
 import io.github.ratelimit.gateway.route.UsageMeter;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
+import reactor.core.publisher.Sinks;
 
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -19,6 +28,13 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
  * when the body starts, or when the response completes without one; then each chunk of the body, read in place,
  * never copied nor held), and ends that meter once the exchange is over ({@link #end}). Without a meter (a refused
  * request) it only passes the answer on.
+ *
+ * <p>When the client goes away while the body may still change the charge ({@link UsageMeter#decided()} is
+ * {@code false}; on a route run as an {@link AnswerAwaitingCall}, before the body or in its middle) the rest of the
+ * upstream's body is read into the meter only: nothing is written to the client, each chunk is released once read,
+ * and reading stops (the upstream's body cancelled, which closes its connection) once the meter has decided, or after
+ * the drain limit (the route's response timeout) has passed; the write then completes, so that the chain ends and the
+ * meter settles ({@link #end}: complete only when the body was read to its end).
  */
 final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 
@@ -29,8 +45,18 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 
 	private boolean answered;
 
-	UsageMeteringResponse(ServerHttpResponse response) {
+	/** Longest time the rest of a body is read for a client gone; {@code null}: until it ends. */
+	private final @Nullable Duration drainLimit;
+
+	/** Whether the client has gone (told by the {@link AnswerAwaitingCall}): a body is then read, not written. */
+	private volatile boolean clientGone;
+
+	/** Whether reading a body for a client gone stopped before its end. */
+	private volatile boolean drainCutShort;
+
+	UsageMeteringResponse(ServerHttpResponse response, @Nullable Duration drainLimit) {
 		super(response);
+		this.drainLimit = drainLimit;
 	}
 
 	/**
@@ -53,30 +79,50 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 	void end(boolean complete) {
 		UsageMeter current = this.meter;
 		if (current != null) {
-			current.end(complete);
+			current.end(complete && !this.drainCutShort);
 		}
 	}
 
 	/**
 	 * The upstream's response head has arrived and its answer will not be written (its client has gone): show the
 	 * meter its status and header fields now, once, so that the exchange's end settles by them.
+	 * @return whether the meter has decided ({@link UsageMeter#decided()}; no meter: {@code true}): {@code false}
+	 * when the body must be read on
 	 */
-	void upstreamAnswered() {
-		answered();
+	boolean upstreamAnswered() {
+		UsageMeter current = answered();
+		return current == null || current.decided();
+	}
+
+	/** The client has gone: a body not yet written is read into the meter only. */
+	void clientGone() {
+		this.clientGone = true;
 	}
 
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
 		UsageMeter current = answered();
-		return (current == null) ? super.writeWith(body)
-				: super.writeWith(Flux.from(body).doOnNext((buffer) -> read(current, buffer)));
+		if (current == null) {
+			return super.writeWith(body);
+		}
+		Relay relay = new Relay(Flux.from(body), current);
+		if (this.clientGone) {
+			return relay.drainAlone();
+		}
+		return relay.after(super.writeWith(relay.toClient()));
 	}
 
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
 		UsageMeter current = answered();
-		return (current == null) ? super.writeAndFlushWith(body) : super.writeAndFlushWith(
-				Flux.from(body).map((chunks) -> Flux.from(chunks).doOnNext((buffer) -> read(current, buffer))));
+		if (current == null) {
+			return super.writeAndFlushWith(body);
+		}
+		Relay relay = new Relay(Flux.from(body).concatMap(Flux::from), current);
+		if (this.clientGone) {
+			return relay.drainAlone();
+		}
+		return relay.after(super.writeAndFlushWith(relay.toClient().map(Mono::just)));
 	}
 
 	@Override
@@ -100,6 +146,134 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 		HttpHeaders headers = getHeaders();
 		current.answer((status != null) ? status.value() : 200, headers, headers.getFirst(HttpHeaders.CONTENT_TYPE));
 		return current;
+	}
+
+	/**
+	 * The upstream's body on its way to the client, shown to the meter chunk by chunk; when the client's side
+	 * cancels (the client gone) and the meter has not decided, it reads the rest into the meter only.
+	 */
+	private final class Relay extends BaseSubscriber<DataBuffer> {
+
+		private final Flux<? extends DataBuffer> source;
+
+		private final UsageMeter meter;
+
+		private final Sinks.Empty<Void> finished = Sinks.empty();
+
+		private volatile @Nullable FluxSink<DataBuffer> sink;
+
+		private volatile boolean draining;
+
+		private volatile @Nullable Disposable limit;
+
+		Relay(Flux<? extends DataBuffer> source, UsageMeter meter) {
+			this.source = source;
+			this.meter = meter;
+		}
+
+		/** The body for the client's write: what the upstream sends, at the client's pace. */
+		Flux<DataBuffer> toClient() {
+			return Flux.create((sink) -> {
+				this.sink = sink;
+				this.source.subscribe(this);
+				sink.onRequest(this::request);
+				sink.onCancel(this::drain);
+			});
+		}
+
+		/** Read the body into the meter alone (the client went before it): completes once reading is over. */
+		Mono<Void> drainAlone() {
+			this.draining = true;
+			startLimit();
+			this.source.subscribe(this);
+			return this.finished.asMono();
+		}
+
+		/** The client's write, then, if the client went during it, the end of reading the rest. */
+		Mono<Void> after(Mono<Void> write) {
+			return write.onErrorResume((ex) -> {
+				drain(); // a write to a connection gone: read on, unless the meter has decided
+				return this.draining ? Mono.empty() : Mono.error(ex);
+			})
+				.then(Mono.defer(() -> this.draining ? this.finished.asMono() : Mono.empty()));
+		}
+
+		/** The client's side cancelled: read on into the meter, unless it has decided. */
+		private void drain() {
+			if (isDisposed()) {
+				return;
+			}
+			if (this.meter.decided()) {
+				cutShort();
+				return;
+			}
+			this.draining = true;
+			startLimit();
+			request(Long.MAX_VALUE);
+		}
+
+		private void startLimit() {
+			Duration drainLimit = UsageMeteringResponse.this.drainLimit;
+			if (drainLimit != null) {
+				this.limit = Mono.delay(drainLimit).subscribe((tick) -> cutShort());
+			}
+		}
+
+		/** Stop reading before the body's end. */
+		private void cutShort() {
+			UsageMeteringResponse.this.drainCutShort = true;
+			cancel();
+		}
+
+		@Override
+		protected void hookOnSubscribe(Subscription subscription) {
+			if (this.draining) {
+				subscription.request(Long.MAX_VALUE);
+			}
+		}
+
+		@Override
+		protected void hookOnNext(DataBuffer buffer) {
+			read(this.meter, buffer);
+			FluxSink<DataBuffer> client = this.sink;
+			if (!this.draining && client != null && !client.isCancelled()) {
+				client.next(buffer);
+				return;
+			}
+			DataBufferUtils.release(buffer);
+			if (this.meter.decided()) {
+				cutShort();
+			}
+		}
+
+		@Override
+		protected void hookOnComplete() {
+			FluxSink<DataBuffer> client = this.sink;
+			if (!this.draining && client != null) {
+				client.complete();
+			}
+		}
+
+		@Override
+		protected void hookOnError(Throwable error) {
+			FluxSink<DataBuffer> client = this.sink;
+			if (!this.draining && client != null) {
+				client.error(error);
+			}
+			else {
+				UsageMeteringResponse.this.drainCutShort = true;
+			}
+		}
+
+		@Override
+		protected void hookFinally(SignalType type) {
+			Disposable timer = this.limit;
+			if (timer != null) {
+				timer.dispose();
+			}
+			this.finished.tryEmitEmpty();
+		}
+
 	}
 
 	private static void read(UsageMeter meter, DataBuffer buffer) {

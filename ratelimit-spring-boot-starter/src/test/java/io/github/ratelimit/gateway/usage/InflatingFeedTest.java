@@ -43,6 +43,49 @@ class InflatingFeedTest {
 	}
 
 	@Test
+	void everyMemberOfAGzipBodyIsDecodedInTurn() throws IOException {
+		byte[] first = gzip("{\"choices\":[],".getBytes(StandardCharsets.UTF_8));
+		byte[] second = gzip("\"usage\":{\"total_tokens\":57}}".getBytes(StandardCharsets.UTF_8));
+		byte[] body = new byte[first.length + second.length];
+		System.arraycopy(first, 0, body, 0, first.length);
+		System.arraycopy(second, 0, body, first.length, second.length);
+		String expected = "{\"choices\":[],\"usage\":{\"total_tokens\":57}}";
+		InflatingFeed whole = InflatingFeed.of("gzip", this::collect);
+		whole.feed(ByteBuffer.wrap(body));
+		assertThat(whole.failed()).isFalse();
+		assertThat(this.decoded.toString(StandardCharsets.UTF_8)).isEqualTo(expected);
+		this.decoded.reset();
+		InflatingFeed byteByByte = InflatingFeed.of("gzip", this::collect);
+		for (byte b : body) {
+			byteByByte.feed(ByteBuffer.wrap(new byte[] { b }));
+		}
+		assertThat(byteByByte.failed()).isFalse();
+		assertThat(this.decoded.toString(StandardCharsets.UTF_8)).isEqualTo(expected);
+	}
+
+	@Test
+	void bytesAfterTheLastMemberThatStartNoOtherAreNotRead() throws IOException {
+		byte[] member = gzip("{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+		InflatingFeed feed = InflatingFeed.of("gzip", this::collect);
+		feed.feed(ByteBuffer.wrap(member));
+		feed.feed(ByteBuffer.wrap("trailing".getBytes(StandardCharsets.US_ASCII)));
+		assertThat(feed.failed()).isFalse();
+		assertThat(this.decoded.toString(StandardCharsets.UTF_8)).isEqualTo("{\"a\":1}");
+	}
+
+	@Test
+	void theBoundHoldsOverAllMembers() throws IOException {
+		byte[] member = gzip(new byte[10 * 1024 * 1024]); // two members of 10 MiB each: 20 MiB decoded
+		long[] seen = new long[1];
+		InflatingFeed feed = InflatingFeed.of("gzip", (piece) -> seen[0] += piece.remaining());
+		feed.feed(ByteBuffer.wrap(member));
+		assertThat(feed.failed()).isFalse();
+		feed.feed(ByteBuffer.wrap(member));
+		assertThat(feed.failed()).isTrue();
+		assertThat(seen[0]).isLessThanOrEqualTo(InflatingFeed.MAX_DECODED_BYTES);
+	}
+
+	@Test
 	void deflateIsZlib() throws IOException {
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 		try (DeflaterOutputStream out = new DeflaterOutputStream(bytes)) {

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -29,18 +30,24 @@ import com.sun.net.httpserver.HttpServer;
  * <li>{@code answer=json&value=V}: {@code {"usage":{"total_tokens":V}}} ({@code value} written as given, e.g.
  * {@code -5}, {@code "57"}, {@code 1e30}; without it the field is missing), {@code answer=not-json} an HTML page;
  * {@code encoding=gzip|deflate|br|...} sends the body with that {@code Content-Encoding}, compressed for gzip and
- * deflate (zlib), as written for any other (what the gateway does with it is the point, not the bytes);</li>
+ * deflate (zlib), as written for any other (what the gateway does with it is the point, not the bytes);
+ * {@code encoding=gzip-members} sends it gzip-compressed as two members (RFC 1952 section 2.2), the usage in the
+ * second;</li>
  * <li>{@code answer=header&value=V}: the header field {@code X-Usage-Tokens: V} (none without {@code value});</li>
  * <li>{@code answer=stream&value=V}: a {@code text/event-stream} of two events, the last carrying the usage;
  * {@code answer=held-stream}: an event every 50 ms and never the usage, until the gateway stops reading (at most
- * 2 s);</li>
+ * 2 s); {@code answer=released-stream&value=V}: a first event, then a comment line of 1 KB every 10 ms (as a model's
+ * stream keeps its connection alive while it works; Gateway Server MVC copies a stream in pieces of 16 KB, so the
+ * first event reaches its client once 16 KB have come), and once the test releases it ({@link #release}, by the request's
+ * {@code id}; at most 10 s later) an event carrying the usage;</li>
  * <li>{@code answer=bytes&size=N}: N bytes;</li>
  * <li>{@code answer=status&status=S}: that status, no body;</li>
  * <li>{@code answer=none}: the connection closed without an answer;</li>
  * <li>{@code held=true}: the answer comes only once the test releases it ({@link #release}, by the request's
  * {@code id}; at most 10 s later): an upstream slower than its client's patience.</li>
  * </ul>
- * It counts the requests it received, and knows which requests it has received by each request's {@code id}.
+ * It counts the requests it received, and knows which requests it has received by each request's {@code id}, how many
+ * comment lines a {@code released-stream} has sent, and which answers could not be written (the gateway went away).
  */
 final class ChargeUpstream {
 
@@ -53,6 +60,10 @@ final class ChargeUpstream {
 	private final Set<String> seen = ConcurrentHashMap.newKeySet();
 
 	private final Map<String, CountDownLatch> holds = new ConcurrentHashMap<>();
+
+	private final Map<String, AtomicInteger> comments = new ConcurrentHashMap<>();
+
+	private final Set<String> abandoned = ConcurrentHashMap.newKeySet();
 
 	ChargeUpstream() {
 		try {
@@ -67,10 +78,10 @@ final class ChargeUpstream {
 			String id = query(exchange.getRequestURI().getRawQuery()).getOrDefault("id", "");
 			this.seen.add(id);
 			try {
-				answer(exchange, hold(id));
+				answer(exchange, hold(id), commentCount(id));
 			}
 			catch (IOException ex) {
-				// the gateway went away: the answer is over
+				this.abandoned.add(id); // the gateway went away: the answer is over
 			}
 			finally {
 				exchange.close();
@@ -99,6 +110,28 @@ final class ChargeUpstream {
 		hold(id).countDown();
 	}
 
+	/**
+	 * The comment lines a {@code released-stream} answer has sent so far.
+	 * @param id the request's id
+	 * @return a count
+	 */
+	int comments(String id) {
+		return commentCount(id).get();
+	}
+
+	/**
+	 * Whether the answer to this request could not be written: the gateway closed the connection.
+	 * @param id the request's id
+	 * @return whether it was abandoned
+	 */
+	boolean abandoned(String id) {
+		return this.abandoned.contains(id);
+	}
+
+	private AtomicInteger commentCount(String id) {
+		return this.comments.computeIfAbsent(id, (counted) -> new AtomicInteger());
+	}
+
 	private CountDownLatch hold(String id) {
 		return this.holds.computeIfAbsent(id, (held) -> new CountDownLatch(1));
 	}
@@ -108,7 +141,7 @@ final class ChargeUpstream {
 		this.executor.shutdownNow();
 	}
 
-	private static void answer(HttpExchange exchange, CountDownLatch hold) throws IOException {
+	private static void answer(HttpExchange exchange, CountDownLatch hold, AtomicInteger comments) throws IOException {
 		exchange.getRequestBody().readAllBytes();
 		Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
 		if (Boolean.parseBoolean(query.get("held"))) {
@@ -155,6 +188,22 @@ final class ChargeUpstream {
 					pause(50);
 				}
 			}
+			case "released-stream" -> {
+				exchange.getResponseHeaders().add("Content-Type", "text/event-stream");
+				exchange.sendResponseHeaders(200, 0);
+				OutputStream out = exchange.getResponseBody();
+				out.write("data: {\"choices\":[]}\n\n".getBytes(StandardCharsets.UTF_8));
+				out.flush();
+				byte[] comment = (": " + "working ".repeat(128) + "\n\n").getBytes(StandardCharsets.UTF_8);
+				for (int i = 0; i < 1000 && !released(hold, 10); i++) {
+					out.write(comment);
+					out.flush();
+					comments.incrementAndGet();
+				}
+				out.write(("data: {\"choices\":[],\"usage\":{\"total_tokens\":" + value + "}}\n\ndata: [DONE]\n\n")
+					.getBytes(StandardCharsets.UTF_8));
+				out.close();
+			}
 			case "bytes" -> send(exchange, 200, new byte[Integer.parseInt(query.getOrDefault("size", "0"))]);
 			case "none" -> {
 				// closed without a response head
@@ -169,6 +218,14 @@ final class ChargeUpstream {
 		if (encoding == null) {
 			return body;
 		}
+		if (encoding.equals("gzip-members")) {
+			exchange.getResponseHeaders().add("Content-Encoding", "gzip");
+			int half = body.length / 2;
+			ByteArrayOutputStream members = new ByteArrayOutputStream();
+			members.write(encode(Arrays.copyOfRange(body, 0, half)));
+			members.write(encode(Arrays.copyOfRange(body, half, body.length)));
+			return members.toByteArray();
+		}
 		exchange.getResponseHeaders().add("Content-Encoding", encoding);
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 		OutputStream out = switch (encoding) {
@@ -181,10 +238,30 @@ final class ChargeUpstream {
 		return bytes.toByteArray();
 	}
 
+	/** One gzip member holding these bytes. */
+	private static byte[] encode(byte[] part) throws IOException {
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+		try (GZIPOutputStream out = new GZIPOutputStream(bytes)) {
+			out.write(part);
+		}
+		return bytes.toByteArray();
+	}
+
 	private static void send(HttpExchange exchange, int status, byte[] body) throws IOException {
 		exchange.sendResponseHeaders(status, (body.length > 0) ? body.length : -1);
 		try (OutputStream out = exchange.getResponseBody()) {
 			out.write(body);
+		}
+	}
+
+	/** Whether the hold is released within this many ms. */
+	private static boolean released(CountDownLatch hold, long millis) {
+		try {
+			return hold.await(millis, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return true;
 		}
 	}
 

@@ -100,6 +100,8 @@ class FrontEndsChargeIntegrationTest {
 				charged("not JSON", "/json/c?answer=not-json", 200, Bucket.CHAT, 900),
 				charged("gzip: read", "/json/c?answer=json&value=57&encoding=gzip", 200, Bucket.CHAT, 943,
 						"Accept-Encoding", "gzip"),
+				charged("gzip in two members: read", "/json/c?answer=json&value=57&encoding=gzip-members", 200,
+						Bucket.CHAT, 943, "Accept-Encoding", "gzip"),
 				charged("deflate: read", "/json/c?answer=json&value=57&encoding=deflate", 200, Bucket.CHAT, 943,
 						"Accept-Encoding", "deflate"),
 				charged("br: not read", "/json/c?answer=json&value=57&encoding=br", 200, Bucket.CHAT, 900,
@@ -109,16 +111,23 @@ class FrontEndsChargeIntegrationTest {
 				charged("never came: the upstream failed", "/json/c?answer=none", SERVER_ERROR, Bucket.CHAT, 900),
 				charged("bytes: what was sent", "/bytes/c?answer=bytes&size=1500", 200, Bucket.DOWNLOADS, 8500),
 				charged("bytes: never came, none", "/bytes/c?answer=none", SERVER_ERROR, Bucket.DOWNLOADS, 10000),
-				new Row("cut short: the client went away mid-stream", Redis.UP,
-						(gateway, test) -> test.cutShortMidStream(gateway)),
+				new Row("the client went away mid-stream, the stream never reports its usage: the reservation",
+						Redis.UP, (gateway, test) -> test.cutShortMidStream(gateway)),
+				new Row("the client hangs up, the upstream then reports more than it reserved: the usage", Redis.UP,
+						(gateway, test) -> test.hungUpBeforeAnswer(gateway, "/json/c?answer=json&value=700",
+								Bucket.CHAT, BEYOND.get("excess"))),
+				new Row("the client goes away mid-stream, the usage event comes later: the usage", Redis.UP,
+						(gateway, test) -> test.wentAwayMidStream(gateway)),
 				charged("count-when holds (401): counted", "/login/c?answer=status&status=401", 401, Bucket.LOGIN,
 						2),
 				charged("count-when does not hold (200): given back", "/login/c?answer=status&status=200", 200,
 						Bucket.LOGIN, 3),
 				new Row("count-when, the client hangs up, the upstream then answers 200: given back", Redis.UP,
-						(gateway, test) -> test.hungUpBeforeAnswer(gateway, 200, 3)),
+						(gateway, test) -> test.hungUpBeforeAnswer(gateway, "/login/c?answer=status&status=200",
+								Bucket.LOGIN, 3)),
 				new Row("count-when, the client hangs up, the upstream then answers 401: counted", Redis.UP,
-						(gateway, test) -> test.hungUpBeforeAnswer(gateway, 401, 2)),
+						(gateway, test) -> test.hungUpBeforeAnswer(gateway, "/login/c?answer=status&status=401",
+								Bucket.LOGIN, 2)),
 				new Row("a request limit: RateLimit fields, then 429", Redis.UP,
 						(gateway, test) -> test.plainRoute(gateway, true)),
 				// ---- the failure policy (failure-policy.md), Redis down
@@ -180,18 +189,17 @@ class FrontEndsChargeIntegrationTest {
 	}
 
 	/**
-	 * A login client (3 attempts, {@code count-when: "401,403"}) sends its request and hangs up once the upstream has
-	 * it; the upstream answers with this status once the client is gone: the upstream's status decides what the
-	 * attempt costs, whatever the client did. On WebFlux the upstream answers once the gateway has closed the client's
-	 * connection (the hang-up reached it: its close is what the client then reads); Tomcat does not watch the
-	 * connection of a request it is serving, so Server MVC finds the client gone only when it writes the answer, and
-	 * the upstream answers as soon as the client has closed.
+	 * The client sends its request and hangs up once the upstream has it; the upstream answers (this target's answer)
+	 * once the client is gone: the upstream's answer decides what the request costs, whatever the client did (a
+	 * login client's attempt by its status, a chat client by the usage reported). On WebFlux the upstream answers
+	 * once the gateway has closed the client's connection (the hang-up reached it: its close is what the client then
+	 * reads); Tomcat does not watch the connection of a request it is serving, so Server MVC finds the client gone
+	 * only when it writes the answer, and the upstream answers as soon as the client has closed.
 	 */
-	private void hungUpBeforeAnswer(Gateway gateway, int status, long level) throws IOException {
+	private void hungUpBeforeAnswer(Gateway gateway, String target, Bucket bucket, long level) throws IOException {
 		String id = nextId();
 		long settled = settled(gateway);
-		try (Socket socket = OpenRequests.sendGet(gateway.port(),
-				"/login/c?answer=status&status=" + status + "&held=true&id=" + id, "key-one")) {
+		try (Socket socket = OpenRequests.sendGet(gateway.port(), target + "&held=true&id=" + id, "key-one")) {
 			await().pollInterval(Duration.ofMillis(10)).atMost(10, TimeUnit.SECONDS).until(() -> upstream.received(id));
 			if (gateway.frontEnd() == FrontEnd.WEBFLUX) {
 				socket.shutdownOutput();
@@ -199,7 +207,51 @@ class FrontEndsChargeIntegrationTest {
 			}
 		}
 		upstream.release(id);
-		awaitLevel(gateway, Bucket.LOGIN, level, settled);
+		awaitLevel(gateway, bucket, level, settled);
+	}
+
+	/**
+	 * A chat client reads the first event of a stream and goes away; the event that reports the usage (700, more
+	 * than the 100 reserved) comes once it has gone: charged the usage on both front ends. On WebFlux the usage event
+	 * comes once the gateway has closed the client's connection; on Server MVC (which finds the client gone only when
+	 * a write to it fails) once the upstream has sent 64 KB more after the client closed (a write to a connection the
+	 * client has reset fails), or has found the gateway gone.
+	 */
+	private void wentAwayMidStream(Gateway gateway) throws IOException {
+		String id = nextId();
+		long settled = settled(gateway);
+		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), gateway.port())) {
+			socket.setSoTimeout(10_000);
+			write(socket, "GET /json/c?answer=released-stream&value=700&id=" + id
+					+ " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: key-one\r\n\r\n");
+			String first = readUntilFirstEvent(socket.getInputStream());
+			assertThat(first).startsWith("HTTP/1.1 200").contains("data: ");
+			if (gateway.frontEnd() == FrontEnd.WEBFLUX) {
+				socket.shutdownOutput();
+				assertThat(closedByGatewayAfterReading(socket)).as("the gateway closes the connection of a client gone")
+					.isTrue();
+			}
+		}
+		int sent = upstream.comments(id);
+		await().pollInterval(Duration.ofMillis(10))
+			.atMost(10, TimeUnit.SECONDS)
+			.until(() -> upstream.comments(id) >= sent + 64 || upstream.abandoned(id));
+		upstream.release(id);
+		awaitLevel(gateway, Bucket.CHAT, BEYOND.get("excess"), settled);
+	}
+
+	/** Whether the gateway closed this connection before its read timeout, whatever it sent before closing it. */
+	private static boolean closedByGatewayAfterReading(Socket socket) throws IOException {
+		byte[] buffer = new byte[8192];
+		try {
+			while (socket.getInputStream().read(buffer) >= 0) {
+				// what the gateway sent before it saw the client go
+			}
+			return true;
+		}
+		catch (SocketException ex) { // closed with a reset
+			return true;
+		}
 	}
 
 	/** Whether the gateway closed this connection (without an answer) before its read timeout. */
