@@ -3,16 +3,14 @@ package io.github.ratelimit.gateway.webflux;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.StoredTokens;
+import io.github.ratelimit.test.SteadyTraffic;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -73,23 +71,23 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 	@ParameterizedTest(name = "Redis paused {0} ms")
 	@ValueSource(ints = { 500, 2_000, 12_000 })
 	void requestsDecidedWithoutRedisTakeNothingThereHoweverLateItAnswers(int pauseMillis) throws Exception {
-		List<Traffic> traffic = List.of(new Traffic("/rate/x", "key-one", "127.0.0.31"),
-				new Traffic("/quota/x", "key-one", "127.0.0.32"), new Traffic("/conc/x", "key-one", "127.0.0.33"),
-				new Traffic("/auth/login", null, "127.0.0.34"),
-				new Traffic("/v1/header?used=3", "key-one", "127.0.0.35"),
-				new Traffic("/leased/x", null, "127.0.1." + RUNS.incrementAndGet()));
-		traffic.forEach(Traffic::start);
+		String leasedIp = "127.0.1." + RUNS.incrementAndGet();
+		List<SteadyTraffic> traffic = List.of(traffic("/rate/x", "key-one", "127.0.0.31"),
+				traffic("/quota/x", "key-one", "127.0.0.32"), traffic("/conc/x", "key-one", "127.0.0.33"),
+				traffic("/auth/login", null, "127.0.0.34"), traffic("/v1/header?used=3", "key-one", "127.0.0.35"),
+				traffic("/leased/x", null, leasedIp));
+		traffic.forEach(SteadyTraffic::start);
 		try {
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> traffic.stream().allMatch((t) -> t.fromRedis.get() >= 3));
+				.until(() -> traffic.stream().allMatch((t) -> t.fromRedis() >= 3));
 			redis.pause();
 			try {
 				long paused = System.nanoTime();
-				int[] withoutRedis = traffic.stream().mapToInt((t) -> t.withoutRedis.get()).toArray();
+				int[] withoutRedis = traffic.stream().mapToInt(LateRedisAnswerRoutesIntegrationTest::withoutRedis).toArray();
 				// every route had a request decided without Redis, and the pause lasted its length
 				await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
 					for (int i = 0; i < withoutRedis.length; i++) {
-						if (traffic.get(i).withoutRedis.get() == withoutRedis[i]) {
+						if (withoutRedis(traffic.get(i)) == withoutRedis[i]) {
 							return false;
 						}
 					}
@@ -99,10 +97,10 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 			finally {
 				redis.resume();
 			}
-			int[] fromRedis = traffic.stream().mapToInt((t) -> t.fromRedis.get()).toArray();
+			int[] fromRedis = traffic.stream().mapToInt(SteadyTraffic::fromRedis).toArray();
 			await().atMost(Duration.ofSeconds(30)).until(() -> {
 				for (int i = 0; i < fromRedis.length; i++) {
-					if (traffic.get(i).fromRedis.get() <= fromRedis[i]) {
+					if (traffic.get(i).fromRedis() <= fromRedis[i]) {
 						return false;
 					}
 				}
@@ -110,27 +108,25 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 			});
 		}
 		finally {
-			for (Traffic t : traffic) {
-				t.stop();
-			}
+			SteadyTraffic.stopAll(traffic);
 		}
 		System.out.println("Redis paused " + pauseMillis + " ms: " + traffic);
-		assertThat(traffic).allSatisfy((t) -> assertThat(t.withoutRedis.get()).as(t.path).isPositive());
-		assertThat(traffic.get(3).failedClosed.get()).as("503 on the login route").isPositive();
+		assertThat(traffic).allSatisfy((t) -> assertThat(withoutRedis(t)).as(t.toString()).isPositive());
+		assertThat(traffic.get(3).failedClosed()).as("503 on the login route").isPositive();
 		// every figure checked, every mismatch reported
 		await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> SoftAssertions.assertSoftly((soft) -> {
-			soft.assertThat(tokensTaken("rate", 0)).as("token bucket").isEqualTo(traffic.get(0).fromRedis.get());
-			soft.assertThat(quotaUsed()).as("quota").isEqualTo(traffic.get(1).fromRedis.get());
+			soft.assertThat(tokensTaken("rate", 0)).as("token bucket").isEqualTo(traffic.get(0).fromRedis());
+			soft.assertThat(quotaUsed()).as("quota").isEqualTo(traffic.get(1).fromRedis());
 			soft.assertThat(tokensTaken("conc", 0)).as("bucket beside the concurrency limit")
-				.isEqualTo(traffic.get(2).fromRedis.get());
+				.isEqualTo(traffic.get(2).fromRedis());
 			soft.assertThat(slotsHeld("conc")).as("concurrency slots").isZero();
-			soft.assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis.get());
+			soft.assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis());
 			soft.assertThat(tokensTaken("usage", 0)).as("usage limit: 3 tokens settled per request Redis decided")
-				.isEqualTo(3L * traffic.get(4).fromRedis.get());
-			Traffic leased = traffic.get(5);
-			soft.assertThat(leased.lastRemaining.get()).as("the last remaining count of the leased route")
-				.isEqualTo(CAPACITY - leased.fromRedis.get());
-			soft.assertThat(leaseTokensTaken(leased.sourceIp) - leased.fromRedis.get())
+				.isEqualTo(3L * traffic.get(4).fromRedis());
+			SteadyTraffic leased = traffic.get(5);
+			soft.assertThat(lastRemaining(leased)).as("the last remaining count of the leased route")
+				.isEqualTo(CAPACITY - leased.fromRedis());
+			soft.assertThat(leaseTokensTaken(leasedIp) - leased.fromRedis())
 				.as("tokens Redis holds taken beyond the requests answered with RateLimit fields: the last lease's unspent")
 				.isBetween(0L, LEASE_BUDGET);
 		}));
@@ -173,90 +169,39 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 		return found.isEmpty() ? null : found.get(0);
 	}
 
-	/** One client sending requests to one route, one after another, counting who decided them. */
-	private final class Traffic {
-
-		final String path;
-
-		final String sourceIp;
-
-		private final String apiKey;
-
-		private final WebTestClient client;
-
-		/** 200 with RateLimit fields: Redis decided (and admitted: capacities are large). */
-		final AtomicInteger fromRedis = new AtomicInteger();
-
-		/** Decided by the local fallback (no RateLimit fields) or failed closed (503). */
-		final AtomicInteger withoutRedis = new AtomicInteger();
-
-		final AtomicInteger failedClosed = new AtomicInteger();
-
-		/** The remaining count ({@code r}) of the last RateLimit field, -1 before the first. */
-		final AtomicLong lastRemaining = new AtomicLong(-1);
-
-		private final AtomicInteger other = new AtomicInteger();
-
-		private final AtomicBoolean stopped = new AtomicBoolean();
-
-		private final Thread thread;
-
-		Traffic(String path, String apiKey, String sourceIp) {
-			this.path = path;
-			this.sourceIp = sourceIp;
-			this.apiKey = apiKey;
-			this.client = clientFrom(sourceIp);
-			this.thread = new Thread(this::send, "traffic " + path);
-			this.thread.setDaemon(true);
-		}
-
-		void start() {
-			this.thread.start();
-		}
-
-		void stop() throws InterruptedException {
-			this.stopped.set(true);
-			this.thread.join(Duration.ofSeconds(20).toMillis());
-		}
-
-		private void send() {
-			while (!this.stopped.get()) {
-				WebTestClient.RequestHeadersSpec<?> request = this.client.get().uri(this.path);
-				if (this.apiKey != null) {
-					request = request.header("X-API-Key", this.apiKey);
-				}
-				EntityExchangeResult<byte[]> result = request.exchange().expectBody().returnResult();
-				int status = result.getStatus().value();
-				boolean fields = result.getResponseHeaders().getFirst("RateLimit") != null;
-				if (status == 200 && fields) {
-					this.fromRedis.incrementAndGet();
-					this.lastRemaining.set(remaining(result.getResponseHeaders().getFirst("RateLimit")));
-				}
-				else if (status == 503 || (status == 200 && !fields)) {
-					this.withoutRedis.incrementAndGet();
-					if (status == 503) {
-						this.failedClosed.incrementAndGet();
-					}
-				}
-				else {
-					this.other.incrementAndGet();
-				}
+	/**
+	 * One client (by address) sending requests to one route, one after another: withoutRedis, those decided by the
+	 * local fallback (no RateLimit fields) or failed closed (503).
+	 */
+	private SteadyTraffic traffic(String path, String apiKey, String sourceIp) {
+		WebTestClient client = clientFrom(sourceIp);
+		return new SteadyTraffic(path, () -> {
+			WebTestClient.RequestHeadersSpec<?> request = client.get().uri(path);
+			if (apiKey != null) {
+				request = request.header("X-API-Key", apiKey);
 			}
-		}
+			EntityExchangeResult<byte[]> result = request.exchange().expectBody().returnResult();
+			return new SteadyTraffic.Answer(result.getStatus().value(),
+					result.getResponseHeaders().getFirst("RateLimit"));
+		});
+	}
 
-		/** The {@code r} parameter of a RateLimit field ({@code "free-leased";r=9971;t=10440}). */
-		private static long remaining(String field) {
-			int start = field.indexOf(";r=") + 3;
-			int end = field.indexOf(';', start);
-			return Long.parseLong(field.substring(start, (end < 0) ? field.length() : end));
-		}
+	private static int withoutRedis(SteadyTraffic traffic) {
+		return traffic.fallback() + traffic.failedClosed();
+	}
 
-		@Override
-		public String toString() {
-			return this.path + Map.of("fromRedis", this.fromRedis.get(), "withoutRedis", this.withoutRedis.get(),
-					"other", this.other.get(), "lastRemaining", this.lastRemaining.get());
+	/**
+	 * The {@code r} parameter of the last RateLimit field ({@code "free-leased";r=9971;t=10440}), -1 before the
+	 * first.
+	 */
+	private static long lastRemaining(SteadyTraffic traffic) {
+		String field = traffic.lastRateLimit();
+		if (field == null) {
+			return -1;
 		}
-
+		int start = field.indexOf(";r=") + 3;
+		int end = field.indexOf(';', start);
+		return Long.parseLong(field.substring(start, (end < 0) ? field.length() : end));
 	}
 
 }

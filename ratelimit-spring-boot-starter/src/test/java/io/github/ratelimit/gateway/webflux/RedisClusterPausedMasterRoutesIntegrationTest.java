@@ -3,9 +3,6 @@ package io.github.ratelimit.gateway.webflux;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -15,12 +12,14 @@ import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
 import io.github.ratelimit.gateway.redis.ShardClockReadings;
 import io.github.ratelimit.gateway.redis.StoredTokens;
 import io.github.ratelimit.test.MachineStalls;
+import io.github.ratelimit.test.SteadyTraffic;
 import io.github.ratelimit.test.redis.RedisCluster;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.TestPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -67,24 +66,24 @@ class RedisClusterPausedMasterRoutesIntegrationTest extends ClusterRedisRouteInt
 	void aPausedMasterKeepsExactlyWhatItsRedisDecidedRequestsTook() throws Exception {
 		// one client per master, the paused master's first
 		List<RedisCluster.Node> masters = cluster.masters();
-		List<Traffic> traffic = new ArrayList<>();
+		List<Client> traffic = new ArrayList<>();
 		for (RedisCluster.Node master : masters) {
 			for (int i = 1; i < 1000; i++) {
 				String ip = "10.1." + (i / 250) + "." + (i % 250 + 1);
 				if (master.equals(cluster.masterOf(bucket(ip)))) {
-					traffic.add(new Traffic(ip, master));
+					traffic.add(new Client(ip, master, this.client));
 					break;
 				}
 			}
 		}
 		assertThat(traffic).hasSize(3);
-		RedisCluster.Node paused = traffic.get(0).master;
-		traffic.forEach(Traffic::start);
+		RedisCluster.Node paused = traffic.get(0).master();
+		traffic.forEach((t) -> t.traffic().start());
 		long pausedAt;
 		long resumedAt;
 		try {
 			await().atMost(Duration.ofSeconds(20))
-				.until(() -> traffic.stream().allMatch((t) -> t.fromRedis.get() >= 3));
+				.until(() -> traffic.stream().allMatch((t) -> t.fromRedis() >= 3));
 			// every master's clock has been read: a check's deadline is in the time of the master it goes to
 			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
 				for (RedisCluster.Node master : masters) {
@@ -99,44 +98,42 @@ class RedisClusterPausedMasterRoutesIntegrationTest extends ClusterRedisRouteInt
 				}
 			});
 			System.out.println("Clocks: " + ShardClockReadings.nowInEachShard(this.store));
-			int[] fromRedis = traffic.stream().mapToInt((t) -> t.fromRedis.get()).toArray();
-			int withoutRedis = traffic.get(0).withoutRedis.get();
+			int[] fromRedis = traffic.stream().mapToInt(Client::fromRedis).toArray();
+			int withoutRedis = traffic.get(0).withoutRedis();
 			cluster.pause(paused);
 			pausedAt = System.nanoTime();
 			try {
 				// the paused master's client was decided without Redis, the others by Redis, for the whole pause
 				await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
-					.until(() -> traffic.get(0).withoutRedis.get() > withoutRedis
-							&& traffic.get(1).fromRedis.get() > fromRedis[1]
-							&& traffic.get(2).fromRedis.get() > fromRedis[2]
+					.until(() -> traffic.get(0).withoutRedis() > withoutRedis
+							&& traffic.get(1).fromRedis() > fromRedis[1]
+							&& traffic.get(2).fromRedis() > fromRedis[2]
 							&& System.nanoTime() - pausedAt >= PAUSE.toNanos());
 			}
 			finally {
 				cluster.resume(paused);
 				resumedAt = System.nanoTime();
 			}
-			int back = traffic.get(0).fromRedis.get();
-			await().atMost(Duration.ofSeconds(30)).until(() -> traffic.get(0).fromRedis.get() > back);
+			int back = traffic.get(0).fromRedis();
+			await().atMost(Duration.ofSeconds(30)).until(() -> traffic.get(0).fromRedis() > back);
 		}
 		finally {
-			for (Traffic t : traffic) {
-				t.stop();
-			}
+			SteadyTraffic.stopAll(traffic.stream().map(Client::traffic).toList());
 		}
 		long stalledMillis = stalls.stalledNanos(pausedAt, resumedAt) / 1_000_000;
 		System.out.println("One master of three paused " + (resumedAt - pausedAt) / 1_000_000 + " ms (machine stalled "
 				+ stalledMillis + " ms meanwhile): " + traffic);
-		assertThat(traffic.get(0).withoutRedis.get()).as("paused master's client decided without Redis").isPositive();
+		assertThat(traffic.get(0).withoutRedis()).as("paused master's client decided without Redis").isPositive();
 		if (stalledMillis < 100) {
 			// a stall of the test JVM longer than the limiter's 200 ms wait could send a live master's check to the
 			// fallback too; none here
 			assertThat(traffic.subList(1, 3)).as("clients of the live masters, decided by Redis throughout")
-				.allSatisfy((t) -> assertThat(t.withoutRedis.get()).as(t.ip).isZero());
+				.allSatisfy((t) -> assertThat(t.withoutRedis()).as(t.ip()).isZero());
 		}
 		await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
-			for (Traffic t : traffic) {
-				assertThat(tokensTaken(t)).as("tokens taken from %s's bucket on %s", t.ip, t.master)
-					.isEqualTo(t.fromRedis.get());
+			for (Client t : traffic) {
+				assertThat(tokensTaken(t)).as("tokens taken from %s's bucket on %s", t.ip(), t.master())
+					.isEqualTo(t.fromRedis());
 			}
 		});
 	}
@@ -146,8 +143,8 @@ class RedisClusterPausedMasterRoutesIntegrationTest extends ClusterRedisRouteInt
 		return Long.parseLong(time[0].trim()) * 1_000_000 + Long.parseLong(time[1].trim());
 	}
 
-	private static long tokensTaken(Traffic traffic) {
-		return Math.round(CAPACITY - StoredTokens.of(traffic.master::command, bucket(traffic.ip), CAPACITY, 1,
+	private static long tokensTaken(Client client) {
+		return Math.round(CAPACITY - StoredTokens.of(client.master()::command, bucket(client.ip()), CAPACITY, 1,
 				HOUR_MICROS));
 	}
 
@@ -155,59 +152,36 @@ class RedisClusterPausedMasterRoutesIntegrationTest extends ClusterRedisRouteInt
 		return KEYS.keysFor(new ClientKey(ClientKey.Kind.IP, ip, "anonymous"), LATE).get(0);
 	}
 
-	/** One client (an address) sending requests one after another, counting who decided them. */
-	private final class Traffic {
+	/**
+	 * One client (an address) of one master sending requests one after another: withoutRedis, those decided by the
+	 * local fallback (200 without RateLimit fields).
+	 */
+	private record Client(String ip, RedisCluster.Node master, SteadyTraffic traffic) {
 
-		final String ip;
-
-		final RedisCluster.Node master;
-
-		/** 200 with RateLimit fields: Redis decided (and admitted). */
-		final AtomicInteger fromRedis = new AtomicInteger();
-
-		/** Decided by the local fallback: 200 without RateLimit fields. */
-		final AtomicInteger withoutRedis = new AtomicInteger();
-
-		private final AtomicInteger other = new AtomicInteger();
-
-		private final AtomicBoolean stopped = new AtomicBoolean();
-
-		private final Thread thread;
-
-		Traffic(String ip, RedisCluster.Node master) {
-			this.ip = ip;
-			this.master = master;
-			this.thread = new Thread(this::send, "traffic " + ip);
-			this.thread.setDaemon(true);
-		}
-
-		void start() {
-			this.thread.start();
-		}
-
-		void stop() throws InterruptedException {
-			this.stopped.set(true);
-			this.thread.join(Duration.ofSeconds(20).toMillis());
-		}
-
-		private void send() {
-			while (!this.stopped.get()) {
-				EntityExchangeResult<byte[]> result = RedisClusterPausedMasterRoutesIntegrationTest.this.client.get()
+		Client(String ip, RedisCluster.Node master, WebTestClient client) {
+			this(ip, master, new SteadyTraffic(ip + "@" + master.port(), () -> {
+				EntityExchangeResult<byte[]> result = client.get()
 					.uri("/late/x")
-					.header("X-Forwarded-For", this.ip)
+					.header("X-Forwarded-For", ip)
 					.exchange()
 					.expectBody()
 					.returnResult();
-				int status = result.getStatus().value();
-				boolean fields = result.getResponseHeaders().getFirst("RateLimit") != null;
-				(status != 200 ? this.other : fields ? this.fromRedis : this.withoutRedis).incrementAndGet();
-			}
+				return new SteadyTraffic.Answer(result.getStatus().value(),
+						result.getResponseHeaders().getFirst("RateLimit"));
+			}));
+		}
+
+		int fromRedis() {
+			return this.traffic.fromRedis();
+		}
+
+		int withoutRedis() {
+			return this.traffic.fallback();
 		}
 
 		@Override
 		public String toString() {
-			return this.ip + "@" + this.master.port() + Map.of("fromRedis", this.fromRedis.get(), "withoutRedis",
-					this.withoutRedis.get(), "other", this.other.get());
+			return this.traffic.toString();
 		}
 
 	}

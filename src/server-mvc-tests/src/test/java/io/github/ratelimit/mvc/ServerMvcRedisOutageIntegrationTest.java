@@ -4,12 +4,8 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 import io.github.ratelimit.gateway.http.RateLimitProblems;
-import io.github.ratelimit.test.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,24 +14,11 @@ import static org.awaitility.Awaitility.await;
 /**
  * Redis killed under a Server MVC gateway: normal routes fall back to the local limiter (answers without rate limit
  * fields, never a 5xx), critical routes fail closed with 503, {@code Retry-After} and a problem body; once Redis is
- * back, decisions come from it again. Uses a redis-server process of its own, killed and restarted for real.
+ * back, decisions come from it again. Uses the redis-server process of the own-Redis tests, killed and restarted for real.
  */
 @TestPropertySource(properties = { "ratelimit.redis-timeout=200ms",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s" })
-class ServerMvcRedisOutageIntegrationTest extends ServerMvcRouteIntegrationTest {
-
-	/** The gateway's Redis instead of the shared test Redis (its URL wins over the host and port of the base). */
-	private static final RedisServer ownRedis = RedisServer.start();
-
-	@DynamicPropertySource
-	static void ownRedisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.url", ownRedis::uri);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		ownRedis.close();
-	}
+class ServerMvcRedisOutageIntegrationTest extends ServerMvcOwnRedisIntegrationTest {
 
 	@Test
 	void normalRoutesFallBackCriticalRoutesFailClosedAndRedisDecidesAgainOnceBack() {
