@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.chain.StoreShards;
@@ -13,14 +12,9 @@ import io.github.ratelimit.test.redis.RedisServer;
 import io.github.ratelimit.test.redis.TcpProxy;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
@@ -37,14 +31,10 @@ import static org.awaitility.Awaitility.await;
  * decided by the local fallback in usage units (this instance's share: 2 instances configured, half of each limit),
  * its answers settled there.
  */
-@ActiveProfiles("usage-bounds-it")
-@ExtendWith(OutputCaptureExtension.class)
 @TestPropertySource(properties = { "ratelimit.redis-timeout=300ms",
 		"ratelimit.circuit-breaker.wait-duration-in-open-state=1s", "ratelimit.fallback.instances=2",
 		"ratelimit.fallback.learn-instances=false", "spring.data.redis.timeout=1s" })
-class UsageRedisDownDuringSettleIntegrationTest extends BaseRouteIntegrationTest {
-
-	private static final String SETTLE_FAILED = "Could not settle a reservation in group 'chat'";
+class UsageRedisDownDuringSettleIntegrationTest extends SettleFailureRouteIntegrationTest {
 
 	/** The gateway's Redis, of this class's own, stopped by its shutdown hook. */
 	private static final RedisServer ownRedis = RedisServer.start();
@@ -52,15 +42,12 @@ class UsageRedisDownDuringSettleIntegrationTest extends BaseRouteIntegrationTest
 	/** The network between the gateway and {@link #ownRedis}. */
 	private static final TcpProxy network = TcpProxy.start(ownRedis.host(), ownRedis.port());
 
-	private static final UsageUpstream usageUpstream = UsageUpstream.shared();
-
 	@Autowired
 	private DefaultLimiterChain chain;
 
 	@DynamicPropertySource
-	static void ownRedisAndUpstreamProperties(DynamicPropertyRegistry registry) {
+	static void ownRedisProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.url", () -> "redis://" + network.host() + ":" + network.port());
-		registry.add("usage.upstream.uri", usageUpstream::uri);
 	}
 
 	/** Redis reachable again (restarted if a test killed it), decisions from it, empty buckets. */
@@ -81,18 +68,8 @@ class UsageRedisDownDuringSettleIntegrationTest extends BaseRouteIntegrationTest
 	@Test
 	void aSettlementThatCannotReachRedisIsLoggedOnceNotRetriedAndLeavesTheReservationCharged(CapturedOutput output)
 			throws Exception {
-		HttpClient http = HttpClient.create(ConnectionProvider.newConnection())
-			.headers((h) -> h.add("X-API-Key", "key-one").add("X-Max-Tokens", "300"));
-		CompletableFuture<Void> admitted = new CompletableFuture<>();
 		// 7 events, one every 300 ms: the answer streams for about 2 s
-		CompletableFuture<String> body = http.get()
-			.uri("http://127.0.0.1:" + this.port + "/v1/chat/completions?stream=true&used=57&every=300")
-			.responseContent()
-			.asString()
-			.doOnNext((chunk) -> admitted.complete(null))
-			.collect(Collectors.joining())
-			.toFuture();
-		admitted.get(10, TimeUnit.SECONDS);
+		CompletableFuture<String> body = admittedChatStream("used=57&every=300");
 		long cut = System.nanoTime();
 		network.blackhole(); // Redis unreachable while the answer streams: nothing sent to it is answered
 		try {

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 import io.github.ratelimit.gateway.metrics.MicrometerRateLimitMetrics;
 import io.github.ratelimit.gateway.redis.RedisRateLimitStore;
@@ -13,14 +12,9 @@ import io.github.ratelimit.gateway.redis.ShardClockReadings;
 import io.github.ratelimit.gateway.redis.StoredTokens;
 import io.github.ratelimit.test.redis.RedisServer;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
@@ -35,27 +29,20 @@ import static org.awaitility.Awaitility.await;
  * bucket in Redis holds exactly the reservation and the meters tell the truth (charged: the reservation; forgiven:
  * the rest of what the answer reported). The store's wait is lowered from 10 s to 2 s to keep the test short.
  */
-@ActiveProfiles("usage-bounds-it")
-@ExtendWith(OutputCaptureExtension.class)
 @TestPropertySource(properties = { "ratelimit.redis-timeout=300ms", "spring.data.redis.timeout=1s" })
-class UsageSettlePastDeadlineIntegrationTest extends BaseRouteIntegrationTest {
-
-	private static final String SETTLE_FAILED = "Could not settle a reservation in group 'chat'";
+class UsageSettlePastDeadlineIntegrationTest extends SettleFailureRouteIntegrationTest {
 
 	private static final Duration SETTLE_WAIT = Duration.ofSeconds(2);
 
 	/** The gateway's Redis, of this class's own (paused by the test), stopped by its shutdown hook. */
 	private static final RedisServer ownRedis = RedisServer.start();
 
-	private static final UsageUpstream usageUpstream = UsageUpstream.shared();
-
 	@Autowired
 	private RedisRateLimitStore store;
 
 	@DynamicPropertySource
-	static void ownRedisAndUpstreamProperties(DynamicPropertyRegistry registry) {
+	static void ownRedisProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.url", () -> "redis://" + ownRedis.host() + ":" + ownRedis.port());
-		registry.add("usage.upstream.uri", usageUpstream::uri);
 	}
 
 	@Override
@@ -75,18 +62,8 @@ class UsageSettlePastDeadlineIntegrationTest extends BaseRouteIntegrationTest {
 		double charged = counter(MicrometerRateLimitMetrics.USAGE_CHARGED);
 		double reported = counter(MicrometerRateLimitMetrics.USAGE_REPORTED);
 		double forgiven = counter(MicrometerRateLimitMetrics.USAGE_FORGIVEN);
-		HttpClient http = HttpClient.create(ConnectionProvider.newConnection())
-			.headers((h) -> h.add("X-API-Key", "key-one").add("X-Max-Tokens", "300"));
-		CompletableFuture<Void> admitted = new CompletableFuture<>();
 		// reserves 300, reports 900; 7 events, one every 100 ms
-		CompletableFuture<String> body = http.get()
-			.uri("http://127.0.0.1:" + this.port + "/v1/chat/completions?stream=true&used=900&every=100")
-			.responseContent()
-			.asString()
-			.doOnNext((chunk) -> admitted.complete(null))
-			.collect(Collectors.joining())
-			.toFuture();
-		admitted.get(10, TimeUnit.SECONDS);
+		CompletableFuture<String> body = admittedChatStream("used=900&every=100");
 		ownRedis.pause(); // the settlement, sent when the answer ends, waits in Redis' socket
 		try {
 			assertThat(body.get(10, TimeUnit.SECONDS)).contains("\"total_tokens\":900").endsWith("data: [DONE]\n\n");

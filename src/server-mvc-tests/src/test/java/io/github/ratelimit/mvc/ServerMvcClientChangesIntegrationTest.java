@@ -6,13 +6,10 @@ import java.time.Duration;
 import io.github.ratelimit.gateway.chain.DefaultLimiterChain;
 import io.github.ratelimit.gateway.chain.OverLimitCache;
 import io.github.ratelimit.gateway.redis.RedisClientChanges;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,36 +32,21 @@ class ServerMvcClientChangesIntegrationTest extends ServerMvcRouteIntegrationTes
 	/** Operators only reach these instances (as a management port would be). */
 	static final String SHOWN = "management.endpoint.ratelimits.show-clients=always";
 
-	private static ConfigurableApplicationContext instanceB;
+	@RegisterExtension
+	static final SecondInstance instanceB = new SecondInstance(EXPOSE, WRITABLE, SHOWN);
 
 	@Autowired
 	private RedisClientChanges changes;
-
-	@BeforeAll
-	static void startInstanceB() {
-		instanceB = new SpringApplicationBuilder(ServerMvcTestApplication.class).profiles("mvc-it")
-			.properties("server.port=0", "spring.data.redis.host=" + redis.host(),
-					"spring.data.redis.port=" + redis.port(), "upstream.uri=" + upstream.uri(), EXPOSE, WRITABLE,
-					SHOWN)
-			.run();
-	}
-
-	@AfterAll
-	static void stopInstanceB() {
-		if (instanceB != null) {
-			instanceB.close();
-		}
-	}
 
 	@Test
 	void aLoginClientDeniedOnOneInstanceIsAdmittedThereWithinASecondOfAResetThroughTheOther() {
 		// both subscribed: a confirmation drops every remembered denial, none may come during the test
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.changes.subscriptions() > 0
-				&& instanceB.getBean(RedisClientChanges.class).subscriptions() > 0);
-		OverLimitCache cacheOfB = instanceB.getBean(DefaultLimiterChain.class).overLimitCache();
+				&& instanceB.context().getBean(RedisClientChanges.class).subscriptions() > 0);
+		OverLimitCache cacheOfB = instanceB.context().getBean(DefaultLimiterChain.class).overLimitCache();
 		assertThat(cacheOfB).isNotNull();
 		cacheOfB.clear();
-		int portB = Integer.parseInt(instanceB.getEnvironment().getProperty("local.server.port"));
+		int portB = instanceB.port();
 		assertThat(send(portB, "POST", "/auth/login").statusCode()).isEqualTo(200);
 		assertThat(send(portB, "POST", "/auth/login").statusCode()).isEqualTo(200);
 		HttpResponse<String> denied = send(portB, "POST", "/auth/login");

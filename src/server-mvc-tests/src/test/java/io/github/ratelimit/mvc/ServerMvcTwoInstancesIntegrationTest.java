@@ -4,12 +4,8 @@ import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,26 +15,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ServerMvcTwoInstancesIntegrationTest extends ServerMvcRouteIntegrationTest {
 
-	private static ConfigurableApplicationContext instanceB;
-
-	@BeforeAll
-	static void startInstanceB() {
-		instanceB = new SpringApplicationBuilder(ServerMvcTestApplication.class).profiles("mvc-it")
-			.properties("server.port=0", "spring.data.redis.host=" + redis.host(),
-					"spring.data.redis.port=" + redis.port(), "upstream.uri=" + upstream.uri())
-			.run();
-	}
-
-	@AfterAll
-	static void stopInstanceB() {
-		if (instanceB != null) {
-			instanceB.close();
-		}
-	}
+	@RegisterExtension
+	static final SecondInstance instanceB = new SecondInstance();
 
 	@Test
 	void twoInstancesAdmitTogetherExactlyThePlansCapacity() {
-		int portB = Integer.parseInt(instanceB.getEnvironment().getProperty("local.server.port"));
+		int portB = instanceB.port();
 		assertThat(portB).isNotEqualTo(this.port);
 		List<String> answers = new ArrayList<>();
 		int admitted = 0;
