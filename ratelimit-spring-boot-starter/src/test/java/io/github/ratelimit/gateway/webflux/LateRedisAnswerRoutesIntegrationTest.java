@@ -34,7 +34,8 @@ import static org.awaitility.Awaitility.await;
  * the 503s, and no concurrency slot.
  * <ul>
  * <li>Usage: each request reserves 5 tokens and its answer reports 3, so Redis holds 3 per request Redis decided
- * (their settled usage), none of the fallback's.</li>
+ * (their settled usage), none of the fallback's; in the 12 s pause, the one answer whose settlement the pause caught
+ * may keep its reservation of 5 (the settlement is refused past its deadline, 9 s after it was sent).</li>
  * <li>Lease (10 tokens at most, lasting 5 s): an instance takes tokens from Redis ahead of the requests that spend
  * them, so the requests with RateLimit fields are those Redis decided and those a lease answered. What "exactly"
  * means there: the last RateLimit field's remaining count (Redis' own count, as of the last lease call, plus the
@@ -121,8 +122,13 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 				.isEqualTo(traffic.get(2).fromRedis());
 			soft.assertThat(slotsHeld("conc")).as("concurrency slots").isZero();
 			soft.assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis());
+			// one client sending back to back has at most one answer whose settlement Redis' pause catches; a pause
+			// beyond the store's wait for a settle's reply (10 s) has Redis refuse it past its deadline (9 s), and
+			// that request's reservation (5) then stays charged, as documented
+			long settled = 3L * traffic.get(4).fromRedis();
+			long refusedSettlement = (pauseMillis > 9_000) ? 5 - 3 : 0;
 			soft.assertThat(tokensTaken("usage", 0)).as("usage limit: 3 tokens settled per request Redis decided")
-				.isEqualTo(3L * traffic.get(4).fromRedis());
+				.isBetween(settled, settled + refusedSettlement);
 			SteadyTraffic leased = traffic.get(5);
 			soft.assertThat(lastRemaining(leased)).as("the last remaining count of the leased route")
 				.isEqualTo(CAPACITY - leased.fromRedis());
