@@ -169,7 +169,8 @@ public final class UsageMeter {
 	 * client has gone may stop reading the upstream's answer: the meter has ended, or the response head is known and
 	 * its status does not count, or the route's usage is not read from the body ({@code count-when} only, a header;
 	 * {@code usage: bytes} counts what is sent to the client, and nothing more is), or the body is not read (a coding
-	 * not decoded), or its reader has found the usage or knows the body is not JSON. Before the response head:
+	 * not decoded), or the head says no body follows (1xx, 204, 304, {@code Content-Length: 0}), or its reader has
+	 * found the usage or knows the body is not JSON. Before the response head:
 	 * {@code false}.
 	 * @return whether reading on is of no use to the settlement
 	 */
@@ -181,13 +182,23 @@ public final class UsageMeter {
 			return false;
 		}
 		if (!this.usage.counts(this.status) || !(this.usage.usage() instanceof RouteUsage.Measure.Json)
-				|| this.encoded) {
+				|| this.encoded || withoutBody()) {
 			return true;
 		}
 		UsageReading reading = (this.json != null) ? this.json.reading()
 				: (this.events != null) ? this.events.reading() : null;
 		return reading == null || reading.kind() == UsageReading.Kind.FOUND
 				|| reading.kind() == UsageReading.Kind.NOT_JSON;
+	}
+
+	/**
+	 * Whether the response head says no body follows (RFC 9110, section 6.4.1): a status 1xx, 204 or 304, or a
+	 * {@code Content-Length} of 0.
+	 */
+	private boolean withoutBody() {
+		HttpHeaders head = this.headers;
+		return this.status < 200 || this.status == 204 || this.status == 304
+				|| (head != null && "0".equals(head.getFirst(HttpHeaders.CONTENT_LENGTH)));
 	}
 
 	/**
