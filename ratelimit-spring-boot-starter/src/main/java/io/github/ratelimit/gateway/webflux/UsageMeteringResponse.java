@@ -51,6 +51,9 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 	/** Whether the client has gone (told by the {@link AnswerAwaitingCall}): a body is then read, not written. */
 	private volatile boolean clientGone;
 
+	/** Completes once the client has gone: a write to it still running may never end, so nobody waits for it. */
+	private final Sinks.Empty<Void> gone = Sinks.empty();
+
 	/** Whether reading a body for a client gone stopped before its end. */
 	private volatile boolean drainCutShort;
 
@@ -97,6 +100,7 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 	/** The client has gone: a body not yet written is read into the meter only. */
 	void clientGone() {
 		this.clientGone = true;
+		this.gone.tryEmitEmpty();
 	}
 
 	@Override
@@ -164,6 +168,9 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 
 		private volatile boolean draining;
 
+		/** Whether the upstream's body has been subscribed to (by the client's write, or to read it alone). */
+		private volatile boolean subscribed;
+
 		private volatile @Nullable Disposable limit;
 
 		Relay(Flux<? extends DataBuffer> source, UsageMeter meter) {
@@ -173,12 +180,12 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 
 		/** The body for the client's write: what the upstream sends, at the client's pace. */
 		Flux<DataBuffer> toClient() {
-			return Flux.create((sink) -> {
+			return Flux.<DataBuffer>create((sink) -> {
 				this.sink = sink;
 				this.source.subscribe(this);
 				sink.onRequest(this::request);
 				sink.onCancel(this::drain);
-			});
+			}).doOnDiscard(DataBuffer.class, DataBufferUtils::release); // chunks the sink holds when cancelled
 		}
 
 		/** Read the body into the meter alone (the client went before it): completes once reading is over. */
@@ -189,13 +196,23 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 			return this.finished.asMono();
 		}
 
-		/** The client's write, then, if the client went during it, the end of reading the rest. */
+		/**
+		 * The client's write, then, if the client went during it, the end of reading the rest. Once the client has
+		 * gone the write is not waited for (cancelled, which reads the rest into the meter): a server that has
+		 * cancelled its exchange may never end a write it had started (a 204 answer sent whole, then the exchange
+		 * cancelled by the server), and a chain left waiting for it would never end its meter.
+		 */
 		Mono<Void> after(Mono<Void> write) {
-			return write.onErrorResume((ex) -> {
+			Mono<Void> written = write.onErrorResume((ex) -> {
 				drain(); // a write to a connection gone: read on, unless the meter has decided
 				return this.draining ? Mono.empty() : Mono.error(ex);
-			})
-				.then(Mono.defer(() -> this.draining ? this.finished.asMono() : Mono.empty()));
+			});
+			return Mono.firstWithSignal(written, UsageMeteringResponse.this.gone.asMono())
+				.then(Mono.defer(() -> (this.subscribed || this.draining) ? awaitDrained() : drainAlone()));
+		}
+
+		private Mono<Void> awaitDrained() {
+			return this.draining ? this.finished.asMono() : Mono.empty();
 		}
 
 		/** The client's side cancelled: read on into the meter, unless it has decided. */
@@ -227,6 +244,7 @@ final class UsageMeteringResponse extends ServerHttpResponseDecorator {
 
 		@Override
 		protected void hookOnSubscribe(Subscription subscription) {
+			this.subscribed = true;
 			if (this.draining) {
 				subscription.request(Long.MAX_VALUE);
 			}
