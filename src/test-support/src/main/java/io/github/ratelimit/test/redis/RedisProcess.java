@@ -334,8 +334,10 @@ final class RedisProcess {
      * (so from 15,000 to 22,767 with Linux's default range starting at 32,768), each with its port + 10,000 (a Cluster
      * node's bus) free too. Below the ephemeral range, because a server restarted on its port must find it free: a
      * port the kernel hands out for outgoing connections or port-0 listeners can be taken by any other socket of the
-     * test JVM while the server is down ("Address already in use"). Another process may still take one before it is
-     * bound: callers retry.
+     * test JVM while the server is down ("Address already in use"). Test JVMs forked side by side (system properties
+     * {@code ratelimit.test.fork}, 1-based, and {@code ratelimit.test.forks}, set by the build) each take a slice of
+     * that range of their own, so that a server one fork restarts on its port cannot find it taken by another fork's
+     * new server. Another process may still take one before it is bound: callers retry.
      *
      * @param count how many
      * @return the ports
@@ -346,16 +348,24 @@ final class RedisProcess {
         if (highest <= LOWEST_PORT + 100) { // an unusual range: any free port
             return anyFreePorts(count);
         }
+        int lowest = LOWEST_PORT;
+        int fork = Integer.getInteger("ratelimit.test.fork", 1);
+        int forks = Integer.getInteger("ratelimit.test.forks", 1);
+        if (forks > 1 && fork >= 1 && fork <= forks) {
+            int slice = (highest - LOWEST_PORT + 1) / forks;
+            lowest = LOWEST_PORT + (fork - 1) * slice;
+            highest = lowest + slice - 1;
+        }
         Set<Integer> chosen = new LinkedHashSet<>();
         ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int attempt = 0; attempt < 1_000 && chosen.size() < count; attempt++) {
-            int port = random.nextInt(LOWEST_PORT, highest + 1);
+            int port = random.nextInt(lowest, highest + 1);
             if (!chosen.contains(port) && bindable(port) && bindable(port + 10_000)) {
                 chosen.add(port);
             }
         }
         if (chosen.size() < count) {
-            throw new IOException("no " + count + " free ports between " + LOWEST_PORT + " and " + highest);
+            throw new IOException("no " + count + " free ports between " + lowest + " and " + highest);
         }
         return chosen.stream().mapToInt(Integer::intValue).toArray();
     }
