@@ -433,13 +433,23 @@ public final class RedisCluster implements AutoCloseable {
         }
     }
 
-    /** Every node: state ok, knows all nodes, all slots ok, replicas' links up. */
+    /**
+     * Every node: state ok, knows all nodes, all slots ok, replicas' links up, and sees every replica as one (a node
+     * that has just been told to replicate is a replica for itself before the others' views say so).
+     */
     private boolean formed() {
         for (Node node : nodes) {
             Map<String, String> info;
+            long replicasSeen;
             try {
                 info = node.info("CLUSTER", "INFO");
+                replicasSeen = clusterNodes(node).values().stream()
+                        .filter(seen -> seen.flags().contains("slave"))
+                        .count();
             } catch (RuntimeException e) {
+                return false;
+            }
+            if (replicasSeen != (long) masters * replicasPerMaster) {
                 return false;
             }
             if (!"ok".equals(info.get("cluster_state"))
