@@ -335,7 +335,7 @@ final class RedisProcess {
      * node's bus) free too. Below the ephemeral range, because a server restarted on its port must find it free: a
      * port the kernel hands out for outgoing connections or port-0 listeners can be taken by any other socket of the
      * test JVM while the server is down ("Address already in use"). Test JVMs forked side by side (system properties
-     * {@code ratelimit.test.fork}, 1-based, and {@code ratelimit.test.forks}, set by the build) each take a slice of
+     * {@code test.redis.fork}, 1-based, and {@code test.redis.forks}, set by the build) each take a slice of
      * that range of their own, so that a server one fork restarts on its port cannot find it taken by another fork's
      * new server. Another process may still take one before it is bound: callers retry.
      *
@@ -349,8 +349,8 @@ final class RedisProcess {
             return anyFreePorts(count);
         }
         int lowest = LOWEST_PORT;
-        int fork = Integer.getInteger("ratelimit.test.fork", 1);
-        int forks = Integer.getInteger("ratelimit.test.forks", 1);
+        int fork = Integer.getInteger("test.redis.fork", 1);
+        int forks = Integer.getInteger("test.redis.forks", 1);
         if (forks > 1 && fork >= 1 && fork <= forks) {
             int slice = (highest - LOWEST_PORT + 1) / forks;
             lowest = LOWEST_PORT + (fork - 1) * slice;
