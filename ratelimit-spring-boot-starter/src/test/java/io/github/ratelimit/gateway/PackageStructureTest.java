@@ -68,7 +68,8 @@ class PackageStructureTest {
 		noClasses().that()
 			.resideInAnyPackage("..gateway.limits..", "..gateway.chain..", "..gateway.client..", "..gateway.plan..",
 					"..gateway.redis..", "..gateway.http..", "..gateway.route..", "..gateway.metrics..",
-					"..gateway.properties..", "..gateway.actuate..", "..gateway.support..", "..gateway.usage..")
+					"..gateway.properties..", "..gateway.actuate..", "..gateway.support..", "..gateway.usage..",
+					"..gateway.protection..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage("org.springframework.web.server..", "org.springframework.http.server..",
@@ -117,6 +118,19 @@ class PackageStructureTest {
 			.resideInAnyPackage("..gateway.chain..", "..gateway.client..", "..gateway.plan..", "..gateway.redis..",
 					"..gateway.webflux..", "..gateway.mvc..", "..gateway.http..", "..gateway.route..",
 					"..gateway.actuate..", "..gateway.metrics..", "..gateway.properties..", "..gateway.autoconfigure..")
+			.check(classes);
+	}
+
+	@Test
+	void protectionDependsOnNothingElseOfTheStarter() {
+		noClasses().that()
+			.resideInAPackage("..gateway.protection..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("..gateway.limits..", "..gateway.chain..", "..gateway.client..", "..gateway.plan..",
+					"..gateway.redis..", "..gateway.webflux..", "..gateway.mvc..", "..gateway.http..", "..gateway.route..",
+					"..gateway.actuate..", "..gateway.metrics..", "..gateway.properties..", "..gateway.autoconfigure..",
+					"..gateway.usage..", "reactor..", "org.springframework..")
 			.check(classes);
 	}
 

@@ -22,7 +22,9 @@ import io.github.ratelimit.gateway.plan.StaticPlanResolver;
 import io.github.ratelimit.gateway.properties.LimitReloader;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationCheck;
+import io.github.ratelimit.gateway.properties.ProtectionRules;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.properties.RouteArgumentsValidator;
 import io.github.ratelimit.gateway.redis.BucketKeys;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
@@ -304,12 +306,21 @@ public final class RateLimitAutoConfiguration {
 		builder.circuitBreakers(applicationRegistry, shardConfig);
 	}
 
+	/**
+	 * The upstream protections ({@code ratelimit.protections}), built once, and the priority of each plan in force.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	UpstreamProtections upstreamProtections(RateLimitProperties properties, LimitResolver limitResolver) {
+		return ProtectionRules.protections(properties, limitResolver::effectiveProperties);
+	}
+
 	/** The rate limited routes' settings, resolved and checked against the limits in force. */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(LimiterChain.class)
-	RateLimitRoutes rateLimitRoutes(LimitResolver limitResolver) {
-		return new RateLimitRoutes(limitResolver);
+	RateLimitRoutes rateLimitRoutes(LimitResolver limitResolver, UpstreamProtections protections) {
+		return new RateLimitRoutes(limitResolver, protections);
 	}
 
 	/** The request path of rate limited routes, shared by the front ends, over the limiter chain. */
@@ -317,9 +328,10 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(LimiterChain.class)
 	RateLimitHandler rateLimitHandler(RateLimitProperties properties, LimitResolver limitResolver,
-			ClientKeyResolver clientKeyResolver, LimiterChain chain, ObjectProvider<RateLimitMetrics> metrics) {
+			ClientKeyResolver clientKeyResolver, LimiterChain chain, ObjectProvider<RateLimitMetrics> metrics,
+			UpstreamProtections protections) {
 		return new RateLimitHandler(properties, limitResolver, clientKeyResolver, chain,
-				metrics.getIfAvailable(() -> RateLimitMetrics.NONE));
+				metrics.getIfAvailable(() -> RateLimitMetrics.NONE), protections);
 	}
 
 	/**

@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.http;
 
 import java.net.URI;
 
+import io.github.ratelimit.gateway.protection.Priority;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.MediaType;
@@ -11,7 +12,8 @@ import org.springframework.http.ProblemDetail;
  * The bodies of the limiter's refusals, the same for every front end (WebFlux and Server MVC): RFC 9457 problems
  * with the problem types registered by draft-ietf-httpapi-ratelimit-headers-10, section 8: {@value #QUOTA_EXCEEDED}
  * (429, with the extension member {@value #VIOLATED_POLICIES}: the violated policies' names) and
- * {@value #TEMPORARY_REDUCED_CAPACITY} (503), and {@value #GENERIC_PROBLEM} (400 and 501, RFC 9457 section 4.2.1: no
+ * {@value #TEMPORARY_REDUCED_CAPACITY} (503); the starter's own {@value #OVERLOADED} (503, a request shed by an
+ * upstream protection, with the extension member {@value #PRIORITY}); and {@value #GENERIC_PROBLEM} (400 and 501, RFC 9457 section 4.2.1: no
  * more specific type). {@code instance} is the request path, {@code detail} the refusal's sentence.
  *
  * <pre>
@@ -37,6 +39,15 @@ public class RateLimitProblems {
 	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
 
 	/**
+	 * Problem type of a request shed by an upstream protection (503): the upstream is overloaded, the client within
+	 * its limits. The starter's own type, documented on the page it names.
+	 */
+	public static final String OVERLOADED = "https://github.com/ratelimit/ratelimit-spring-boot-starter/blob/main/src/docs/reference/upstream-protection.md#overloaded";
+
+	/** Extension member of an overloaded problem: the priority of the request shed. */
+	public static final String PRIORITY = "priority";
+
+	/**
 	 * Problem type of the 400 and 501 answers (no usable client address, an ambiguous client, a path that is not
 	 * canonical, {@code CONNECT}/{@code TRACE}): {@code about:blank}, the type of a problem with no more meaning than
 	 * its status code (RFC 9457 section 4.2.1).
@@ -55,6 +66,11 @@ public class RateLimitProblems {
 	private static final URI QUOTA_EXCEEDED_TYPE = URI.create(QUOTA_EXCEEDED);
 
 	private static final URI TEMPORARY_REDUCED_CAPACITY_TYPE = URI.create(TEMPORARY_REDUCED_CAPACITY);
+
+	/** Title of an overloaded problem. */
+	static final String OVERLOADED_TITLE = "Upstream overloaded";
+
+	private static final URI OVERLOADED_TYPE = URI.create(OVERLOADED);
 
 	private static final URI GENERIC_PROBLEM_TYPE = URI.create(GENERIC_PROBLEM);
 
@@ -77,6 +93,10 @@ public class RateLimitProblems {
 				problem.setType(TEMPORARY_REDUCED_CAPACITY_TYPE);
 				problem.setTitle(TEMPORARY_REDUCED_CAPACITY_TITLE);
 			}
+			case OVERLOADED -> {
+				problem.setType(OVERLOADED_TYPE);
+				problem.setTitle(OVERLOADED_TITLE);
+			}
 			default -> {
 				problem.setType(GENERIC_PROBLEM_TYPE);
 				problem.setTitle(refusal.status().getReasonPhrase());
@@ -86,6 +106,10 @@ public class RateLimitProblems {
 		problem.setInstance(instance(rawPath));
 		if (refusal.reason() == RateLimitRefusal.Reason.QUOTA_EXCEEDED) {
 			problem.setProperty(VIOLATED_POLICIES, refusal.violatedPolicies());
+		}
+		Priority priority = refusal.priority();
+		if (refusal.reason() == RateLimitRefusal.Reason.OVERLOADED && priority != null) {
+			problem.setProperty(PRIORITY, priority.tag());
 		}
 		return problem;
 	}

@@ -5,6 +5,7 @@ import java.util.Objects;
 
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.protection.Priority;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpStatus;
@@ -15,7 +16,8 @@ import org.springframework.http.HttpStatus;
  *
  * @param reason why the request is refused; decides the status code ({@link #status()})
  * @param retryAfterSeconds the {@code Retry-After} value in whole seconds (at least 1) for a
- * {@link Reason#QUOTA_EXCEEDED denial} and a {@link Reason#LIMITER_UNAVAILABLE fail-closed refusal}; 0 for the other
+ * {@link Reason#QUOTA_EXCEEDED denial}, a {@link Reason#LIMITER_UNAVAILABLE fail-closed refusal} and a
+ * {@link Reason#OVERLOADED shed request}; 0 for the other
  * reasons (no {@code Retry-After})
  * @param violatedPolicies names of the violated quota policies, in the order of the limits (as in the
  * {@code RateLimit-Policy} field) for {@link Reason#QUOTA_EXCEEDED}; empty otherwise
@@ -23,9 +25,10 @@ import org.springframework.http.HttpStatus;
  * (its limits, statuses and where it came from); {@code null} for the refusals made before any check
  * @param detail an English sentence for the client explaining this occurrence (RFC 9457 {@code detail}), never
  * holding a credential: API keys and header values are not quoted
+ * @param priority the request's priority for {@link Reason#OVERLOADED}; {@code null} otherwise
  */
 public record RateLimitRefusal(Reason reason, long retryAfterSeconds, List<String> violatedPolicies,
-		@Nullable RateLimitDecision decision, String detail) {
+		@Nullable RateLimitDecision decision, String detail, @Nullable Priority priority) {
 
 	/**
 	 * Create a refusal.
@@ -39,6 +42,19 @@ public record RateLimitRefusal(Reason reason, long retryAfterSeconds, List<Strin
 		if (retryAfterSeconds < 0) {
 			throw new IllegalArgumentException("retryAfterSeconds must not be negative, was " + retryAfterSeconds);
 		}
+	}
+
+	/**
+	 * Create a refusal of a reason other than {@link Reason#OVERLOADED}.
+	 * @param reason why the request is refused
+	 * @param retryAfterSeconds the {@code Retry-After} value in whole seconds, or 0
+	 * @param violatedPolicies names of the violated quota policies
+	 * @param decision the limiter's decision, or {@code null}
+	 * @param detail an English sentence for the client
+	 */
+	public RateLimitRefusal(Reason reason, long retryAfterSeconds, List<String> violatedPolicies,
+			@Nullable RateLimitDecision decision, String detail) {
+		this(reason, retryAfterSeconds, violatedPolicies, decision, detail, null);
 	}
 
 	/**
@@ -80,6 +96,19 @@ public record RateLimitRefusal(Reason reason, long retryAfterSeconds, List<Strin
 	public static RateLimitRefusal limiterUnavailable(RateLimitDecision decision, long retryAfterSeconds) {
 		return new RateLimitRefusal(Reason.LIMITER_UNAVAILABLE, retryAfterSeconds, List.of(), decision,
 				"The rate limiter is unavailable and this route fails closed; retry later.");
+	}
+
+	/**
+	 * A refusal because the upstream is overloaded: an upstream protection shed the request (503). The client is
+	 * within its limits, and nothing was taken from them.
+	 * @param priority the request's priority
+	 * @param retryAfterSeconds seconds to wait before retrying, at least 1 (the protection's {@code retry-after})
+	 * @return the refusal
+	 */
+	public static RateLimitRefusal overloaded(Priority priority, long retryAfterSeconds) {
+		return new RateLimitRefusal(Reason.OVERLOADED, retryAfterSeconds, List.of(), null, "The upstream is "
+				+ "overloaded and requests of priority " + priority.tag() + " are shed; retry after "
+				+ retryAfterSeconds + " s.", priority);
 	}
 
 	/**
@@ -129,6 +158,12 @@ public record RateLimitRefusal(Reason reason, long retryAfterSeconds, List<Strin
 
 		/** The limiter is unavailable and the route fails closed: 503 Service Unavailable. */
 		LIMITER_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE),
+
+		/**
+		 * An upstream protection shed the request because the upstream is full: 503 Service Unavailable (the client is
+		 * within its limits).
+		 */
+		OVERLOADED(HttpStatus.SERVICE_UNAVAILABLE),
 
 		/** The request has no usable client address: 400 Bad Request. */
 		CLIENT_UNIDENTIFIED(HttpStatus.BAD_REQUEST),

@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -15,6 +16,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
 import io.github.ratelimit.gateway.client.ClientKey;
+import io.github.ratelimit.gateway.protection.Priority;
 import io.github.ratelimit.gateway.properties.RateLimitProperties.DenialLogLevel;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -154,16 +156,55 @@ public final class DenialLog {
 		if (this.level == null || !logger.isEnabledForLevel(this.level)) {
 			return;
 		}
+		String outcome = RateLimitMetrics.outcome(decision, shadow);
+		refused(client, route, group, outcome,
+				(id) -> logInFull(id, route, group, decision, outcome, retryAfterMillis));
+	}
+
+	/**
+	 * Record a request shed by an upstream protection (outcome {@code shed}, or {@code shadow-shed} when it was
+	 * forwarded all the same), like a denial: a full line with the key-value pairs {@code client}, {@code route},
+	 * {@code group}, {@code plan}, {@code priority}, {@code protection}, {@code outcome}, {@code retryAfterMs}, or
+	 * counted for the client's summary.
+	 * @param client who was shed
+	 * @param route the route id
+	 * @param group the endpoint group
+	 * @param priority the request's priority
+	 * @param protection the protection's name
+	 * @param shadow whether the request was forwarded all the same
+	 * @param retryAfterMillis how long the client was told to wait, in milliseconds (0 in shadow mode)
+	 */
+	public void shed(ClientKey client, String route, String group, Priority priority, String protection,
+			boolean shadow, long retryAfterMillis) {
+		Level level = this.level;
+		if (level == null || !logger.isEnabledForLevel(level)) {
+			return;
+		}
+		String outcome = shadow ? "shadow-shed" : "shed";
+		refused(client, route, group, outcome, (id) -> logger.atLevel(level)
+			.addKeyValue("client", id)
+			.addKeyValue("route", route)
+			.addKeyValue("group", group)
+			.addKeyValue("plan", client.plan())
+			.addKeyValue("priority", priority.tag())
+			.addKeyValue("protection", protection)
+			.addKeyValue("outcome", outcome)
+			.addKeyValue("retryAfterMs", retryAfterMillis)
+			.log("Rate limit {}: client={} route={} group={} plan={} priority={} protection={} retryAfterMs={}",
+					outcome, id, route, group, client.plan(), priority.tag(), protection, retryAfterMillis));
+	}
+
+	/** A refusal of a client in a group: its full line when first in the interval, else counted. */
+	private void refused(ClientKey client, String route, String group, String outcome, Consumer<String> fullLine) {
 		String id = client.kind().tag() + ":"
 				+ (client.kind().isHashed() ? client.id() : ApiKeyHasher.hash(client.id()));
-		String outcome = RateLimitMetrics.outcome(decision, shadow);
 		ClientGroup key = new ClientGroup(id, group);
 		while (true) {
 			Denials denials = this.clients.get(key, (k) -> new Denials(id, route, group));
 			switch (denials.record(outcome)) {
 				case FIRST -> {
 					if (takeLine()) {
-						logInFull(id, route, group, decision, outcome, retryAfterMillis);
+						fullLine.accept(id);
 					}
 					else {
 						suppressForOthers(1);

@@ -5,6 +5,7 @@ import java.util.concurrent.TimeoutException;
 import io.github.ratelimit.gateway.chain.CheckListener;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.limits.Cost;
+import io.github.ratelimit.gateway.protection.Priority;
 import io.github.ratelimit.gateway.redis.RedisScriptExecutor;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 
@@ -85,6 +86,17 @@ public interface RateLimitMetrics extends CheckListener {
 	 * @param problem {@code missing}, {@code not-json}, {@code not-a-number}, {@code negative}, {@code too-large} or {@code encoded}
 	 */
 	default void recordUsageProblem(String route, String group, String problem) {
+	}
+
+	/**
+	 * Record a request shed by an upstream protection (or, in shadow mode, one that would have been).
+	 * @param route the route id
+	 * @param group the endpoint group
+	 * @param protection the protection's name
+	 * @param priority the request's priority
+	 * @param shadow whether the request was forwarded all the same
+	 */
+	default void recordShed(String route, String group, String protection, Priority priority, boolean shadow) {
 	}
 
 	/**

@@ -23,6 +23,8 @@ import io.github.ratelimit.gateway.properties.PropertyRules.NotBlank;
 import io.github.ratelimit.gateway.properties.PropertyRules.Percent;
 import io.github.ratelimit.gateway.properties.PropertyRules.PositiveDuration;
 import io.github.ratelimit.gateway.properties.PropertyRules.Required;
+import io.github.ratelimit.gateway.protection.AdaptiveAlgorithm;
+import io.github.ratelimit.gateway.protection.Priority;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -86,6 +88,20 @@ public class RateLimitProperties {
 
 	/** Endpoint groups by name, with settings shared by every route of the group. */
 	private Map<String, Group> groups = new LinkedHashMap<>();
+
+	/**
+	 * Upstream protections by name: a concurrency limit per gateway instance in front of an upstream, adaptive or
+	 * fixed, that sheds (503) the lowest priorities first when the upstream is full. Routes take one by name
+	 * (RateLimit argument protect).
+	 */
+	private Map<String, Protection> protections = new LinkedHashMap<>();
+
+	/**
+	 * Guaranteed shares of every upstream protection's limit, by priority below critical (high, normal, low), as
+	 * percentages such as 40%, adding up to at most 100%; critical takes no share. Default: high 50%, normal 30%,
+	 * low 20%.
+	 */
+	private Map<String, String> priorities = new LinkedHashMap<>();
 
 	/**
 	 * Static API key to plan mapping, for small installs, demos and tests. Keys are credentials: they are hashed
@@ -233,6 +249,22 @@ public class RateLimitProperties {
 		this.groups = groups;
 	}
 
+	public Map<String, Protection> getProtections() {
+		return this.protections;
+	}
+
+	public void setProtections(Map<String, Protection> protections) {
+		this.protections = protections;
+	}
+
+	public Map<String, String> getPriorities() {
+		return this.priorities;
+	}
+
+	public void setPriorities(Map<String, String> priorities) {
+		this.priorities = priorities;
+	}
+
 	public Map<String, String> getApiKeys() {
 		return this.apiKeys;
 	}
@@ -341,6 +373,116 @@ public class RateLimitProperties {
 		this.nonCanonicalPaths = nonCanonicalPaths;
 	}
 
+	/**
+	 * An upstream protection: the concurrency limit of one upstream in each gateway instance, adaptive (found from
+	 * latency) or fixed.
+	 */
+	public static class Protection {
+
+		/** The default of retry-after. */
+		static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
+
+		/** Whether the limit is adaptive (found from the upstream's latency) or fixed (max-in-flight). */
+		private ProtectionLimit limit = ProtectionLimit.ADAPTIVE;
+
+		/** How an adaptive limit follows latency: gradient (Netflix's Gradient2) or vegas. Adaptive only. */
+		private @Nullable AdaptiveAlgorithm algorithm;
+
+		/** Least adaptive limit, at least 1. Adaptive only; default 4. */
+		private @Nullable Integer min;
+
+		/** Largest adaptive limit, at least min. Adaptive only; default 1000. */
+		private @Nullable Integer max;
+
+		/** Adaptive limit before the first latency sample, from min to max. Adaptive only; default 20 (within min..max). */
+		private @Nullable Integer initial;
+
+		/** Requests in flight to the upstream from this instance, at least 1. Fixed only, and required there. */
+		private @Nullable Integer maxInFlight;
+
+		/** Retry-After of a shed request, in whole seconds (at least 1 s; rounded up). */
+		private Duration retryAfter = DEFAULT_RETRY_AFTER;
+
+		/** Whether requests that would be shed are forwarded all the same, and only counted (meters, denial log). */
+		private boolean shadow;
+
+		public ProtectionLimit getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(ProtectionLimit limit) {
+			this.limit = limit;
+		}
+
+		public @Nullable AdaptiveAlgorithm getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(@Nullable AdaptiveAlgorithm algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public @Nullable Integer getMin() {
+			return this.min;
+		}
+
+		public void setMin(@Nullable Integer min) {
+			this.min = min;
+		}
+
+		public @Nullable Integer getMax() {
+			return this.max;
+		}
+
+		public void setMax(@Nullable Integer max) {
+			this.max = max;
+		}
+
+		public @Nullable Integer getInitial() {
+			return this.initial;
+		}
+
+		public void setInitial(@Nullable Integer initial) {
+			this.initial = initial;
+		}
+
+		public @Nullable Integer getMaxInFlight() {
+			return this.maxInFlight;
+		}
+
+		public void setMaxInFlight(@Nullable Integer maxInFlight) {
+			this.maxInFlight = maxInFlight;
+		}
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
+		}
+
+		public boolean isShadow() {
+			return this.shadow;
+		}
+
+		public void setShadow(boolean shadow) {
+			this.shadow = shadow;
+		}
+
+	}
+
+	/** Whether an upstream protection's limit is found from latency or fixed. */
+	public enum ProtectionLimit {
+
+		/** Found from the upstream's latency, between min and max. */
+		ADAPTIVE,
+
+		/** A fixed number of requests in flight (max-in-flight). */
+		FIXED
+
+	}
+
 	/** A plan (tier) such as free or pro: the limits its clients get. */
 	public static class Plan {
 
@@ -355,6 +497,20 @@ public class RateLimitProperties {
 		 * overriding ratelimit.quota.zone: its clients' days, weeks, months and years start at local midnight there.
 		 */
 		private @Nullable String quotaZone;
+
+		/**
+		 * Priority of this plan's requests in upstream protections: critical, high, normal or low. A route's priority
+		 * argument overrides it.
+		 */
+		private Priority priority = Priority.NORMAL;
+
+		public Priority getPriority() {
+			return this.priority;
+		}
+
+		public void setPriority(Priority priority) {
+			this.priority = priority;
+		}
 
 		public @Nullable String getQuotaZone() {
 			return this.quotaZone;

@@ -95,6 +95,7 @@ public final class RateLimitPropertiesValidator {
 			}
 		}
 		validateGlobalLimits(p, v);
+		ProtectionRules.check(p, v);
 		DataSize bodyLimit = p.getUsage().getReserveBodyLimit();
 		if (bodyLimit == null || bodyLimit.compareTo(RateLimitProperties.Usage.MIN_RESERVE_BODY_LIMIT) < 0
 				|| bodyLimit.compareTo(RateLimitProperties.Usage.MAX_RESERVE_BODY_LIMIT) > 0) {

@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway.route;
 
 import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.protection.Priority;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,6 +30,10 @@ public class RateLimitArguments {
 	private @Nullable Long reserveMax;
 
 	private @Nullable String countWhen;
+
+	private @Nullable String protect;
+
+	private @Nullable Priority priority;
 
 	/**
 	 * The endpoint group whose limits apply; {@code null} to use the route id.
@@ -216,12 +221,49 @@ public class RateLimitArguments {
 		return this;
 	}
 
+	/**
+	 * The upstream protection the route's admitted requests go through ({@code ratelimit.protections.<name>});
+	 * {@code null} for none.
+	 * @return the protection's name or {@code null}
+	 */
+	public @Nullable String getProtect() {
+		return this.protect;
+	}
+
+	/**
+	 * Set the upstream protection the route's admitted requests go through.
+	 * @param protect a name under {@code ratelimit.protections}
+	 * @return this
+	 */
+	public RateLimitArguments setProtect(@Nullable String protect) {
+		this.protect = protect;
+		return this;
+	}
+
+	/**
+	 * The priority of the route's requests in its protection for every plan; {@code null} for each plan's own.
+	 * @return the priority or {@code null}
+	 */
+	public @Nullable Priority getPriority() {
+		return this.priority;
+	}
+
+	/**
+	 * Set the priority of the route's requests for every plan (a login route: critical). Needs {@code protect}.
+	 * @param priority critical, high, normal or low
+	 * @return this
+	 */
+	public RateLimitArguments setPriority(@Nullable Priority priority) {
+		this.priority = priority;
+		return this;
+	}
+
 	@Override
 	public String toString() {
 		return "RateLimitArguments[group=" + this.group + ", keyBy=" + this.keyBy + ", header=" + this.header
 				+ ", cost=" + this.cost + ", critical=" + this.critical + ", shadow=" + this.shadow + ", usage="
 				+ this.usage + ", reserve=" + this.reserve + ", reserveMax=" + this.reserveMax + ", countWhen="
-				+ this.countWhen + "]";
+				+ this.countWhen + ", protect=" + this.protect + ", priority=" + this.priority + "]";
 	}
 
 }

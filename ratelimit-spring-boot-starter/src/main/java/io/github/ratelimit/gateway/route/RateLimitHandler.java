@@ -23,6 +23,8 @@ import io.github.ratelimit.gateway.metrics.DenialLog;
 import io.github.ratelimit.gateway.metrics.RateLimitMetrics;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.protection.UpstreamPermit;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.usage.UsageReading;
 import org.jspecify.annotations.Nullable;
 
@@ -53,8 +55,10 @@ public final class RateLimitHandler {
 
 	private final RouteUsageReports usageReports;
 
+	private final UpstreamAdmission admission;
+
 	/**
-	 * Create the request path.
+	 * Create the request path of routes without upstream protection.
 	 * @param properties the validated {@code ratelimit.*} properties
 	 * @param limitResolver finds the limits of a plan in a group
 	 * @param clientKeyResolver identifies the client of a request
@@ -63,6 +67,21 @@ public final class RateLimitHandler {
 	 */
 	public RateLimitHandler(RateLimitProperties properties, LimitResolver limitResolver,
 			ClientKeyResolver clientKeyResolver, LimiterChain chain, RateLimitMetrics metrics) {
+		this(properties, limitResolver, clientKeyResolver, chain, metrics, UpstreamProtections.NONE);
+	}
+
+	/**
+	 * Create the request path.
+	 * @param properties the validated {@code ratelimit.*} properties
+	 * @param limitResolver finds the limits of a plan in a group
+	 * @param clientKeyResolver identifies the client of a request
+	 * @param chain the limiter chain (its outermost layer): checks and consumes tokens, applying the failure policy
+	 * @param metrics observes decisions and sheds
+	 * @param protections the priority of each plan's requests in the routes' upstream protections
+	 */
+	public RateLimitHandler(RateLimitProperties properties, LimitResolver limitResolver,
+			ClientKeyResolver clientKeyResolver, LimiterChain chain, RateLimitMetrics metrics,
+			UpstreamProtections protections) {
 		this.limitResolver = limitResolver;
 		this.clientKeyResolver = clientKeyResolver;
 		this.chain = chain;
@@ -73,6 +92,7 @@ public final class RateLimitHandler {
 			.retryAfterSeconds(properties.getCircuitBreaker().getWaitDurationInOpenState().toMillis());
 		this.denialLog = new DenialLog(properties.getDenialLogLevel(), properties.getDenialLogInterval());
 		this.usageReports = new RouteUsageReports(metrics);
+		this.admission = new UpstreamAdmission(protections, metrics, this.denialLog);
 	}
 
 	/**
@@ -130,6 +150,16 @@ public final class RateLimitHandler {
 					? RateLimitRefusal.ambiguousClient(ambiguity) : RateLimitRefusal.clientUnidentified()));
 			return;
 		}
+		UpstreamPermit permit = this.admission.admit(client, route);
+		if (permit == null) {
+			outcome.complete(RateLimitOutcome.refused(this.admission.shed(client, route)));
+			return;
+		}
+		outcome.whenComplete((made, error) -> {
+			if (error != null) { // cancelled, or a step threw: nobody forwards the request
+				permit.release();
+			}
+		});
 		PlanLimits limits = this.limitResolver.limitsFor(client.plan(), route.group());
 		Cost cost = route.usage().settles()
 				? Cost.reserving(route.cost(), limits.hasUsageLimits() ? route.usage().reservation(request, body) : 0)
@@ -143,6 +173,7 @@ public final class RateLimitHandler {
 		});
 		then(checked, requestThread, outcome, (decision, error) -> {
 			if (outcome.isDone()) { // cancelled: nobody forwards the request
+				permit.release();
 				if (decision != null) {
 					decision.slots().abandon();
 					decision.reservation().cancel();
@@ -150,10 +181,11 @@ public final class RateLimitHandler {
 				return;
 			}
 			if (error != null) {
+				permit.release();
 				outcome.completeExceptionally(unwrap(error));
 				return;
 			}
-			RateLimitOutcome made = enforce(client, route, decision, cost);
+			RateLimitOutcome made = enforce(client, route, decision, cost, permit);
 			if (!outcome.complete(made)) {
 				made.abandon();
 			}
@@ -188,7 +220,7 @@ public final class RateLimitHandler {
 
 	/** Observe a decision (metrics; denial log) and say what the front end does with the request. */
 	private RateLimitOutcome enforce(ClientKey client, RouteLimitSettings route, RateLimitDecision decision,
-			Cost cost) {
+			Cost cost, UpstreamPermit permit) {
 		this.metrics.recordDecision(route.routeId(), route.group(), decision, route.shadow());
 		this.metrics.recordQuotaCrossings(route.group(), decision, cost);
 		if (!decision.allowed()) {
@@ -202,8 +234,15 @@ public final class RateLimitHandler {
 		}
 		HttpHeaders readOnly = HttpHeaders.readOnlyHttpHeaders(fields);
 		if (route.shadow() || decision.allowed()) {
-			return new RateLimitOutcome(readOnly, hold(route, decision), null, meter(route, decision));
+			HeldSlots slots = hold(route, decision);
+			if (permit == UpstreamPermit.NONE) {
+				return new RateLimitOutcome(readOnly, slots, null, meter(route, decision));
+			}
+			permit.forwarded();
+			return new RateLimitOutcome(readOnly, HeldSlots.andThen(slots, permit::release), null,
+					meter(route, decision), permit);
 		}
+		permit.release();
 		RateLimitRefusal refusal = decision.isFailedClosed()
 				? RateLimitRefusal.limiterUnavailable(decision, this.failClosedRetryAfterSeconds)
 				: RateLimitRefusal.quotaExceeded(decision, RateLimitHeaders.retryAfterSeconds(decision.retryAfterMillis()));

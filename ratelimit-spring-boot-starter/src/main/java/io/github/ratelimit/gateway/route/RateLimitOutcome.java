@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.route;
 
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.http.RateLimitRefusal;
+import io.github.ratelimit.gateway.protection.UpstreamPermit;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
@@ -20,9 +21,24 @@ import org.springframework.http.HttpHeaders;
  * @param meter reads a forwarded request's answer and settles what it reserved once the exchange is over (the front
  * end feeds it, see {@link UsageMeter}); {@link UsageMeter#NONE} when the route's answers do not change what it is
  * charged, and for refusals
+ * @param permit the forwarded request's place in its route's upstream protection: the front end tells it how the
+ * upstream answered ({@link UpstreamPermit#answered}, {@link UpstreamPermit#failed}); {@code slots} end it with the
+ * exchange. {@link UpstreamPermit#NONE} on a route without protection, and for refusals
  */
 public record RateLimitOutcome(HttpHeaders headers, HeldSlots slots, @Nullable RateLimitRefusal refusal,
-		UsageMeter meter) {
+		UsageMeter meter, UpstreamPermit permit) {
+
+	/**
+	 * An outcome of a route without upstream protection.
+	 * @param headers the rate limit header fields to set on the response
+	 * @param slots the concurrency slots a forwarded request holds
+	 * @param refusal the answer to write instead of forwarding, or {@code null}
+	 * @param meter reads a forwarded request's answer and settles what it reserved
+	 */
+	public RateLimitOutcome(HttpHeaders headers, HeldSlots slots, @Nullable RateLimitRefusal refusal,
+			UsageMeter meter) {
+		this(headers, slots, refusal, meter, UpstreamPermit.NONE);
+	}
 
 	/**
 	 * An outcome whose answer does not change what the request is charged.

@@ -10,6 +10,8 @@ import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.protection.UpstreamProtection;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,17 +22,29 @@ public final class RateLimitRoutes {
 
 	private final LimitResolver limitResolver;
 
+	private final UpstreamProtections protections;
+
 	private final Map<String, RouteLimitSettings> routes = new ConcurrentHashMap<>();
 
 	private final PrincipalRoutesNotice principalRoutesNotice = new PrincipalRoutesNotice(
 			RateLimitRoutes.class.getClassLoader());
 
 	/**
-	 * Create the registry.
+	 * Create the registry of routes without upstream protections.
 	 * @param limitResolver the limits in force
 	 */
 	public RateLimitRoutes(LimitResolver limitResolver) {
+		this(limitResolver, UpstreamProtections.NONE);
+	}
+
+	/**
+	 * Create the registry.
+	 * @param limitResolver the limits in force
+	 * @param protections the upstream protections routes may name ({@code protect})
+	 */
+	public RateLimitRoutes(LimitResolver limitResolver, UpstreamProtections protections) {
 		this.limitResolver = limitResolver;
+		this.protections = protections;
 	}
 
 	/**
@@ -64,7 +78,10 @@ public final class RateLimitRoutes {
 				arguments.getReserveMax(), arguments.getCountWhen(), "route '" + id + "' RateLimit", new ArrayList<>()),
 				"valid usage arguments")
 			.resolved(RouteArgumentRules.smallestUsageCapacity(this.limitResolver.effectiveProperties(), group, keyBy));
-		RouteLimitSettings settings = new RouteLimitSettings(id, group, keyBy, header, cost, critical, shadow, usage);
+		String protect = arguments.getProtect();
+		UpstreamProtection protection = (protect != null) ? this.protections.get(protect.strip()) : null;
+		RouteLimitSettings settings = new RouteLimitSettings(id, group, keyBy, header, cost, critical, shadow, usage,
+				protection, arguments.getPriority());
 		this.routes.put(id, settings);
 		if (keyBy == KeyBy.PRINCIPAL) {
 			this.principalRoutesNotice.keyedByPrincipal(id);
@@ -88,8 +105,18 @@ public final class RateLimitRoutes {
 		if (usage == null) {
 			return usageViolations;
 		}
-		return RouteArgumentRules.validateFilter(this.limitResolver.effectiveProperties(), routeId,
-				arguments.getGroup(), keyBy, arguments.getHeader(), cost, usage);
+		List<ConfigurationViolation> violations = new ArrayList<>(RouteArgumentRules.validateFilter(
+				this.limitResolver.effectiveProperties(), routeId, arguments.getGroup(), keyBy, arguments.getHeader(),
+				cost, usage));
+		String protect = arguments.getProtect();
+		violations.addAll(RouteArgumentRules.validateProtection(this.limitResolver.effectiveProperties(),
+				"route '" + routeId + "' RateLimit", protect, arguments.getPriority() != null));
+		if (protect != null && violations.isEmpty() && this.protections.get(protect.strip()) == null) {
+			violations.add(new ConfigurationViolation("route '" + routeId + "' RateLimit.args.protect",
+					"names protection '" + protect + "', which was added after start-up.",
+					"restart the gateway to build new protections."));
+		}
+		return violations;
 	}
 
 	/**

@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.github.ratelimit.gateway.client.KeyBy;
+import io.github.ratelimit.gateway.protection.Priority;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.properties.ConfigurationViolation;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
@@ -56,6 +57,8 @@ public final class RouteArgumentRules {
 		String reserve = null;
 		String reserveMax = null;
 		String countWhen = null;
+		String protect = null;
+		String priority = null;
 		for (Map.Entry<String, ?> arg : args.entrySet()) {
 			String value = (arg.getValue() != null) ? arg.getValue().toString() : null;
 			String name = arg.getKey().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
@@ -89,9 +92,16 @@ public final class RouteArgumentRules {
 			else if (name.equals("countwhen")) {
 				countWhen = value;
 			}
+			else if (name.equals("protect")) {
+				protect = value;
+			}
+			else if (name.equals("priority")) {
+				priority = value;
+			}
 			else {
 				v.add(new ConfigurationViolation(property + ".args." + arg.getKey(), "is not an argument of RateLimit.",
-						"use group, key-by, header, cost, critical, shadow, usage, reserve, reserve-max or count-when."));
+						"use group, key-by, header, cost, critical, shadow, usage, reserve, reserve-max, count-when, "
+								+ "protect or priority."));
 			}
 		}
 		KeyBy parsedKeyBy = KeyBy.API_KEY;
@@ -137,10 +147,48 @@ public final class RouteArgumentRules {
 				reserveMaxValid = false;
 			}
 		}
+		if (priority != null) {
+			if (Priority.parse(priority) == null) {
+				v.add(new ConfigurationViolation(property + ".args.priority",
+						"must be critical, high, normal or low, was '" + priority + "'.",
+						"use priority: critical for routes that must pass first (login, checkout), or remove it to use "
+								+ "each plan's priority."));
+			}
+		}
+		v.addAll(validateProtection(p, property, protect, priority != null));
 		RouteUsage routeUsage = RouteUsage.parse(usage, reserve, parsedReserveMax, countWhen, property, v);
 		KeyBy routeKeyBy = (parsedKeyBy != null) ? parsedKeyBy : KeyBy.API_KEY;
 		v.addAll(validateRoute(p, property, group, routeId, routeKeyBy, parsedCost,
 				reserveMaxValid ? routeUsage : null));
+	}
+
+	/**
+	 * The {@code protect} and {@code priority} arguments: {@code protect} names a protection under
+	 * {@code ratelimit.protections}; {@code priority} is given only with {@code protect}.
+	 * @param p the rate limit properties
+	 * @param property the filter's property (or {@code route '<id>' RateLimit}), to name the arguments after
+	 * @param protect the {@code protect} argument, {@code null} when not given
+	 * @param priorityGiven whether the {@code priority} argument is given
+	 * @return the problems found
+	 */
+	public static List<ConfigurationViolation> validateProtection(RateLimitProperties p, String property,
+			@Nullable String protect, boolean priorityGiven) {
+		List<ConfigurationViolation> v = new ArrayList<>();
+		if (protect == null) {
+			if (priorityGiven) {
+				v.add(new ConfigurationViolation(property + ".args.priority",
+						"is given without protect: a priority orders requests only in an upstream protection.",
+						"add protect: <name of a ratelimit.protections entry>, or remove priority."));
+			}
+			return v;
+		}
+		if (!p.getProtections().containsKey(protect.strip())) {
+			v.add(new ConfigurationViolation(property + ".args.protect",
+					"names protection '" + protect + "', which ratelimit.protections does not define.",
+					"declare it (ratelimit.protections." + protect.strip() + ".limit: adaptive) or fix the name (known: "
+							+ new TreeSet<>(p.getProtections().keySet()) + ")."));
+		}
+		return v;
 	}
 
 	/**

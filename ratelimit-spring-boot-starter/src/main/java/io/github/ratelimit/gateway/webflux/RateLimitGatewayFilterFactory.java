@@ -9,6 +9,7 @@ import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.client.KeyBy;
 import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.protection.UpstreamPermit;
 import io.github.ratelimit.gateway.route.AttemptSlots;
 import io.github.ratelimit.gateway.route.RateLimitArguments;
 import io.github.ratelimit.gateway.route.RateLimitHandler;
@@ -167,6 +168,14 @@ public class RateLimitGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 */
 	private Mono<Void> proceed(ServerWebExchange exchange, GatewayFilterChain chain, RateLimitOutcome decided,
 			RouteLimitSettings route) {
+		UpstreamPermit permit = decided.permit();
+		if (permit != UpstreamPermit.NONE) { // its latency: to the answer's header fields (or the gateway's error)
+			exchange.getResponse().beforeCommit(() -> {
+				HttpStatusCode status = exchange.getResponse().getStatusCode();
+				permit.answered((status != null) ? status.value() : 200);
+				return Mono.empty();
+			});
+		}
 		UsageMeter meter = decided.meter();
 		if (!meter.isActive()) {
 			return proceed(exchange, chain, decided.slots(), route);
