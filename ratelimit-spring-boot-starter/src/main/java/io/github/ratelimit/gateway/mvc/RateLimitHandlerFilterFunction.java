@@ -53,7 +53,9 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 			.setUsage(arguments.getUsage())
 			.setReserve(arguments.getReserve())
 			.setReserveMax(arguments.getReserveMax())
-			.setCountWhen(arguments.getCountWhen());
+			.setCountWhen(arguments.getCountWhen())
+			.setProtect(arguments.getProtect())
+			.setPriority(arguments.getPriority());
 	}
 
 	@Override
@@ -115,6 +117,8 @@ final class RateLimitHandlerFilterFunction implements HandlerFilterFunction<Serv
 		add(given, "reserve", this.arguments.getReserve());
 		add(given, "reserveMax", this.arguments.getReserveMax());
 		add(given, "countWhen", this.arguments.getCountWhen());
+		add(given, "protect", this.arguments.getProtect());
+		add(given, "priority", this.arguments.getPriority());
 		return given.toString();
 	}
 
