@@ -209,7 +209,7 @@ public final class ProtectionRules {
 			int initial = (settings.getInitial() != null) ? settings.getInitial()
 					: Math.max(min, Math.min(max, DEFAULT_INITIAL));
 			AdaptiveAlgorithm algorithm = (settings.getAlgorithm() != null) ? settings.getAlgorithm()
-					: AdaptiveAlgorithm.GRADIENT;
+					: AdaptiveAlgorithm.VEGAS;
 			protections.put(entry.getKey(), UpstreamProtection.adaptive(entry.getKey(), algorithm, min, max, initial,
 					shares, settings.isShadow(), retryAfterSeconds));
 		}

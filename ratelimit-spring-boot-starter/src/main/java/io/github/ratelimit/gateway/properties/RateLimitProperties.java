@@ -385,7 +385,7 @@ public class RateLimitProperties {
 		/** Whether the limit is adaptive (found from the upstream's latency) or fixed (max-in-flight). */
 		private ProtectionLimit limit = ProtectionLimit.ADAPTIVE;
 
-		/** How an adaptive limit follows latency: gradient (Netflix's Gradient2) or vegas. Adaptive only. */
+		/** How an adaptive limit follows latency: vegas (the default) or gradient (Netflix's Gradient2). Adaptive only. */
 		private @Nullable AdaptiveAlgorithm algorithm;
 
 		/** Least adaptive limit, at least 1. Adaptive only; default 4. */
