@@ -82,8 +82,9 @@ public class LimitResolver implements KnownPlans {
 	}
 
 	/**
-	 * The configuration the limits in force come from: a copy of plans, groups, the anonymous, principal default and
-	 * header plans and shadow mode as last validated (start-up or {@link #reload()}). Do not modify it.
+	 * The configuration the limits in force come from: a copy of plans (with their priorities), groups, the
+	 * anonymous, principal default and header plans, shadow mode, the upstream protections and the priority shares
+	 * as last validated (start-up or {@link #reload()}). Do not modify it.
 	 * @return the properties in force
 	 */
 	public RateLimitProperties effectiveProperties() {
@@ -192,6 +193,7 @@ public class LimitResolver implements KnownPlans {
 			RateLimitProperties.Plan planCopy = new RateLimitProperties.Plan();
 			planCopy.setDefault(copyOf(plan.getDefault()));
 			planCopy.setQuotaZone(plan.getQuotaZone());
+			planCopy.setPriority(plan.getPriority());
 			Map<String, List<RateLimitProperties.Limit>> groups = new LinkedHashMap<>();
 			plan.getGroups().forEach((group, limits) -> groups.put(group, copyOf(limits)));
 			planCopy.setGroups(Collections.unmodifiableMap(groups));
@@ -206,6 +208,23 @@ public class LimitResolver implements KnownPlans {
 			groups.put(name, groupCopy);
 		});
 		copy.setGroups(Collections.unmodifiableMap(groups));
+		Map<String, RateLimitProperties.Protection> protections = new LinkedHashMap<>();
+		source.getProtections().forEach((name, protection) -> protections.put(name, copyOf(protection)));
+		copy.setProtections(Collections.unmodifiableMap(protections));
+		copy.setPriorities(Collections.unmodifiableMap(new LinkedHashMap<>(source.getPriorities())));
+		return copy;
+	}
+
+	private static RateLimitProperties.Protection copyOf(RateLimitProperties.Protection protection) {
+		RateLimitProperties.Protection copy = new RateLimitProperties.Protection();
+		copy.setLimit(protection.getLimit());
+		copy.setAlgorithm(protection.getAlgorithm());
+		copy.setMin(protection.getMin());
+		copy.setMax(protection.getMax());
+		copy.setInitial(protection.getInitial());
+		copy.setMaxInFlight(protection.getMaxInFlight());
+		copy.setRetryAfter(protection.getRetryAfter());
+		copy.setShadow(protection.isShadow());
 		return copy;
 	}
 

@@ -6,6 +6,7 @@ import java.util.List;
 import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.protection.Priority;
 import org.junit.jupiter.api.Test;
 
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.limit;
@@ -124,6 +125,39 @@ class LimitResolverTest {
 		anonymous.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
 		assertThat(resolver.reload()).isEmpty();
 		assertThat(resolver.limitsFor("anonymous", "api")).isEqualTo(before).isNotSameAs(before);
+	}
+
+	@Test
+	void theProtectionsTheSharesAndThePlansPrioritiesAreInForceAndFollowAValidReload() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Plan gold = new RateLimitProperties.Plan();
+		gold.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
+		gold.setPriority(Priority.HIGH);
+		properties.getPlans().put("gold", gold);
+		properties.setAnonymousPlan("gold");
+		RateLimitProperties.Protection orders = new RateLimitProperties.Protection();
+		orders.setLimit(RateLimitProperties.ProtectionLimit.FIXED);
+		orders.setMaxInFlight(64);
+		orders.setRetryAfter(Duration.ofSeconds(3));
+		orders.setShadow(true);
+		properties.getProtections().put("orders-backend", orders);
+		properties.getPriorities().put("high", "60%");
+		LimitResolver resolver = new LimitResolver(properties);
+
+		RateLimitProperties effective = resolver.effectiveProperties();
+		assertThat(effective.getPlans().get("gold").getPriority()).isEqualTo(Priority.HIGH);
+		assertThat(effective.getPriorities()).containsExactly(java.util.Map.entry("high", "60%"));
+		RateLimitProperties.Protection inForce = effective.getProtections().get("orders-backend");
+		assertThat(inForce).isNotSameAs(orders);
+		assertThat(inForce.getLimit()).isEqualTo(RateLimitProperties.ProtectionLimit.FIXED);
+		assertThat(inForce.getMaxInFlight()).isEqualTo(64);
+		assertThat(inForce.getRetryAfter()).isEqualTo(Duration.ofSeconds(3));
+		assertThat(inForce.isShadow()).isTrue();
+
+		gold.setPriority(Priority.LOW);
+		assertThat(resolver.effectiveProperties().getPlans().get("gold").getPriority()).isEqualTo(Priority.HIGH);
+		assertThat(resolver.reload()).isEmpty();
+		assertThat(resolver.effectiveProperties().getPlans().get("gold").getPriority()).isEqualTo(Priority.LOW);
 	}
 
 	@Test
