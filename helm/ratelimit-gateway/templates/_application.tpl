@@ -90,6 +90,12 @@ spring:
                     {{- if not (kindIs "invalid" .critical) }}
                     critical: {{ .critical | toString | quote }}
                     {{- end }}
+                    {{- with .protect }}
+                    protect: {{ . | quote }}
+                    {{- end }}
+                    {{- with .priority }}
+                    priority: {{ . | quote }}
+                    {{- end }}
                     {{- with .usage }}
                     usage: {{ . | quote }}
                     {{- end }}
@@ -139,6 +145,9 @@ ratelimit:
       {{- with $plan.quotaZone }}
       quota-zone: {{ . | quote }}
       {{- end }}
+      {{- with $plan.priority }}
+      priority: {{ . | quote }}
+      {{- end }}
       default:
         {{- include "ratelimit-gateway.limits" $plan.default | trim | nindent 8 }}
       {{- with $plan.groups }}
@@ -167,6 +176,39 @@ ratelimit:
     {{- if $settings }}
     {{ $group }}:
       critical: {{ $settings.critical | default false }}
+    {{- end }}
+    {{- end }}
+  {{- end }}
+  {{- with $v.rateLimit.protections }}
+  protections:
+    {{- range $name, $protection := . }}
+    {{- if $protection }}
+    {{ $name }}:
+      {{- with $protection.limit }}
+      limit: {{ . | quote }}
+      {{- end }}
+      {{- with $protection.algorithm }}
+      algorithm: {{ . | quote }}
+      {{- end }}
+      {{- range $setting := list "min" "max" "initial" "maxInFlight" }}
+      {{- if not (kindIs "invalid" (index $protection $setting)) }}
+      {{ kebabcase $setting }}: {{ index $protection $setting | int64 }}
+      {{- end }}
+      {{- end }}
+      {{- with $protection.retryAfter }}
+      retry-after: {{ . | quote }}
+      {{- end }}
+      {{- if not (kindIs "invalid" $protection.shadow) }}
+      shadow: {{ $protection.shadow }}
+      {{- end }}
+    {{- end }}
+    {{- end }}
+  {{- end }}
+  {{- with $v.rateLimit.priorities }}
+  priorities:
+    {{- range $priority, $share := . }}
+    {{- if $share }}
+    {{ $priority }}: {{ $share | quote }}
     {{- end }}
     {{- end }}
   {{- end }}

@@ -113,6 +113,12 @@ value and the fix. Included from validate.yaml, so it runs for install, upgrade,
 {{- end }}
 {{- if hasKey $route "rateLimit" }}
 {{- $rl := default dict $route.rateLimit }}
+{{- if and $rl.protect (not (index (default dict $v.rateLimit.protections) $rl.protect)) }}
+{{- $errors = append $errors (printf "routes[%d] (%s) names protection '%s', which rateLimit.protections does not define. Declare it (rateLimit.protections.%s: { limit: adaptive }) or fix the name." $i $route.id $rl.protect $rl.protect) }}
+{{- end }}
+{{- if and $rl.priority (not $rl.protect) }}
+{{- $errors = append $errors (printf "routes[%d] (%s) sets rateLimit.priority without rateLimit.protect: a priority orders requests only in an upstream protection. Add protect or remove priority." $i $route.id) }}
+{{- end }}
 {{- $group := default $route.id $rl.group }}
 {{- /* The limits that can apply, as the starter finds them: the group's list of each plan (only the anonymous plan
 on keyBy ip routes), else the plan's default; the first one counting usage is named. */}}
@@ -138,6 +144,24 @@ on keyBy ip routes), else the plan's default; the first one counting usage is na
 {{- $reserves := not (kindIs "invalid" $rl.reserve) }}
 {{- if and (not $rl.usage) (or $reserves (not (kindIs "invalid" $rl.reserveMax))) }}
 {{- $errors = append $errors (printf "routes[%d] (%s) sets rateLimit.%s, which applies only with usage. Set usage or remove it." $i $route.id (ternary "reserve" "reserveMax" $reserves)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /* Upstream protections */}}
+{{- range $name, $protection := (default dict $v.rateLimit.protections) }}
+{{- if $protection }}
+{{- if eq (toString $protection.limit) "fixed" }}
+{{- if kindIs "invalid" $protection.maxInFlight }}
+{{- $errors = append $errors (printf "rateLimit.protections.%s has limit: fixed but no maxInFlight. Set maxInFlight (requests in flight each pod lets through, e.g. 64), or use limit: adaptive." $name) }}
+{{- end }}
+{{- range $setting := list "algorithm" "min" "max" "initial" }}
+{{- if hasKey $protection $setting }}
+{{- $errors = append $errors (printf "rateLimit.protections.%s has limit: fixed, which does not take %s. Remove %s, or use limit: adaptive." $name $setting $setting) }}
+{{- end }}
+{{- end }}
+{{- else if hasKey $protection "maxInFlight" }}
+{{- $errors = append $errors (printf "rateLimit.protections.%s sets maxInFlight, which only limit: fixed takes. Set limit: fixed, or remove maxInFlight (an adaptive limit stays within min and max)." $name) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -24,6 +24,10 @@ import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.QuotaPeriod;
 import io.github.ratelimit.gateway.limits.QuotaPeriodUnit;
 import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.properties.ProtectionRules;
+import io.github.ratelimit.gateway.protection.AdaptiveAlgorithm;
+import io.github.ratelimit.gateway.protection.Priority;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.limits.LimitScope;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -70,6 +74,8 @@ class ApplicationYamlTest {
 		assertThat(properties.getApiKeys()).as("no static keys by default, and none from the image").isEmpty();
 		assertThat(properties.getQuota().getZone()).isEqualTo("UTC");
 		assertThat(properties.getQuota().getFirstDayOfWeek()).isEqualTo(DayOfWeek.MONDAY);
+		assertThat(properties.getProtections()).as("no upstream protection by default").isEmpty();
+		assertThat(properties.getPriorities()).isEmpty();
 
 		GatewayProperties gateway = bindRoutesAndValidate(config, properties);
 		assertThat(gateway.getRoutes()).extracting(RouteDefinition::getId)
@@ -418,6 +424,81 @@ class ApplicationYamlTest {
 		assertThat(RateLimitPropertiesValidator.validate(properties)).extracting(ConfigurationViolation::property)
 			.containsExactlyInAnyOrder("ratelimit.quota.zone", "ratelimit.plans.free.quota-zone",
 					"ratelimit.plans.free.groups.search[0].period");
+	}
+
+	@Test
+	void protectionsPrioritiesAndPlanAndRoutePrioritiesReachTheStarter(@TempDir Path dir) throws IOException {
+		HelmChart.Manifests manifests = HelmChart.render(HelmChart.template().withValuesFile(Files.writeString(
+				dir.resolve("values.yaml"), """
+						rateLimit:
+						  protections:
+						    orders-backend: { algorithm: gradient, min: 4, max: 500, initial: 10, retryAfter: 2s, shadow: true }
+						    search-backend: { limit: fixed, maxInFlight: 64 }
+						  priorities: { high: 60%, normal: 30%, low: 10% }
+						  plans:
+						    free: { priority: low }
+						    pro: { priority: high }
+						routes:
+						  - id: search
+						    predicates: [ "Path=/api/search/**" ]
+						    rateLimit: { group: search, protect: search-backend }
+						  - id: login
+						    predicates: [ "Path=/auth/login" ]
+						    rateLimit: { group: login, keyBy: ip, protect: orders-backend, priority: critical }
+						""")));
+		RenderedConfig config = RenderedConfig.of(manifests);
+
+		RateLimitProperties properties = bindAndValidate(config);
+		assertThat(properties.getProtections()).containsOnlyKeys("orders-backend", "search-backend");
+		RateLimitProperties.Protection orders = properties.getProtections().get("orders-backend");
+		assertThat(orders.getLimit()).isEqualTo(RateLimitProperties.ProtectionLimit.ADAPTIVE);
+		assertThat(orders.getAlgorithm()).isEqualTo(AdaptiveAlgorithm.GRADIENT);
+		assertThat(orders.getMin()).isEqualTo(4);
+		assertThat(orders.getMax()).isEqualTo(500);
+		assertThat(orders.getInitial()).isEqualTo(10);
+		assertThat(orders.getMaxInFlight()).isNull();
+		assertThat(orders.getRetryAfter()).isEqualTo(Duration.ofSeconds(2));
+		assertThat(orders.isShadow()).isTrue();
+		RateLimitProperties.Protection search = properties.getProtections().get("search-backend");
+		assertThat(search.getLimit()).isEqualTo(RateLimitProperties.ProtectionLimit.FIXED);
+		assertThat(search.getMaxInFlight()).isEqualTo(64);
+		assertThat(search.isShadow()).isFalse();
+		assertThat(properties.getPriorities()).containsOnly(Map.entry("high", "60%"), Map.entry("normal", "30%"),
+				Map.entry("low", "10%"));
+		assertThat(properties.getPlans().get("free").getPriority()).isEqualTo(Priority.LOW);
+		assertThat(properties.getPlans().get("pro").getPriority()).isEqualTo(Priority.HIGH);
+		assertThat(properties.getPlans().get("anonymous").getPriority()).isEqualTo(Priority.NORMAL);
+
+		// as the starter builds them
+		UpstreamProtections protections = ProtectionRules.protections(properties, () -> properties);
+		assertThat(protections.get("orders-backend").algorithm()).isEqualTo(AdaptiveAlgorithm.GRADIENT);
+		assertThat(protections.get("orders-backend").retryAfterSeconds()).isEqualTo(2);
+		assertThat(protections.get("search-backend").limit()).isEqualTo(64);
+		assertThat(protections.get("search-backend").shares().share(Priority.HIGH)).isEqualTo(0.6);
+		assertThat(protections.priorityOf("pro")).isEqualTo(Priority.HIGH);
+
+		GatewayProperties gateway = bindRoutesAndValidate(config, properties);
+		assertThat(gateway.getRoutes().get(0).getFilters().get(0).getArgs()).containsOnly(Map.entry("group", "search"),
+				Map.entry("protect", "search-backend"));
+		assertThat(gateway.getRoutes().get(1).getFilters().get(0).getArgs()).containsEntry("protect", "orders-backend")
+			.containsEntry("priority", "critical");
+		assertThat(manifests.one(ConfigMap.class).getData().get("application.yml")).contains("""
+				  protections:
+				    orders-backend:
+				      algorithm: "gradient"
+				      min: 4
+				      max: 500
+				      initial: 10
+				      retry-after: "2s"
+				      shadow: true
+				    search-backend:
+				      limit: "fixed"
+				      max-in-flight: 64
+				  priorities:
+				""", """
+				    free:
+				      priority: "low"
+				""", "high: \"60%\"");
 	}
 
 	private static int fallbackInstances(com.marcnuri.helm.TemplateCommand command) {

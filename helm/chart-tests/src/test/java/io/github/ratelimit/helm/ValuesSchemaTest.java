@@ -21,6 +21,16 @@ class ValuesSchemaTest {
 				Arguments.of("replicas: 3", "additional properties 'replicas' not allowed"),
 				Arguments.of("rateLimit: { fallback: { instance: 3 } }",
 						"at '/rateLimit/fallback': additional properties 'instance' not allowed"),
+				Arguments.of("rateLimit: { protections: { orders-backend: { limit: elastic } } }",
+						"at '/rateLimit/protections/orders-backend/limit': value must be one of 'adaptive', 'fixed'"),
+				Arguments.of("rateLimit: { protections: { orders-backend: { max-in-flight: 64 } } }",
+						"additional properties 'max-in-flight' not allowed"),
+				Arguments.of("rateLimit: { priorities: { critical: 20% } }",
+						"at '/rateLimit/priorities': additional properties 'critical' not allowed"),
+				Arguments.of("rateLimit: { priorities: { high: \"0.5\" } }",
+						"at '/rateLimit/priorities/high': '0.5' does not match"),
+				Arguments.of("rateLimit: { plans: { free: { priority: urgent } } }",
+						"at '/rateLimit/plans/free/priority': value must be one of 'critical', 'high', 'normal', 'low'"),
 				Arguments.of("""
 						rateLimit:
 						  plans:

@@ -137,7 +137,33 @@ class ValuesValidationTest {
 						        chat: [ { type: quota, limit: 2000000, period: month, unit: tokens } ]
 						routes:
 						  - { id: chat, predicates: [ "Path=/v1/chat/**" ], rateLimit: {} }
-						""", "routes[0] (chat) has no rateLimit.usage, but endpoint group 'chat' counts 'tokens' in plan 'free'"));
+						""", "routes[0] (chat) has no rateLimit.usage, but endpoint group 'chat' counts 'tokens' in plan 'free'"),
+				Arguments.of("""
+						rateLimit:
+						  protections:
+						    orders-backend: { max: 500 }
+						routes:
+						  - { id: orders, predicates: [ "Path=/api/orders/**" ], rateLimit: { protect: order-backend } }
+						""", "routes[0] (orders) names protection 'order-backend', which rateLimit.protections does not define"),
+				Arguments.of("""
+						routes:
+						  - { id: login, predicates: [ "Path=/auth/login" ], rateLimit: { group: login, priority: critical } }
+						""", "routes[0] (login) sets rateLimit.priority without rateLimit.protect"),
+				Arguments.of("""
+						rateLimit:
+						  protections:
+						    orders-backend: { limit: fixed }
+						""", "rateLimit.protections.orders-backend has limit: fixed but no maxInFlight"),
+				Arguments.of("""
+						rateLimit:
+						  protections:
+						    orders-backend: { limit: fixed, maxInFlight: 64, max: 500 }
+						""", "rateLimit.protections.orders-backend has limit: fixed, which does not take max"),
+				Arguments.of("""
+						rateLimit:
+						  protections:
+						    orders-backend: { maxInFlight: 64 }
+						""", "rateLimit.protections.orders-backend sets maxInFlight, which only limit: fixed takes"));
 
 	}
 

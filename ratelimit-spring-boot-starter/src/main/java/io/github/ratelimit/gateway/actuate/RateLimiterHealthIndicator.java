@@ -7,6 +7,7 @@ import java.util.Map;
 
 import io.github.ratelimit.gateway.chain.FallbackMode;
 import io.github.ratelimit.gateway.chain.ShardCircuitBreakers;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.redis.InstanceCounter;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 
@@ -15,7 +16,8 @@ import org.springframework.boot.health.contributor.Health;
 
 /**
  * Reports the limiter's state under the {@code rateLimiter} health component. Always {@code UP}: the gateway
- * fails open by design, so an unavailable Redis must not take the instance out of service. The details:
+ * fails open by design, so an unavailable Redis must not take the instance out of service, and an upstream
+ * protection that sheds is doing its job. The details:
  * <ul>
  * <li>{@code decisions}: where decisions come from: {@code redis}; {@code local-fallback} or {@code unchecked}
  * (per {@code ratelimit.fallback.mode}) when every shard's breaker is open; {@code redis-and-local-fallback} or
@@ -25,7 +27,10 @@ import org.springframework.boot.health.contributor.Health;
  * minimum number of calls);</li>
  * <li>{@code shards}: each shard's breaker state ({@code single} for standalone Redis, {@code host:port} per
  * Cluster master); {@code degradedShards}: the shards whose breaker is not closed;</li>
- * <li>{@code instances}, {@code instancesLearned}: the number of instances sharing the limits.</li>
+ * <li>{@code instances}, {@code instancesLearned}: the number of instances sharing the limits;</li>
+ * <li>{@code protections} (only when {@code ratelimit.protections} has some): each upstream protection by name, with
+ * {@code kind} ({@code adaptive} or {@code fixed}), an adaptive one's {@code algorithm}, {@code min} and {@code max},
+ * {@code limit} (now), {@code inFlight} (requests in flight now by priority) and {@code shadow}.</li>
  * </ul>
  */
 public class RateLimiterHealthIndicator extends AbstractHealthIndicator {
@@ -36,17 +41,32 @@ public class RateLimiterHealthIndicator extends AbstractHealthIndicator {
 
 	private final InstanceCounter instances;
 
+	private final UpstreamProtections protections;
+
 	/**
-	 * Create the indicator.
+	 * Create the indicator, without upstream protections.
 	 * @param mode what requests that fail open get while their shard is unavailable
 	 * @param breakers the store shards' circuit breakers
 	 * @param instances knows the instance count
 	 */
 	public RateLimiterHealthIndicator(FallbackMode mode, ShardCircuitBreakers breakers, InstanceCounter instances) {
+		this(mode, breakers, instances, UpstreamProtections.NONE);
+	}
+
+	/**
+	 * Create the indicator.
+	 * @param mode what requests that fail open get while their shard is unavailable
+	 * @param breakers the store shards' circuit breakers
+	 * @param instances knows the instance count
+	 * @param protections the upstream protections, shown in the details
+	 */
+	public RateLimiterHealthIndicator(FallbackMode mode, ShardCircuitBreakers breakers, InstanceCounter instances,
+			UpstreamProtections protections) {
 		super("Rate limiter health check failed");
 		this.mode = mode;
 		this.breakers = breakers;
 		this.instances = instances;
+		this.protections = protections;
 	}
 
 	@Override
@@ -81,6 +101,9 @@ public class RateLimiterHealthIndicator extends AbstractHealthIndicator {
 			.withDetail("degradedShards", degraded)
 			.withDetail("instances", this.instances.instances())
 			.withDetail("instancesLearned", this.instances.isLearned());
+		if (!this.protections.all().isEmpty()) {
+			builder.withDetail("protections", ProtectionDetails.of(this.protections));
+		}
 	}
 
 	/** Whether calls go to Redis in this state (half-open lets trial calls through). */

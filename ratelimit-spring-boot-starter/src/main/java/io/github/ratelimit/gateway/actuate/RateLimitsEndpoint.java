@@ -28,6 +28,10 @@ import io.github.ratelimit.gateway.plan.ApiKey;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.protection.Priority;
+import io.github.ratelimit.gateway.protection.PriorityShares;
+import io.github.ratelimit.gateway.protection.UpstreamProtection;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.route.RouteLimitSettings;
 import io.github.ratelimit.gateway.route.RouteUsage;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
@@ -46,8 +50,9 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * The {@code ratelimits} actuator endpoint, for the people who run the gateway.
  *
  * <ul>
- * <li>{@code GET /actuator/ratelimits}: the effective plans, groups, routes and settings (API keys are only
- * counted, never listed).</li>
+ * <li>{@code GET /actuator/ratelimits}: the effective plans (with their priority), groups, routes (with their
+ * upstream protection and priority), upstream protections (with their limit and requests in flight now) and
+ * settings (API keys are only counted, never listed).</li>
  * <li>{@code GET /actuator/ratelimits/{group}?apiKey=...} or {@code ?ip=...}: one client's buckets in a group:
  * tokens now and milliseconds until full, read from Redis without consuming; a concurrency limit's requests in
  * flight ({@code inFlight}, across every instance) and free slots; limits with {@code scope: global}
@@ -103,10 +108,12 @@ public class RateLimitsEndpoint {
 
 	private final RateLimitsEndpointProperties access;
 
+	private final UpstreamProtections protections;
+
 	private ClientAddressResolver addresses = new ClientAddressResolver(0);
 
 	/**
-	 * Create the endpoint.
+	 * Create the endpoint, without upstream protections.
 	 * @param properties the rate limit properties
 	 * @param limits finds the limits of a plan in a group
 	 * @param plans finds the plan of an API key
@@ -119,6 +126,25 @@ public class RateLimitsEndpoint {
 	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
 			RateLimitStore limiter, RateLimitRoutes routes, @Nullable OverLimitCache overLimitCache,
 			RateLimitsEndpointProperties access) {
+		this(properties, limits, plans, limiter, routes, overLimitCache, access, UpstreamProtections.NONE);
+	}
+
+	/**
+	 * Create the endpoint.
+	 * @param properties the rate limit properties
+	 * @param limits finds the limits of a plan in a group
+	 * @param plans finds the plan of an API key
+	 * @param limiter the shared limiter, both scopes ({@code DefaultLimiterChain.store()}: read with cost 0, reset and
+	 * top up, each change told to every instance)
+	 * @param routes knows the routes' settings (of both front ends)
+	 * @param overLimitCache the chain's over-limit cache, which forgets a reset client; {@code null} when disabled
+	 * @param access who may look up and reset single clients
+	 * @param protections the upstream protections of this instance
+	 */
+	public RateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
+			RateLimitStore limiter, RateLimitRoutes routes, @Nullable OverLimitCache overLimitCache,
+			RateLimitsEndpointProperties access, UpstreamProtections protections) {
+		this.protections = protections;
 		this.properties = properties;
 		this.limits = limits;
 		this.plans = plans;
@@ -130,7 +156,12 @@ public class RateLimitsEndpoint {
 
 	/**
 	 * The effective configuration.
-	 * @return plans (with their limits), groups, routes and settings
+	 * @return plans (with their limits and {@code priority}), groups, routes (with {@code protect} and
+	 * {@code priority} when the route sets them), settings, and {@code protections}: each upstream protection by
+	 * name with {@code kind} ({@code adaptive} or {@code fixed}), an adaptive one's {@code algorithm}, {@code min}
+	 * and {@code max}, {@code limit} (now), {@code inFlight} (requests in flight now by priority), {@code shadow},
+	 * {@code retryAfterSeconds} and {@code shares} (the guaranteed share of each priority below critical, as a
+	 * percentage)
 	 */
 	@ReadOperation
 	public Map<String, Object> configuration() {
@@ -142,6 +173,7 @@ public class RateLimitsEndpoint {
 			Map<String, Object> entry = new LinkedHashMap<>();
 			entry.put("default", describe(this.limits.limitsFor(name, "default")));
 			entry.put("groups", groups);
+			entry.put("priority", plan.getPriority().tag());
 			plans.put(name, entry);
 		});
 		Map<String, Object> groups = new LinkedHashMap<>();
@@ -162,7 +194,32 @@ public class RateLimitsEndpoint {
 		Map<String, Object> routes = new LinkedHashMap<>();
 		this.routes.routeSettings().forEach((id, route) -> routes.put(id, describe(route)));
 		result.put("routes", routes);
+		result.put("protections", protections(this.protections));
 		return result;
+	}
+
+	/** Every upstream protection as the health component shows it, with its Retry-After and shares. */
+	private static Map<String, Object> protections(UpstreamProtections protections) {
+		Map<String, Object> all = new LinkedHashMap<>();
+		for (UpstreamProtection protection : protections.all()) {
+			Map<String, Object> entry = ProtectionDetails.of(protection);
+			entry.put("retryAfterSeconds", protection.retryAfterSeconds());
+			Map<String, String> shares = new LinkedHashMap<>();
+			for (Priority priority : Priority.values()) {
+				if (priority != Priority.CRITICAL) {
+					shares.put(priority.tag(), percent(protection.shares(), priority));
+				}
+			}
+			entry.put("shares", shares);
+			all.put(protection.name(), entry);
+		}
+		return all;
+	}
+
+	/** A share as configured: {@code 50%}, {@code 12.5%}. */
+	private static String percent(PriorityShares shares, Priority priority) {
+		double percent = Math.round(shares.share(priority) * 1000) / 10.0;
+		return ((percent == Math.rint(percent)) ? Long.toString((long) percent) : Double.toString(percent)) + "%";
 	}
 
 	/** A route's settings, with {@code header} only on {@code key-by: header} routes. */
@@ -185,6 +242,14 @@ public class RateLimitsEndpoint {
 		}
 		if (usage.countWhen() != null) {
 			entry.put("countWhen", usage.countWhen().stream().boxed().toList());
+		}
+		UpstreamProtection protection = route.protection();
+		if (protection != null) {
+			entry.put("protect", protection.name());
+		}
+		Priority priority = route.priority();
+		if (priority != null) {
+			entry.put("priority", priority.tag());
 		}
 		return entry;
 	}

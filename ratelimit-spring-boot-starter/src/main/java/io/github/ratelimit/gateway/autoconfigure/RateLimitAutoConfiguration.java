@@ -361,6 +361,17 @@ public final class RateLimitAutoConfiguration {
 		}
 
 		/**
+		 * The upstream protections' meters ({@code ratelimit.protection.limit}, {@code ratelimit.protection.in.flight},
+		 * {@code ratelimit.protection.latency}), registered once per protection when the registry is bound, whatever
+		 * the {@link RateLimitMetrics} bean.
+		 */
+		@Bean
+		MeterBinder rateLimitProtectionMeters(ObjectProvider<UpstreamProtections> upstreamProtections) {
+			return (meters) -> upstreamProtections
+				.ifAvailable((protections) -> MicrometerRateLimitMetrics.bindProtections(protections, meters));
+		}
+
+		/**
 		 * Counts the breakers' state transitions: {@code ratelimit.circuitbreaker.transitions{breaker,from,to}}
 		 * ({@code breaker}: {@code ratelimit-redis}, or {@code ratelimit-redis@host:port} per Cluster master),
 		 * including breakers added later.

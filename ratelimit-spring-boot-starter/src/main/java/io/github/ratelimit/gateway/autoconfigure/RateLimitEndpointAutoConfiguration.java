@@ -7,6 +7,7 @@ import io.github.ratelimit.gateway.client.ClientAddressResolver;
 import io.github.ratelimit.gateway.plan.PlanResolver;
 import io.github.ratelimit.gateway.properties.LimitResolver;
 import io.github.ratelimit.gateway.properties.RateLimitProperties;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitRoutes;
 
@@ -38,10 +39,10 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnAvailableEndpoint
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitProperties properties, LimitResolver limits, PlanResolver plans,
 			DefaultLimiterChain chain, RateLimitRoutes routes, ObjectProvider<ClientAddressResolver> addresses,
-			RateLimitsEndpointProperties access) {
+			RateLimitsEndpointProperties access, ObjectProvider<UpstreamProtections> protections) {
 		// the chain's own view of the store (both scopes) and over-limit cache
 		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(properties, limits, plans, chain.store(), routes,
-				chain.overLimitCache(), access);
+				chain.overLimitCache(), access, protections.getIfAvailable(() -> UpstreamProtections.NONE));
 		addresses.ifAvailable(endpoint::setClientAddressResolver);
 		return endpoint;
 	}

@@ -5,11 +5,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.github.ratelimit.gateway.chain.LimitStatus;
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
 import io.github.ratelimit.gateway.limits.Cost;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
+import io.github.ratelimit.gateway.protection.Priority;
+import io.github.ratelimit.gateway.protection.UpstreamProtection;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -47,7 +51,19 @@ import io.micrometer.core.instrument.Timer;
  * again only if the quota's count went back below the threshold (a top-up or reset, usage given back).</li>
  * <li>{@value #IN_FLIGHT} (gauge; tag {@code group}): requests of groups with concurrency limits that this instance
  * admitted and that still hold their slots (every instance publishes its own; their sum is the group's total).</li>
+ * <li>{@value #SHED} (counter; tags {@code route}, {@code group}, {@code protection}, {@code priority}:
+ * {@code critical}, {@code high}, {@code normal}, {@code low}, {@code shadow}: {@code true} or {@code false}):
+ * requests an upstream protection shed, or in shadow mode would have shed (then forwarded all the same).</li>
+ * <li>{@value #PROTECTION_LIMIT} (gauge; tag {@code protection}): an upstream protection's limit now, requests in
+ * flight to the upstream from this instance.</li>
+ * <li>{@value #PROTECTION_IN_FLIGHT} (gauge; tags {@code protection}, {@code priority}, one per priority): requests
+ * of a priority in flight through the protection now (above the limit in all while borrowed places were outranked,
+ * and in shadow mode).</li>
+ * <li>{@value #PROTECTION_LATENCY} (timer with percentile histogram; tags {@code protection}, {@code outcome}:
+ * {@code answered} or {@code dropped}): the latency samples the protection's limit takes, from forwarding to the
+ * answer's header fields; {@code dropped} for a failure or a status of 500 or more.</li>
  * </ul>
+ * The protections' gauges and timers are registered once, at start-up, by {@link #bindProtections}.
  * The circuit breaker's own meters ({@code resilience4j.circuitbreaker.*}, tag {@code name=ratelimit-redis}) come from
  * Resilience4j's Micrometer binding; {@value #TRANSITIONS} (counter; tags {@code from}, {@code to}: {@code closed},
  * {@code open}, {@code half_open}, ...) counts its state transitions.
@@ -93,6 +109,18 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	/** Name of the gauge of requests in flight holding concurrency slots. */
 	public static final String IN_FLIGHT = "ratelimit.requests.in.flight";
 
+	/** Name of the counter of requests shed by upstream protections. */
+	public static final String SHED = "ratelimit.requests.shed";
+
+	/** Name of the gauge of an upstream protection's limit. */
+	public static final String PROTECTION_LIMIT = "ratelimit.protection.limit";
+
+	/** Name of the gauge of requests in flight through an upstream protection, by priority. */
+	public static final String PROTECTION_IN_FLIGHT = "ratelimit.protection.in.flight";
+
+	/** Name of the timer of an upstream protection's latency samples. */
+	public static final String PROTECTION_LATENCY = "ratelimit.protection.latency";
+
 	/** Name of the circuit breaker transition counter. */
 	public static final String TRANSITIONS = "ratelimit.circuitbreaker.transitions";
 
@@ -112,6 +140,12 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 	private final Map<String, Map<String, Map<String, Counter[]>>> quotaCrossings = new ConcurrentHashMap<>();
 
 	private final Map<String, AtomicLong> inFlight = new ConcurrentHashMap<>();
+
+	/**
+	 * Shed counters by route, then group, then protection, each by priority and shadow
+	 * ({@code 2 * priority.ordinal() + (shadow ? 1 : 0)}), registered on first use.
+	 */
+	private final Map<String, Map<String, Map<String, AtomicReferenceArray<Counter>>>> shed = new ConcurrentHashMap<>();
 
 	private final Map<String, AtomicLong> usageInFlight = new ConcurrentHashMap<>();
 
@@ -281,6 +315,70 @@ public class MicrometerRateLimitMetrics implements RateLimitMetrics {
 		AtomicLong held = count;
 		held.incrementAndGet();
 		return held::decrementAndGet;
+	}
+
+	@Override
+	public void recordShed(String route, String group, String protection, Priority priority, boolean shadow) {
+		Map<String, Map<String, AtomicReferenceArray<Counter>>> byGroup = this.shed.get(route);
+		Map<String, AtomicReferenceArray<Counter>> byProtection = (byGroup != null) ? byGroup.get(group) : null;
+		AtomicReferenceArray<Counter> counters = (byProtection != null) ? byProtection.get(protection) : null;
+		if (counters == null) {
+			counters = this.shed.computeIfAbsent(route, (r) -> new ConcurrentHashMap<>())
+				.computeIfAbsent(group, (g) -> new ConcurrentHashMap<>())
+				.computeIfAbsent(protection, (p) -> new AtomicReferenceArray<>(2 * Priority.values().length));
+		}
+		int index = 2 * priority.ordinal() + (shadow ? 1 : 0);
+		Counter counter = counters.get(index);
+		if (counter == null) {
+			// a race registers the same counter twice: the registry answers the one it has
+			counter = Counter.builder(SHED)
+				.description("Requests shed by upstream protections (in shadow mode: that would have been)")
+				.tags("route", route, "group", group, "protection", protection, "priority", priority.tag(), "shadow",
+						Boolean.toString(shadow))
+				.register(this.registry);
+			counters.set(index, counter);
+		}
+		counter.increment();
+	}
+
+	/**
+	 * Register the meters of upstream protections in a registry: for each protection the gauges
+	 * {@value #PROTECTION_LIMIT} and {@value #PROTECTION_IN_FLIGHT} (one per priority), and the timers
+	 * {@value #PROTECTION_LATENCY} ({@code answered}, {@code dropped}), which a sample listener of the protection
+	 * feeds from then on. Call it once per registry: each call adds a listener to every protection.
+	 * @param protections the protections of this instance (their set does not change while it runs)
+	 * @param registry where the meters are registered
+	 */
+	public static void bindProtections(UpstreamProtections protections, MeterRegistry registry) {
+		for (UpstreamProtection protection : protections.all()) {
+			String name = protection.name();
+			Gauge.builder(PROTECTION_LIMIT, protection, UpstreamProtection::limit)
+				.description("The limit of an upstream protection now: requests in flight this instance lets through")
+				.tag("protection", name)
+				.strongReference(true)
+				.register(registry);
+			for (Priority priority : Priority.values()) {
+				Gauge.builder(PROTECTION_IN_FLIGHT, protection, (p) -> p.inFlight(priority))
+					.description("Requests of a priority in flight through an upstream protection now")
+					.tags("protection", name, "priority", priority.tag())
+					.strongReference(true)
+					.register(registry);
+			}
+			Timer answered = latencyTimer(registry, name, "answered");
+			Timer dropped = latencyTimer(registry, name, "dropped");
+			protection.addSampleListener((sampled, priority, latencyNanos, drop) -> (drop ? dropped : answered)
+				.record(latencyNanos, TimeUnit.NANOSECONDS));
+		}
+	}
+
+	private static Timer latencyTimer(MeterRegistry registry, String protection, String outcome) {
+		return Timer.builder(PROTECTION_LATENCY)
+			.description("Latency samples of an upstream protection's limit: forwarding to the answer's header fields")
+			.tags("protection", protection, "outcome", outcome)
+			.publishPercentileHistogram()
+			.minimumExpectedValue(Duration.ofMillis(1))
+			.maximumExpectedValue(Duration.ofSeconds(60))
+			.register(registry);
 	}
 
 	@Override

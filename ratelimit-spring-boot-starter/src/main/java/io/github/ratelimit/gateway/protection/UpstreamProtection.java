@@ -31,6 +31,8 @@ public final class UpstreamProtection {
 
 	private final Limit limit;
 
+	private final @Nullable AdaptiveAlgorithm algorithm;
+
 	private final int minLimit;
 
 	private final int maxLimit;
@@ -61,6 +63,11 @@ public final class UpstreamProtection {
 	 */
 	public UpstreamProtection(String name, Limit limit, int minLimit, int maxLimit, PriorityShares shares,
 			boolean shadow, long retryAfterSeconds, LongSupplier nanoClock) {
+		this(name, limit, null, minLimit, maxLimit, shares, shadow, retryAfterSeconds, nanoClock);
+	}
+
+	private UpstreamProtection(String name, Limit limit, @Nullable AdaptiveAlgorithm algorithm, int minLimit,
+			int maxLimit, PriorityShares shares, boolean shadow, long retryAfterSeconds, LongSupplier nanoClock) {
 		if (minLimit < 1 || maxLimit < minLimit) {
 			throw new IllegalArgumentException("need 1 <= min <= max, was min " + minLimit + ", max " + maxLimit);
 		}
@@ -69,6 +76,7 @@ public final class UpstreamProtection {
 		}
 		this.name = name;
 		this.limit = limit;
+		this.algorithm = algorithm;
 		this.minLimit = minLimit;
 		this.maxLimit = maxLimit;
 		this.shares = shares;
@@ -106,8 +114,8 @@ public final class UpstreamProtection {
 	 */
 	public static UpstreamProtection adaptive(String name, AdaptiveAlgorithm algorithm, int min, int max, int initial,
 			PriorityShares shares, boolean shadow, long retryAfterSeconds) {
-		return new UpstreamProtection(name, algorithm.newLimit(min, max, initial), min, max, shares, shadow,
-				retryAfterSeconds, System::nanoTime);
+		return new UpstreamProtection(name, algorithm.newLimit(min, max, initial), algorithm, min, max, shares,
+				shadow, retryAfterSeconds, System::nanoTime);
 	}
 
 	/**
@@ -215,6 +223,15 @@ public final class UpstreamProtection {
 	 */
 	public boolean isFixed() {
 		return this.minLimit == this.maxLimit;
+	}
+
+	/**
+	 * The algorithm of an adaptive limit.
+	 * @return the algorithm of a protection made by {@link #adaptive}; {@code null} for a fixed limit, or a limit
+	 * given to the constructor
+	 */
+	public @Nullable AdaptiveAlgorithm algorithm() {
+		return this.algorithm;
 	}
 
 	/**

@@ -1,21 +1,39 @@
 package io.github.ratelimit.gateway.actuate;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.protection.Priority;
+import io.github.ratelimit.gateway.protection.UpstreamPermit;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpStatus;
 import org.springframework.test.context.ActiveProfiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code ratelimits} endpoint (configuration overview, one client's buckets, reset), through real HTTP into a
- * real gateway with a real Redis (profiles {@code gateway-it} and {@code observability-it}; the same context as
- * {@code RateLimitMetricsRoutesIntegrationTest}).
+ * The {@code ratelimits} endpoint (configuration overview with the upstream protections, one client's buckets,
+ * reset), through real HTTP into a real gateway with a real Redis (profiles {@code gateway-it} and
+ * {@code observability-it}; the same context as {@code RateLimitMetricsRoutesIntegrationTest}).
  */
 @ActiveProfiles({ "gateway-it", "observability-it" })
 class RateLimitsEndpointIntegrationTest extends BaseRouteIntegrationTest {
+
+	@Autowired
+	UpstreamProtections protections;
+
+	private final List<UpstreamPermit> held = new ArrayList<>();
+
+	@AfterEach
+	void releaseHeldPlaces() {
+		this.held.forEach(UpstreamPermit::release);
+	}
 
 	@Test
 	void endpointShowsConfigurationWithoutApiKeys() {
@@ -116,4 +134,45 @@ class RateLimitsEndpointIntegrationTest extends BaseRouteIntegrationTest {
 			.jsonPath("$.buckets[0].tokens").isEqualTo(2)
 			.jsonPath("$.buckets[1].tokens").isEqualTo(1);
 	}
+
+	@Test
+	void endpointShowsTheProtectionsTheRoutesProtectionAndPriorityAndEachPlansPriority() {
+		this.held.add(this.protections.get("orders-backend").acquire(Priority.LOW));
+		this.held.add(this.protections.get("orders-backend").acquire(Priority.LOW));
+		this.held.add(this.protections.get("orders-backend").acquire(Priority.CRITICAL));
+		String orders = "$.protections['orders-backend']";
+		String search = "$.protections['search-backend']";
+		this.client.get().uri("/actuator/ratelimits").exchange()
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath(orders + ".kind").isEqualTo("fixed")
+			.jsonPath(orders + ".algorithm").doesNotExist()
+			.jsonPath(orders + ".min").doesNotExist()
+			.jsonPath(orders + ".limit").isEqualTo(4)
+			.jsonPath(orders + ".inFlight.critical").isEqualTo(1)
+			.jsonPath(orders + ".inFlight.high").isEqualTo(0)
+			.jsonPath(orders + ".inFlight.normal").isEqualTo(0)
+			.jsonPath(orders + ".inFlight.low").isEqualTo(2)
+			.jsonPath(orders + ".shadow").isEqualTo(false)
+			.jsonPath(orders + ".retryAfterSeconds").isEqualTo(3)
+			.jsonPath(orders + ".shares.high").isEqualTo("50%")
+			.jsonPath(orders + ".shares.normal").isEqualTo("30%")
+			.jsonPath(orders + ".shares.low").isEqualTo("20%")
+			.jsonPath(orders + ".shares.critical").doesNotExist()
+			.jsonPath(search + ".kind").isEqualTo("adaptive")
+			.jsonPath(search + ".algorithm").isEqualTo("gradient")
+			.jsonPath(search + ".min").isEqualTo(2)
+			.jsonPath(search + ".max").isEqualTo(50)
+			.jsonPath(search + ".limit").value((Integer limit) -> assertThat(limit).isBetween(2, 50))
+			.jsonPath(search + ".shadow").isEqualTo(true)
+			.jsonPath(search + ".retryAfterSeconds").isEqualTo(1)
+			.jsonPath("$.routes['protected-login'].protect").isEqualTo("orders-backend")
+			.jsonPath("$.routes['protected-login'].priority").isEqualTo("critical")
+			.jsonPath("$.routes.protected.protect").isEqualTo("orders-backend")
+			.jsonPath("$.routes.protected.priority").doesNotExist()
+			.jsonPath("$.routes.a.protect").doesNotExist()
+			.jsonPath("$.plans.free.priority").isEqualTo("low")
+			.jsonPath("$.plans.anonymous.priority").isEqualTo("normal");
+	}
+
 }

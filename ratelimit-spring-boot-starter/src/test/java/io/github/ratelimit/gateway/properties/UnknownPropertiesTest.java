@@ -52,6 +52,11 @@ class UnknownPropertiesTest {
 		names.put("ratelimit.client-ip.ipv6-prefix-length", "56");
 		names.put("ratelimit.plans.free.quota-zone", "UTC");
 		names.put("ratelimit.redis.configure-application-client", "false");
+		names.put("ratelimit.protections.orders.max-in-flight", "64");
+		names.put("ratelimit.protections.orders.retry-after", "2s");
+		names.put("ratelimit.protections.search.algorithm", "gradient");
+		names.put("ratelimit.priorities.high", "50%");
+		names.put("ratelimit.plans.free.priority", "high");
 		assertThat(find(names).violations()).isEmpty();
 	}
 
@@ -69,7 +74,12 @@ class UnknownPropertiesTest {
 			"ratelimit.client-ip.ipv6-prefix-lenght|56|ratelimit.client-ip.ipv6-prefix-length",
 			"ratelimit.plans.free.quota-zon|UTC|ratelimit.plans.free.quota-zone",
 			"ratelimit.plan.free.default[0].capacity|5|ratelimit.plans.free.default[0].capacity",
-			"ratelimit.fallback.mod|allow|ratelimit.fallback.mode" })
+			"ratelimit.fallback.mod|allow|ratelimit.fallback.mode",
+			"ratelimit.protections.orders.max-in-fligth|64|ratelimit.protections.orders.max-in-flight",
+			"ratelimit.protections.orders.algoritm|vegas|ratelimit.protections.orders.algorithm",
+			"ratelimit.protection.orders.max|100|ratelimit.protections.orders.max",
+			"ratelimit.priorites.high|50%|ratelimit.priorities.high",
+			"ratelimit.plans.free.priorty|high|ratelimit.plans.free.priority" })
 	void aMisspeltNameIsReportedAsWrittenWithTheNameMeant(String written, String value, String meant) {
 		Map<String, Object> names = new LinkedHashMap<>(PLAN);
 		names.put(written, value);
