@@ -82,8 +82,9 @@ public class LimitResolver implements KnownPlans {
 	}
 
 	/**
-	 * The configuration the limits in force come from: a copy of plans, groups, the anonymous, principal default and
-	 * header plans and shadow mode as last validated (start-up or {@link #reload()}). Do not modify it.
+	 * The configuration the limits in force come from: a copy of plans (with their priorities), groups, the
+	 * anonymous, principal default and header plans, shadow mode, the upstream protections and the priority shares as
+	 * last validated (start-up or {@link #reload()}). Do not modify it.
 	 * @return the properties in force
 	 */
 	public RateLimitProperties effectiveProperties() {
@@ -192,6 +193,7 @@ public class LimitResolver implements KnownPlans {
 			RateLimitProperties.Plan planCopy = new RateLimitProperties.Plan();
 			planCopy.setDefault(copyOf(plan.getDefault()));
 			planCopy.setQuotaZone(plan.getQuotaZone());
+			planCopy.setPriority(plan.getPriority());
 			Map<String, List<RateLimitProperties.Limit>> groups = new LinkedHashMap<>();
 			plan.getGroups().forEach((group, limits) -> groups.put(group, copyOf(limits)));
 			planCopy.setGroups(Collections.unmodifiableMap(groups));
@@ -206,6 +208,21 @@ public class LimitResolver implements KnownPlans {
 			groups.put(name, groupCopy);
 		});
 		copy.setGroups(Collections.unmodifiableMap(groups));
+		Map<String, RateLimitProperties.Protection> protections = new LinkedHashMap<>();
+		source.getProtections().forEach((name, protection) -> {
+			RateLimitProperties.Protection protectionCopy = new RateLimitProperties.Protection();
+			protectionCopy.setLimit(protection.getLimit());
+			protectionCopy.setAlgorithm(protection.getAlgorithm());
+			protectionCopy.setMin(protection.getMin());
+			protectionCopy.setMax(protection.getMax());
+			protectionCopy.setInitial(protection.getInitial());
+			protectionCopy.setMaxInFlight(protection.getMaxInFlight());
+			protectionCopy.setRetryAfter(protection.getRetryAfter());
+			protectionCopy.setShadow(protection.isShadow());
+			protections.put(name, protectionCopy);
+		});
+		copy.setProtections(Collections.unmodifiableMap(protections));
+		copy.setPriorities(Collections.unmodifiableMap(new LinkedHashMap<>(source.getPriorities())));
 		return copy;
 	}
 

@@ -6,6 +6,10 @@ import java.util.List;
 import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.protection.Priority;
+import io.github.ratelimit.gateway.protection.UpstreamProtections;
+import io.github.ratelimit.gateway.route.RateLimitArguments;
+import io.github.ratelimit.gateway.route.RateLimitRoutes;
 import org.junit.jupiter.api.Test;
 
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.limit;
@@ -124,6 +128,37 @@ class LimitResolverTest {
 		anonymous.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
 		assertThat(resolver.reload()).isEmpty();
 		assertThat(resolver.limitsFor("anonymous", "api")).isEqualTo(before).isNotSameAs(before);
+	}
+
+	@Test
+	void protectionsSharesAndPlanPrioritiesReachThePropertiesInForce() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Plan gold = new RateLimitProperties.Plan();
+		gold.setDefault(List.of(limit(5, 1, Duration.ofMinutes(1))));
+		gold.setPriority(Priority.HIGH);
+		properties.getPlans().put("anonymous", gold);
+		properties.getPlans().put("gold", gold);
+		RateLimitProperties.Protection backend = new RateLimitProperties.Protection();
+		backend.setLimit(RateLimitProperties.ProtectionLimit.FIXED);
+		backend.setMaxInFlight(10);
+		backend.setShadow(true);
+		properties.getProtections().put("backend", backend);
+		properties.getPriorities().put("high", "60%");
+		LimitResolver resolver = new LimitResolver(properties);
+		RateLimitProperties inForce = resolver.effectiveProperties();
+		assertThat(inForce.getProtections()).containsOnlyKeys("backend");
+		assertThat(inForce.getProtections().get("backend").getMaxInFlight()).isEqualTo(10);
+		assertThat(inForce.getProtections().get("backend").isShadow()).isTrue();
+		assertThat(inForce.getPriorities()).containsEntry("high", "60%");
+		// routes name protections of the properties in force; plans' priorities follow a valid reload
+		assertThat(new RateLimitRoutes(resolver, ProtectionRules.protections(properties, resolver::effectiveProperties))
+			.violations("orders", new RateLimitArguments().setProtect("backend"))).isEmpty();
+		UpstreamProtections protections = ProtectionRules.protections(properties, resolver::effectiveProperties);
+		assertThat(protections.priorityOf("gold")).isEqualTo(Priority.HIGH);
+		gold.setPriority(Priority.LOW);
+		assertThat(protections.priorityOf("gold")).as("not before a reload").isEqualTo(Priority.HIGH);
+		assertThat(resolver.reload()).isEmpty();
+		assertThat(protections.priorityOf("gold")).isEqualTo(Priority.LOW);
 	}
 
 	@Test
