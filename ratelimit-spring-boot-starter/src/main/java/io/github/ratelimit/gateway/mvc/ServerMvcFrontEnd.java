@@ -10,6 +10,7 @@ import java.util.concurrent.TimeoutException;
 import io.github.ratelimit.gateway.chain.HeldSlots;
 import io.github.ratelimit.gateway.http.RateLimitRefusal;
 import io.github.ratelimit.gateway.properties.RateLimitConfigurationException;
+import io.github.ratelimit.gateway.protection.UpstreamPermit;
 import io.github.ratelimit.gateway.route.AttemptSlots;
 import io.github.ratelimit.gateway.route.RateLimitHandler;
 import io.github.ratelimit.gateway.route.RateLimitOutcome;
@@ -22,7 +23,6 @@ import io.github.ratelimit.gateway.usage.UsageReading;
 import io.github.ratelimit.gateway.support.ThrottledLog;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,7 +101,7 @@ public final class ServerMvcFrontEnd {
 		HttpServletRequest servletRequest = request.servletRequest();
 		if (servletRequest.getAttribute(SlotReleaseServletFilter.SLOTS_ATTRIBUTE) != HeldSlots.NONE) {
 			// an earlier attempt (Retry) may have taken slots: over, so given back
-			AttemptSlots.endPrevious(attributes(servletRequest), route, () -> false);
+			AttemptSlots.endPrevious(new ServletAttemptAttributes(servletRequest), route, () -> false);
 		}
 		UsageReading estimate = null;
 		if (route.usage().reserve() instanceof RouteUsage.Reserve.Json field) {
@@ -158,14 +158,16 @@ public final class ServerMvcFrontEnd {
 		boolean releasedAtEnd = true;
 		if (slots != HeldSlots.NONE) {
 			HttpServletRequest servletRequest = request.servletRequest();
-			AttemptSlots.remember(attributes(servletRequest), route, slots);
+			AttemptSlots.remember(new ServletAttemptAttributes(servletRequest), route, slots);
 			releasedAtEnd = SlotReleaseServletFilter.releaseWhenDone(servletRequest, slots);
 		}
 		ServerResponse response;
 		try {
 			response = next.handle(request);
+			answered(outcome.permit(), response);
 		}
 		catch (Exception | Error ex) {
+			outcome.permit().failed(); // a drop: the upstream gave no answer
 			if (releasedAtEnd) {
 				SlotReleaseServletFilter.upstreamFailed(request.servletRequest(), ex);
 			}
@@ -180,6 +182,20 @@ public final class ServerMvcFrontEnd {
 		writeHeaders(response, outcome);
 		UsageMeter meter = outcome.meter();
 		return meter.isActive() ? new UsageMeteringResponse(response, meter) : response;
+	}
+
+	/**
+	 * Tell the request's upstream permit the upstream's answer: its latency sample ends when the route returns, which
+	 * in Gateway Server MVC is once the upstream's response header fields have arrived (the body is copied later). An
+	 * asynchronous response whose status is not known yet gives no sample.
+	 */
+	private static void answered(UpstreamPermit permit, ServerResponse response) {
+		try {
+			permit.answered(response.statusCode().value());
+		}
+		catch (IllegalStateException notYetAnswered) {
+			// the permit is released with the slots, without a sample
+		}
 	}
 
 	/**
@@ -223,24 +239,6 @@ public final class ServerMvcFrontEnd {
 				route.failsClosed() ? "refusing it (critical)" : "letting the request through",
 				ThrottledLog.notLogged(skipped)));
 		return route.failsClosed() ? refuse(this.handler.limiterUnavailable()) : next.handle(request);
-	}
-
-	private static AttemptSlots.Attributes attributes(HttpServletRequest request) {
-		return new AttemptSlots.Attributes() {
-
-			@Override
-			public @Nullable Object remove(String name) {
-				Object value = request.getAttribute(name);
-				request.removeAttribute(name);
-				return value;
-			}
-
-			@Override
-			public void put(String name, Object value) {
-				request.setAttribute(name, value);
-			}
-
-		};
 	}
 
 	@Override

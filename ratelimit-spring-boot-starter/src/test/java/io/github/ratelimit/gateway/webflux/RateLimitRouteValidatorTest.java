@@ -26,6 +26,10 @@ class RateLimitRouteValidatorTest {
 
 	private static final String FILTER_1 = "spring.cloud.gateway.server.webflux.routes[0].filters[1].";
 
+	/** A fixed protection named {@code orders-backend}. */
+	private static final String[] ORDERS_BACKEND = { "ratelimit.protections.orders-backend.limit=fixed",
+			"ratelimit.protections.orders-backend.max-in-flight=4" };
+
 	private final ReactiveWebApplicationContextRunner runner = runner(PLANS_AND_ROUTE);
 
 	@Test
@@ -173,6 +177,57 @@ class RateLimitRouteValidatorTest {
 			.withPropertyValues(filter("count-when=401"))
 			.run((context) -> assertThat(failure(context))
 				.contains(FILTER_1 + "args.count-when: is set, but a limit of endpoint group 'search' takes leases"));
+	}
+
+	@Test
+	void protectMustNameADeclaredProtection() {
+		this.runner.withPropertyValues(filter("protect=orders-backend"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1 + "args.protect: names protection "
+					+ "'orders-backend', which ratelimit.protections does not define.")
+				.contains("known: []"));
+		this.runner.withPropertyValues(ORDERS_BACKEND)
+			.withPropertyValues(filter("protect=order-backend"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1 + "args.protect: names protection "
+					+ "'order-backend', which ratelimit.protections does not define.")
+				.contains("known: [orders-backend]"));
+		this.runner.withPropertyValues(ORDERS_BACKEND)
+			.withPropertyValues(filter("protect=orders-backend", "priority=critical"))
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void priorityMustBeAKnownPriority() {
+		this.runner.withPropertyValues(ORDERS_BACKEND)
+			.withPropertyValues(filter("protect=orders-backend", "priority=urgent"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.priority: must be critical, high, normal or low, was 'urgent'."));
+	}
+
+	@Test
+	void priorityWithoutProtectIsRefused() {
+		this.runner.withPropertyValues(ORDERS_BACKEND)
+			.withPropertyValues(filter("priority=critical"))
+			.run((context) -> assertThat(failure(context)).contains(FILTER_1
+					+ "args.priority: is given without protect: a priority orders requests only in an upstream "
+					+ "protection."));
+	}
+
+	@Test
+	void protectAndPriorityOfAFilterBuiltFromBoundArgumentsAreCheckedAgainstTheLimitsInForce() {
+		RateLimitProperties limits = new RateLimitProperties();
+		RateLimitProperties.Protection fixed = new RateLimitProperties.Protection();
+		fixed.setLimit(RateLimitProperties.ProtectionLimit.FIXED);
+		fixed.setMaxInFlight(4);
+		limits.getProtections().put("orders-backend", fixed);
+		assertThat(RouteArgumentRules.validateProtection(limits, "route 'r' RateLimit", "orders-backend", true))
+			.isEmpty();
+		assertThat(RouteArgumentRules.validateProtection(limits, "route 'r' RateLimit", "orders", false))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("route 'r' RateLimit.args.protect");
+		assertThat(RouteArgumentRules.validateProtection(limits, "route 'r' RateLimit", null, true))
+			.extracting(ConfigurationViolation::property)
+			.containsExactly("route 'r' RateLimit.args.priority");
+		assertThat(RouteArgumentRules.validateProtection(limits, "route 'r' RateLimit", null, false)).isEmpty();
 	}
 
 	private static String[] filter(String... args) {
