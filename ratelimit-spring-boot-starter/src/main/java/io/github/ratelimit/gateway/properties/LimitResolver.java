@@ -82,8 +82,8 @@ public class LimitResolver implements KnownPlans {
 	}
 
 	/**
-	 * The configuration the limits in force come from: a copy of plans, groups, the anonymous, principal default and
-	 * header plans and shadow mode as last validated (start-up or {@link #reload()}). Do not modify it.
+	 * The configuration the limits in force come from: a copy of plans (with their priorities), groups, the
+	 * anonymous, principal default and header plans, shadow mode and the protections as last validated (start-up or {@link #reload()}). Do not modify it.
 	 * @return the properties in force
 	 */
 	public RateLimitProperties effectiveProperties() {
@@ -192,6 +192,7 @@ public class LimitResolver implements KnownPlans {
 			RateLimitProperties.Plan planCopy = new RateLimitProperties.Plan();
 			planCopy.setDefault(copyOf(plan.getDefault()));
 			planCopy.setQuotaZone(plan.getQuotaZone());
+			planCopy.setPriority(plan.getPriority());
 			Map<String, List<RateLimitProperties.Limit>> groups = new LinkedHashMap<>();
 			plan.getGroups().forEach((group, limits) -> groups.put(group, copyOf(limits)));
 			planCopy.setGroups(Collections.unmodifiableMap(groups));
@@ -206,6 +207,8 @@ public class LimitResolver implements KnownPlans {
 			groups.put(name, groupCopy);
 		});
 		copy.setGroups(Collections.unmodifiableMap(groups));
+		// routes' protect arguments are checked against these names (the protections themselves are built once)
+		copy.setProtections(Collections.unmodifiableMap(new LinkedHashMap<>(source.getProtections())));
 		return copy;
 	}
 

@@ -6,6 +6,7 @@ import java.util.List;
 import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
+import io.github.ratelimit.gateway.protection.Priority;
 import org.junit.jupiter.api.Test;
 
 import static io.github.ratelimit.gateway.properties.RateLimitConfigurationTestSupport.limit;
@@ -142,6 +143,24 @@ class LimitResolverTest {
 		assertThat(limits.leaseTokens()).isEqualTo(40);
 		assertThat(resolver.limitsFor("pro", "exact").limits().get(0).leaseBudget()).isEqualTo(LeaseBudget.OFF);
 		assertThat(resolver.limitsFor("pro", "exact").leaseTokens()).isZero();
+	}
+
+	@Test
+	void theLimitsInForceKeepEachPlansPriorityAndTheProtectionsRoutesName() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Plan gold = new RateLimitProperties.Plan();
+		gold.setDefault(List.of(limit(20, 10, Duration.ofSeconds(1))));
+		gold.setPriority(Priority.HIGH);
+		properties.getPlans().put("gold", gold);
+		RateLimitProperties.Protection backend = new RateLimitProperties.Protection();
+		backend.setLimit(RateLimitProperties.ProtectionLimit.FIXED);
+		backend.setMaxInFlight(16);
+		properties.getProtections().put("orders-backend", backend);
+
+		RateLimitProperties effective = new LimitResolver(properties).effectiveProperties();
+
+		assertThat(effective.getPlans().get("gold").getPriority()).isEqualTo(Priority.HIGH);
+		assertThat(effective.getProtections()).containsOnlyKeys("orders-backend");
 	}
 
 	@Test
