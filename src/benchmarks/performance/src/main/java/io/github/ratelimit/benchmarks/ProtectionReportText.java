@@ -236,6 +236,8 @@ final class ProtectionReportText {
 				+ m.getProperty("load_wait", "?") + "); after: "
 				+ m.getProperty("load_after", "?") + "; during (1-min figure every 5 s): "
 				+ m.getProperty("load_during", "?"));
+		cell(md, "other processes at the start (CPU % over their life, above 10 %)",
+				m.getProperty("others_at_start", "?"));
 		cell(md, "Java", m.getProperty("java_version", "?"));
 		cell(md, "JVMs", "gateway `" + m.getProperty("gateway_jvm", "?") + "`, upstream `"
 				+ m.getProperty("upstream_jvm", "?") + "`, driver `" + m.getProperty("driver_jvm", "?") + "`");
