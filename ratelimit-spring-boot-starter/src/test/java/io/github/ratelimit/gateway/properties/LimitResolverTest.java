@@ -179,6 +179,24 @@ class LimitResolverTest {
 	}
 
 	@Test
+	void theLimitsInForceKeepEachPlansPriorityAndTheProtectionsRoutesName() {
+		RateLimitProperties properties = new RateLimitProperties();
+		RateLimitProperties.Plan gold = new RateLimitProperties.Plan();
+		gold.setDefault(List.of(limit(20, 10, Duration.ofSeconds(1))));
+		gold.setPriority(Priority.HIGH);
+		properties.getPlans().put("gold", gold);
+		RateLimitProperties.Protection backend = new RateLimitProperties.Protection();
+		backend.setLimit(RateLimitProperties.ProtectionLimit.FIXED);
+		backend.setMaxInFlight(16);
+		properties.getProtections().put("orders-backend", backend);
+
+		RateLimitProperties effective = new LimitResolver(properties).effectiveProperties();
+
+		assertThat(effective.getPlans().get("gold").getPriority()).isEqualTo(Priority.HIGH);
+		assertThat(effective.getProtections()).containsOnlyKeys("orders-backend");
+	}
+
+	@Test
 	void periodLabels() {
 		assertThat(LimitDefinition.periodLabel(Duration.ofMinutes(15))).isEqualTo("15m");
 		assertThat(LimitDefinition.periodLabel(Duration.ofHours(2))).isEqualTo("2h");

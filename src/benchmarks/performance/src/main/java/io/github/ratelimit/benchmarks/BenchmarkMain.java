@@ -50,6 +50,14 @@ import org.springframework.core.env.Environment;
  * ({@link ZipfTable}).</li>
  * <li>{@code jfr-summary --file F --title T --out MD}: summarise a JFR recording (e.g. the gateway's).</li>
  * <li>{@code report --results DIR --markdown MD --chart PNG}: write the report and chart from DIR.</li>
+ * <li>{@code model-upstream --port P [--workers 16] [--service-ms 50] [--samples FILE]}: the protection benchmark's
+ * model upstream ({@link ModelUpstream}), serving until the JVM is stopped.</li>
+ * <li>{@code protection-gateway --port P --redis-port R --upstream-port U --samples FILE [--info FILE]}: the
+ * protection benchmark's gateway ({@link ProtectionGateway}), serving until the JVM is stopped.</li>
+ * <li>{@code protection-drive --gateway-port P --upstream-port U --out DIR [--runs ...] [--quick]}: its open-loop
+ * driver ({@link ProtectionDriver}).</li>
+ * <li>{@code protection-report --results DIR --markdown MD --chart PNG}: its report and chart
+ * ({@link ProtectionReport}).</li>
  * </ul>
  */
 public final class BenchmarkMain {
@@ -77,7 +85,8 @@ public final class BenchmarkMain {
 	public static void main(String[] args) throws Exception {
 		if (args.length == 0) {
 			throw new IllegalArgumentException(
-					"usage: script-info|checks|upstream|gateway|routes|zipf-table|jfr-summary|report [--option value ...]");
+					"usage: script-info|checks|upstream|gateway|routes|zipf-table|jfr-summary|report|model-upstream"
+							+ "|protection-gateway|protection-drive|protection-report [--option value ...]");
 		}
 		Map<String, String> options = options(Arrays.copyOfRange(args, 1, args.length));
 		switch (args[0]) {
@@ -98,6 +107,14 @@ public final class BenchmarkMain {
 									? java.time.Instant.ofEpochMilli(Long.parseLong(options.get("since-ms"))) : null));
 			case "report" -> ReportWriter.write(Path.of(options.get("results")), Path.of(options.get("markdown")),
 					Path.of(options.get("chart")));
+			case "model-upstream" -> ModelUpstream.serve(options);
+			case "protection-gateway" -> {
+				ProtectionGateway.start(options);
+				Thread.currentThread().join(); // serve until the JVM is stopped
+			}
+			case "protection-drive" -> ProtectionDriver.run(options);
+			case "protection-report" -> ProtectionReport.write(Path.of(options.get("results")),
+					Path.of(options.get("markdown")), Path.of(options.get("chart")));
 			default -> throw new IllegalArgumentException("unknown mode " + args[0]);
 		}
 		System.exit(0);
