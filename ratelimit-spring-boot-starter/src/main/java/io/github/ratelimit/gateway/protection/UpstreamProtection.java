@@ -21,7 +21,9 @@ import org.jspecify.annotations.Nullable;
  * are in flight; at the limit the lowest priority beyond its share is refused first; a request within its share is
  * refused only when critical requests and the requests within their shares fill the limit; a critical one only when
  * critical requests alone fill it. A request that outranks borrowed places is admitted without waiting for them to
- * end: requests in flight then exceed the limit until the borrowers' answers are over (at most twice the limit).
+ * end: requests in flight then exceed the limit until the outranked answers are over. Each rank admits while fewer
+ * than the limit are at or above it, so in the worst order of arrivals (each rank arriving once the ranks below
+ * fill the limit) requests in flight reach at most 4 × the limit; 3.3 × with {@link PriorityShares#DEFAULT}.
  *
  * <p>Thread-safe. Admission and release take a short lock; samples go to the algorithm's own lock.
  */

@@ -1,8 +1,11 @@
 package io.github.ratelimit.gateway.protection;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -165,6 +168,57 @@ class UpstreamProtectionTest {
 		assertThat(admitted.get()).isPositive();
 		assertThat(most.get()).isLessThanOrEqualTo(8);
 		assertThat(protection.inFlight(Priority.NORMAL)).isZero();
+	}
+
+
+	/**
+	 * Every state of the counters reachable by admissions and releases, explored exhaustively: requests in flight
+	 * never exceed 4 × the limit, and with the default shares the worst order of arrivals reaches 33 of a limit of 10
+	 * (the bound the reference page states).
+	 */
+	@Test
+	void inFlightStaysWithinFourTimesTheLimitInEveryReachableState() {
+		assertThat(mostInFlight(10, SHARES)).isEqualTo(33);
+		assertThat(mostInFlight(10, new PriorityShares(Map.of(Priority.HIGH, 1.0)))).isEqualTo(40);
+		assertThat(mostInFlight(7, new PriorityShares(Map.of(Priority.HIGH, 0.2, Priority.NORMAL, 0.2,
+				Priority.LOW, 0.2)))).isLessThanOrEqualTo(28);
+		assertThat(mostInFlight(4, SHARES)).isLessThanOrEqualTo(16);
+	}
+
+	/** The most requests in flight over every state reachable from none by admissions and releases. */
+	private int mostInFlight(int limit, PriorityShares shares) {
+		Priority[] priorities = Priority.values();
+		Set<List<Integer>> seen = new HashSet<>();
+		ArrayDeque<List<Integer>> next = new ArrayDeque<>();
+		next.add(List.of(0, 0, 0, 0));
+		int most = 0;
+		while (!next.isEmpty()) {
+			List<Integer> state = next.poll();
+			if (!seen.add(state)) {
+				continue;
+			}
+			most = Math.max(most, state.stream().mapToInt(Integer::intValue).sum());
+			for (int p = 0; p < priorities.length; p++) {
+				UpstreamProtection protection = new UpstreamProtection("backend", FixedLimit.of(limit), limit, limit,
+						shares, false, 1, this.clock::get);
+				for (int q = 0; q < priorities.length; q++) {
+					for (int i = 0; i < state.get(q); i++) {
+						protection.acquire(priorities[q]);
+					}
+				}
+				if (protection.tryAcquire(priorities[p]) != null) {
+					List<Integer> admitted = new ArrayList<>(state);
+					admitted.set(p, state.get(p) + 1);
+					next.add(List.copyOf(admitted));
+				}
+				if (state.get(p) > 0) {
+					List<Integer> released = new ArrayList<>(state);
+					released.set(p, state.get(p) - 1);
+					next.add(List.copyOf(released));
+				}
+			}
+		}
+		return most;
 	}
 
 }
