@@ -38,7 +38,9 @@ import org.jspecify.annotations.Nullable;
  * outside a check waits on a deadline of its own, of the same length.</li>
  * <li>A closed breaker opens only on a failure: a success that would open it resets it first. A half-open breaker
  * does not take as its trial a call the store's client refused unsent while reconnecting
- * ({@link StoreShards#refusedWhileReconnecting}); such a call fails and the breaker stays half-open.</li>
+ * ({@link StoreShards#refusedWhileReconnecting}); such a call fails and the breaker stays half-open. Nor does a
+ * breaker in any state count such a call as failed while the store reports another of its connections to the
+ * shard established ({@link StoreShards#connectedTo}): the call fails, and nothing is recorded.</li>
  * <li>When the store's client reports a (re-)established connection to a shard ({@link StoreShards#onConnected}),
  * that shard's open breaker (and, on a Cluster, the single shard's) goes half-open at once.</li>
  * <li>Breakers are found in or added to a Resilience4j registry on first use, named {@code ratelimit-redis} for the
@@ -161,7 +163,7 @@ public class ShardCircuitBreakers implements AutoCloseable {
 
 	private Shard find(String shard) {
 		String breakerName = breakerName(shard);
-		return new Shard(
+		return new Shard(shard,
 				this.registry.find(breakerName).orElseGet(() -> this.registry.circuitBreaker(breakerName, this.config)));
 	}
 
@@ -383,9 +385,12 @@ public class ShardCircuitBreakers implements AutoCloseable {
 				long elapsed = System.nanoTime() - this.start;
 				if (error != null) {
 					Throwable cause = Futures.unwrap(error);
-					if (ShardCircuitBreakers.this.shards.refusedWhileReconnecting(cause)
-							&& this.shard.breaker.getState() == CircuitBreaker.State.HALF_OPEN) {
-						// not a trial: the trial is the first call sent once the connection is back
+					StoreShards shards = ShardCircuitBreakers.this.shards;
+					if (shards.refusedWhileReconnecting(cause)
+							&& (this.shard.breaker.getState() == CircuitBreaker.State.HALF_OPEN
+									|| shards.connectedTo(this.shard.name))) {
+						// not a trial: the trial is the first call sent once the connection is back; and not a
+						// failure while another connection to the shard is established (this one is still reconnecting)
 						this.shard.breaker.releasePermission();
 					}
 					else {
@@ -420,6 +425,9 @@ public class ShardCircuitBreakers implements AutoCloseable {
 	 */
 	static final class Shard {
 
+		/** The shard's name, as {@link StoreShards#shardOf} gives it. */
+		final String name;
+
 		final CircuitBreaker breaker;
 
 		private volatile boolean failuresOnRecord;
@@ -427,7 +435,8 @@ public class ShardCircuitBreakers implements AutoCloseable {
 		/** Connections established to the shard so far (written on the store client's I/O thread). */
 		volatile int connections;
 
-		Shard(CircuitBreaker breaker) {
+		Shard(String name, CircuitBreaker breaker) {
+			this.name = name;
 			this.breaker = breaker;
 		}
 

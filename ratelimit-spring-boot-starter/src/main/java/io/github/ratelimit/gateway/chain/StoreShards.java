@@ -36,12 +36,27 @@ public interface StoreShards {
 	/**
 	 * Whether a call failed without reaching its shard, because the store's client refused it while the connection
 	 * to that shard is down and being re-established (Lettuce with {@code REJECT_COMMANDS}). A half-open breaker does
-	 * not take such a call as its trial: the trial is the first call sent once the connection is back. Must be cheap
+	 * not take such a call as its trial: the trial is the first call sent once the connection is back; nor does a
+	 * breaker count it while another connection to the shard is established ({@link #connectedTo}). Must be cheap
 	 * and never block. The default: no call is known to be refused so.
 	 * @param error the call's failure, unwrapped from {@code CompletionException}
 	 * @return {@code true} only when the call is known not to have been sent
 	 */
 	default boolean refusedWhileReconnecting(Throwable error) {
+		return false;
+	}
+
+	/**
+	 * Whether the store's client has a connection to the shard established now. A store may hold several connections
+	 * to one shard, each reconnecting on its own (the Redis store: one per server event loop besides a shared one); a
+	 * call {@linkplain #refusedWhileReconnecting refused} on one of them while another is established says that its
+	 * connection is still reconnecting, not that the shard fails, and no breaker counts it. Must be cheap and never
+	 * block. The default: not known.
+	 * @param shard the shard's name, as {@link #shardOf} gives it
+	 * @return {@code true} only when a connection to the shard is known to be established; {@code false} when none
+	 * is, or it is not known
+	 */
+	default boolean connectedTo(String shard) {
 		return false;
 	}
 

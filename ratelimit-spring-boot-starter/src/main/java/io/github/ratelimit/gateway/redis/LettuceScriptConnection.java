@@ -289,16 +289,52 @@ final class LettuceScriptConnection implements AutoCloseable {
 		CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands = (open != null)
 				? CompletableFuture.completedFuture(open) : connect();
 		return commands.thenCompose((redis) -> {
-			int colon = shard.lastIndexOf(':');
-			if (this.cluster && colon > 0
-					&& this.connection instanceof StatefulRedisClusterConnection<byte[], byte[]> nodes) {
-				String host = shard.startsWith("[") ? shard.substring(1, colon - 1) : shard.substring(0, colon);
-				int port = Integer.parseInt(shard.substring(colon + 1));
-				return nodes.getConnectionAsync(host, port)
-					.thenCompose((node) -> node.async().time().toCompletableFuture());
-			}
-			return redis.time().toCompletableFuture();
+			CompletableFuture<StatefulRedisConnection<byte[], byte[]>> node = nodeConnection(shard);
+			return (node != null) ? node.thenCompose((master) -> master.async().time().toCompletableFuture())
+					: redis.time().toCompletableFuture();
 		}).thenApply(LettuceScriptConnection::micros);
+	}
+
+	/**
+	 * Whether a connection to a shard is established now (Lettuce's {@link StatefulConnection#isOpen()}: connected,
+	 * not reconnecting): standalone or Sentinel, this connection; on a Cluster, its connection to the named master.
+	 * @param shard {@link StoreShards#SINGLE_SHARD}, or on a Cluster a master's {@code host:port} as {@link #shardOf}
+	 * names it
+	 * @return {@code false} also when the connection is not open yet, or the master's connection is not made yet;
+	 * never blocks
+	 */
+	boolean connectedTo(String shard) {
+		StatefulConnection<byte[], byte[]> open = this.connection;
+		if (open == null) {
+			return false;
+		}
+		if (!this.cluster) {
+			return open.isOpen();
+		}
+		try {
+			CompletableFuture<StatefulRedisConnection<byte[], byte[]>> node = nodeConnection(shard);
+			StatefulRedisConnection<byte[], byte[]> master = (node != null && node.isDone()
+					&& !node.isCompletedExceptionally()) ? node.getNow(null) : null;
+			return master != null && master.isOpen();
+		}
+		catch (RuntimeException ex) { // a node Lettuce does not know (any more)
+			return false;
+		}
+	}
+
+	/**
+	 * The Cluster connection's connection to a master (Lettuce's, made on first use, then kept).
+	 * @return {@code null} when this is no Cluster connection, or the shard names no master
+	 */
+	private @Nullable CompletableFuture<StatefulRedisConnection<byte[], byte[]>> nodeConnection(String shard) {
+		int colon = shard.lastIndexOf(':');
+		if (this.cluster && colon > 0
+				&& this.connection instanceof StatefulRedisClusterConnection<byte[], byte[]> nodes) {
+			String host = shard.startsWith("[") ? shard.substring(1, colon - 1) : shard.substring(0, colon);
+			int port = Integer.parseInt(shard.substring(colon + 1));
+			return nodes.getConnectionAsync(host, port);
+		}
+		return null;
 	}
 
 	/** {@code TIME}'s reply, seconds and microseconds, as microseconds since the epoch. */

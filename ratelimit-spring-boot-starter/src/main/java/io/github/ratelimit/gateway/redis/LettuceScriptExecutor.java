@@ -175,6 +175,23 @@ public final class LettuceScriptExecutor implements RedisScriptExecutor, SmartLi
 
 	/**
 	 * {@inheritDoc}
+	 * <p>Whether any of its connections (the shared one, or one of a loop) is connected to the shard now.
+	 */
+	@Override
+	public boolean connectedTo(String shard) {
+		if (this.connection.connectedTo(shard)) {
+			return true;
+		}
+		for (LettuceScriptConnection onLoop : this.routing.connections) {
+			if (onLoop.connectedTo(shard)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * {@inheritDoc}
 	 * <p>As Lettuce reports it for the factories' clients (every connection of those clients: the limiter's, and
 	 * those of the limiter's other Redis users through the same factory); on a Cluster, the node's {@code host:port}.
 	 */

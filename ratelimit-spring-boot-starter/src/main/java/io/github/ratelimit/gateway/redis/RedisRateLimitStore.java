@@ -519,6 +519,12 @@ public class RedisRateLimitStore
 		return RedisScriptExecutor.refusedWhileReconnecting(error);
 	}
 
+	/** {@inheritDoc} <p>As the executor reports it ({@link RedisScriptExecutor#connectedTo}). */
+	@Override
+	public boolean connectedTo(String shard) {
+		return this.executor.connectedTo(shard);
+	}
+
 	/** {@inheritDoc} <p>As the executor reports it ({@link RedisScriptExecutor#onConnected}). */
 	@Override
 	public AutoCloseable onConnected(java.util.function.Consumer<String> listener) {

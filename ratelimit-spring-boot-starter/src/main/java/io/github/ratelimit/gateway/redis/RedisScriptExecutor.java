@@ -111,6 +111,17 @@ public interface RedisScriptExecutor extends AutoCloseable {
 	}
 
 	/**
+	 * Whether the client library has a connection to a shard established now (of those this executor sends calls on;
+	 * it may hold several, each reconnecting on its own). The default: not known ({@code false}).
+	 * @param shard the shard, as {@link #shardOf} names it
+	 * @return {@code true} only when a connection to the shard is known to be established; never blocks
+	 * @see StoreShards#connectedTo
+	 */
+	default boolean connectedTo(String shard) {
+		return false;
+	}
+
+	/**
 	 * Be told each time the client library has established a connection to Redis (the first one and every
 	 * reconnect), with the shard it leads to. The default: never called.
 	 * @param listener called with the shard's name, as {@link #shardOf} names it ({@link StoreShards#SINGLE_SHARD}

@@ -282,4 +282,83 @@ class ShardCircuitBreakersTest {
 		}
 	}
 
+
+	/**
+	 * The store holds several connections to a shard (one per server event loop besides a shared one), each
+	 * reconnecting on its own: once one is back and trials on it close the breaker, calls refused on the others (still
+	 * reconnecting) fail but are not counted, so the breaker does not re-open; once no connection is established,
+	 * refusals count again.
+	 */
+	@Test
+	void aCallRefusedWhileAnotherConnectionToTheShardIsEstablishedIsNotCounted() {
+		class NotConnected extends IllegalStateException {
+			NotConnected() {
+				super("Currently not connected. Commands are rejected.");
+			}
+		}
+		java.util.concurrent.atomic.AtomicBoolean anotherConnected = new java.util.concurrent.atomic.AtomicBoolean();
+		StoreShards twoConnections = new FirstLetterShards(Set.of("a", "b"), NotConnected.class::isInstance);
+		StoreShards reconnecting = new StoreShards() {
+			@Override
+			public String shardOf(ClientKey client, PlanLimits limits) {
+				return twoConnections.shardOf(client, limits);
+			}
+
+			@Override
+			public Set<String> shards() {
+				return twoConnections.shards();
+			}
+
+			@Override
+			public boolean refusedWhileReconnecting(Throwable error) {
+				return twoConnections.refusedWhileReconnecting(error);
+			}
+
+			@Override
+			public boolean connectedTo(String shard) {
+				return "b".equals(shard) && anotherConnected.get();
+			}
+		};
+		// calls alternate between the connection that is back and one still reconnecting
+		AtomicInteger sent = new AtomicInteger();
+		RateLimitStore store = (client, limits, cost) -> (anotherConnected.get() && sent.incrementAndGet() % 2 == 0)
+				? CompletableFuture.completedFuture(ALLOWED)
+				: CompletableFuture.failedFuture(new CompletionException(new NotConnected()));
+		ShardCircuitBreakers reconnectingBreakers = new ShardCircuitBreakers(reconnecting, this.registry,
+				"several-connections", CONFIG, Duration.ofSeconds(5));
+		try {
+			ShardCircuitBreakers.GuardedStore guarded = reconnectingBreakers.guard(store);
+			CircuitBreaker breaker = reconnectingBreakers.breaker("b");
+			// Redis down, no connection established: refusals count and open the breaker
+			for (int i = 0; i < 5; i++) {
+				assertThat(guarded.tryConsume(ON_B, LIMITS, 1)).isCompletedExceptionally();
+			}
+			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+			// one connection is back: the breaker goes half-open, the calls on it close it
+			anotherConnected.set(true);
+			breaker.transitionToHalfOpenState();
+			for (int i = 0; i < 6; i++) {
+				guarded.tryConsume(ON_B, LIMITS, 1);
+			}
+			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+			// the other connection still refuses half the calls: they fail, uncounted, and the breaker stays closed
+			int refused = 0;
+			for (int i = 0; i < 20; i++) {
+				refused += guarded.tryConsume(ON_B, LIMITS, 1).isCompletedExceptionally() ? 1 : 0;
+			}
+			assertThat(refused).isEqualTo(10);
+			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+			assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isZero();
+			// every connection down again: refusals count
+			anotherConnected.set(false);
+			for (int i = 0; i < 20; i++) {
+				assertThat(guarded.tryConsume(ON_B, LIMITS, 1)).isCompletedExceptionally();
+			}
+			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		}
+		finally {
+			reconnectingBreakers.close();
+		}
+	}
+
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.ratelimit.gateway.chain.RateLimitDecision;
+import io.github.ratelimit.gateway.chain.StoreShards;
 import io.github.ratelimit.gateway.client.ClientKey;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
 import io.github.ratelimit.gateway.limits.PlanLimits;
@@ -111,6 +112,8 @@ class EventLoopConnectionsTest {
 			// the shared connection and one per loop
 			await().atMost(Duration.ofSeconds(20))
 				.untilAsserted(() -> assertThat(clients(redis)).isEqualTo(1 + loops.size()));
+			// connected to the shard (a breaker does not count a refusal of a connection still reconnecting)
+			assertThat(store.connectedTo(StoreShards.SINGLE_SHARD)).isTrue();
 			// from another thread: the shared connection, answered on one of Lettuce's own threads
 			AtomicReference<Thread> answeredOn = new AtomicReference<>();
 			RateLimitDecision decision = store.tryConsume(new ClientKey(ClientKey.Kind.API_KEY, "main", "free"),
@@ -124,6 +127,7 @@ class EventLoopConnectionsTest {
 		finally {
 			store.destroy();
 		}
+		assertThat(store.connectedTo(StoreShards.SINGLE_SHARD)).isFalse();
 	}
 
 	@Test
