@@ -13,15 +13,21 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import com.netflix.concurrency.limits.limit.VegasLimit;
+import io.github.ratelimit.gateway.protection.AdaptiveAlgorithm;
 import io.github.ratelimit.gateway.protection.Priority;
 import io.github.ratelimit.gateway.protection.UpstreamProtection;
 import io.github.ratelimit.gateway.protection.UpstreamProtections;
+import io.github.ratelimit.gateway.properties.LimitResolver;
+import io.github.ratelimit.gateway.properties.ProtectionRules;
+import io.github.ratelimit.gateway.properties.RateLimitProperties;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
 
 /**
  * The gateway of the protection benchmark (issue 41): Spring Cloud Gateway with the starter against the real Redis,
@@ -33,6 +39,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * <li>{@code none}: {@code RateLimit} without {@code protect};</li>
  * <li>{@code fixed}: protection {@code limit: fixed, max-in-flight: 16} (the upstream's workers);</li>
  * <li>{@code adaptive}: protection {@code limit: adaptive} with every default (vegas);</li>
+ * <li>{@code vegas-unsmoothed}: vegas as the starter builds it (min 4, max 1000, initial 20, the library's probe
+ * settings) but with the library's smoothing 1 instead of the starter's {@code 0.2}; benchmark-only (see
+ * {@link Application#upstreamProtections}): the starter has no setting for the smoothing;</li>
  * <li>{@code gradient}: protection {@code limit: adaptive, algorithm: gradient}.</li>
  * </ul>
  *
@@ -45,12 +54,21 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 final class ProtectionGateway {
 
+	/** The run, and its protection, of vegas with the library's smoothing (benchmark-only). */
+	static final String UNSMOOTHED = "vegas-unsmoothed";
+
+	/** The library's default smoothing of vegas: none (each new limit is the computed one). */
+	static final double LIBRARY_SMOOTHING = 1.0;
+
 	/** The runs, each a route set of its own, in the order they are driven. */
-	static final List<String> RUNS = List.of("none", "fixed", "adaptive", "gradient");
+	static final List<String> RUNS = List.of("none", "fixed", "adaptive", UNSMOOTHED, "gradient");
 
 	/** Each run's protection as configured. */
 	static final Map<String, String> DESCRIPTIONS = Map.of("none", "none (RateLimit without protect)", "fixed",
-			"{ limit: fixed, max-in-flight: 16 }", "adaptive", "{ limit: adaptive } (every default: vegas, min 4, max 1000, initial 20)",
+			"{ limit: fixed, max-in-flight: 16 }", "adaptive",
+			"{ limit: adaptive } (every default: vegas, min 4, max 1000, initial 20)", UNSMOOTHED,
+			"vegas with the library's smoothing 1 (benchmark-only; the starter's vegas smooths by 0.2; min 4, max 1000, "
+					+ "initial 20)",
 			"gradient", "{ limit: adaptive, algorithm: gradient } (min 4, max 1000, initial 20)");
 
 	/** The upstream's workers, the fixed run's limit. */
@@ -169,6 +187,8 @@ final class ProtectionGateway {
 		p.put("ratelimit.protections.fixed.limit", "fixed");
 		p.put("ratelimit.protections.fixed.max-in-flight", FIXED_LIMIT);
 		p.put("ratelimit.protections.adaptive.limit", "adaptive");
+		// built by the starter as the adaptive one, then given an unsmoothed limit (Application#upstreamProtections)
+		p.put("ratelimit.protections." + UNSMOOTHED + ".limit", "adaptive");
 		p.put("ratelimit.protections.gradient.limit", "adaptive");
 		p.put("ratelimit.protections.gradient.algorithm", "gradient");
 
@@ -199,10 +219,53 @@ final class ProtectionGateway {
 		p.put(prefix + ".filters[0].name", "RateLimit");
 	}
 
-	/** The application: every auto-configuration on the class path, nothing else. */
+	/**
+	 * The application: every auto-configuration on the class path, and the protections the starter builds with one
+	 * replaced: {@value ProtectionGateway#UNSMOOTHED}.
+	 */
 	@SpringBootConfiguration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
 	static class Application {
+
+		/**
+		 * The starter's protections (its auto-configuration then builds none: its bean is
+		 * {@code @ConditionalOnMissingBean}), as its auto-configuration builds them, but {@value ProtectionGateway#UNSMOOTHED}
+		 * limited by {@link #unsmoothedVegas}.
+		 * @param properties the starter's properties
+		 * @param limitResolver the limits in force
+		 * @return the protections
+		 */
+		@Bean
+		UpstreamProtections upstreamProtections(RateLimitProperties properties, LimitResolver limitResolver) {
+			UpstreamProtections starter = ProtectionRules.protections(properties, limitResolver::effectiveProperties);
+			Map<String, UpstreamProtection> protections = new LinkedHashMap<>();
+			for (UpstreamProtection protection : starter.all()) {
+				protections.put(protection.name(),
+						protection.name().equals(UNSMOOTHED) ? unsmoothedVegas(protection) : protection);
+			}
+			return new UpstreamProtections(protections, starter::priorityOf);
+		}
+
+		/**
+		 * A vegas protection as the starter built it, with the library's smoothing instead of the starter's.
+		 * @param starter the protection the starter built ({@code limit: adaptive}, algorithm vegas), not yet sampled
+		 * @return the same protection but for its limit's smoothing
+		 */
+		static UpstreamProtection unsmoothedVegas(UpstreamProtection starter) {
+			if (starter.algorithm() != AdaptiveAlgorithm.VEGAS) {
+				throw new IllegalStateException(UNSMOOTHED + " must be configured as vegas, was " + starter);
+			}
+			// before any sample a limit is its initial one: the starter's default, 20
+			int initial = starter.limit();
+			// the builder settings of AdaptiveAlgorithm.VEGAS#newLimit, but for the smoothing (its VEGAS_SMOOTHING is 0.2)
+			VegasLimit limit = VegasLimit.newBuilder()
+				.maxConcurrency(starter.maxLimit())
+				.initialLimit(initial)
+				.smoothing(LIBRARY_SMOOTHING)
+				.build();
+			return new UpstreamProtection(starter.name(), limit, starter.minLimit(), starter.maxLimit(),
+					starter.shares(), starter.isShadow(), starter.retryAfterSeconds(), System::nanoTime);
+		}
 
 	}
 

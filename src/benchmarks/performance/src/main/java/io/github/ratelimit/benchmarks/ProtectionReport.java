@@ -33,7 +33,8 @@ final class ProtectionReport {
 
 	/** The colour of each run in the goodput panel. */
 	private static final Map<String, Color> RUN_COLORS = Map.of("none", new Color(0xd62728), "fixed",
-			new Color(0xff7f0e), "adaptive", new Color(0x1f77b4), "gradient", new Color(0x9467bd));
+			new Color(0xff7f0e), "adaptive", new Color(0x1f77b4), ProtectionGateway.UNSMOOTHED, new Color(0x17becf),
+			"gradient", new Color(0x9467bd));
 
 	/** A request as the driver recorded it. */
 	record Request(String run, String phase, String trafficClass, double intendedMs, double lagMs, String outcome,

@@ -34,7 +34,9 @@ final class ProtectionReportText {
 						+ "driven open loop through a real Spring Cloud Gateway with the starter and a real Redis, at 1×, "
 						+ "2× and 4× its capacity and then 0.5×, with a %.0f ms client timeout, in three traffic classes. "
 						+ "The same traffic runs once per route set: without protection, with a fixed limit equal to the "
-						+ "workers, adaptive (vegas, every default) and adaptive with `algorithm: gradient`. Every figure is "
+						+ "workers, adaptive (vegas, every default), vegas with the library's smoothing 1 instead of the "
+						+ "starter's 0.2 (benchmark-only: the starter has no setting for it) and adaptive with "
+						+ "`algorithm: gradient`. Every figure is "
 						+ "from one run of `%s` (%s, %s cores shared with other work: figures are noisy; the machine is "
 						+ "at the end). Written by `ProtectionReport` from the raw results; the section [Reading](#reading) "
 						+ "is written by hand from these figures.\n\n",
@@ -105,7 +107,11 @@ final class ProtectionReportText {
 					Double.isNaN(recovery[1]) ? "none shed" : String.format(Locale.ROOT, "%.2f s", recovery[1]),
 					recovery[0], verdict));
 		}
-		md.append('\n');
+		md.append("\nRuns: ");
+		for (String run : this.r.runs()) {
+			md.append('`').append(run).append("` ").append(this.r.gateway().getProperty("describe." + run, run))
+				.append(run.equals(this.r.runs().get(this.r.runs().size() - 1)) ? ".\n\n" : "; ");
+		}
 		int limited = 0;
 		for (String run : this.r.runs()) {
 			for (String phase : this.r.phaseNames()) {
@@ -194,7 +200,8 @@ final class ProtectionReportText {
 				+ "run `none`. Every plan allows 1,000,000 requests a second (no 429 expected: the tables count them). "
 				+ "Shares: " + this.r.gateway().getProperty("shares.fixed", "the defaults") + " (the defaults). "
 				+ "Protections: fixed `" + this.r.gateway().getProperty("describe.fixed", "?") + "`, adaptive `"
-				+ this.r.gateway().getProperty("describe.adaptive", "?") + "`, gradient `"
+				+ this.r.gateway().getProperty("describe.adaptive", "?") + "`, " + ProtectionGateway.UNSMOOTHED + " `"
+				+ this.r.gateway().getProperty("describe." + ProtectionGateway.UNSMOOTHED, "?") + "`, gradient `"
 				+ this.r.gateway().getProperty("describe.gradient", "?") + "`.\n");
 		md.append(String.format(Locale.ROOT,
 				"- **Driver** (`BenchmarkMain protection-drive`, [`ProtectionDriver`](../../benchmarks/performance/src/main/java/io/github/ratelimit/benchmarks/ProtectionDriver.java)): "
