@@ -1,14 +1,12 @@
 package io.github.ratelimit.gateway.actuate;
 
-import java.util.ArrayList;
-import java.util.List;
 
+import io.github.ratelimit.gateway.protection.HeldPlaces;
 import io.github.ratelimit.gateway.protection.Priority;
-import io.github.ratelimit.gateway.protection.UpstreamPermit;
 import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpStatus;
@@ -33,18 +31,13 @@ class RateLimiterHealthProtectionsIntegrationTest extends BaseRouteIntegrationTe
 	@Autowired
 	UpstreamProtections protections;
 
-	private final List<UpstreamPermit> held = new ArrayList<>();
-
-	@AfterEach
-	void releaseHeldPlaces() {
-		this.held.forEach(UpstreamPermit::release);
-	}
+	@RegisterExtension
+	final HeldPlaces held = new HeldPlaces();
 
 	@Test
 	void healthShowsEachProtectionsLimitKindBoundsRequestsInFlightAndShadow() {
-		this.held.add(this.protections.get("orders-backend").acquire(Priority.HIGH));
-		this.held.add(this.protections.get("orders-backend").acquire(Priority.LOW));
-		this.held.add(this.protections.get("orders-backend").acquire(Priority.LOW));
+		this.held.hold(this.protections.get("orders-backend"), Priority.HIGH, 1);
+		this.held.hold(this.protections.get("orders-backend"), Priority.LOW, 2);
 
 		this.client.get().uri("/actuator/health").exchange().expectStatus().isOk().expectBody()
 			.jsonPath(ORDERS + ".kind").isEqualTo("fixed")
@@ -68,7 +61,7 @@ class RateLimiterHealthProtectionsIntegrationTest extends BaseRouteIntegrationTe
 	@Test
 	void aProtectionThatShedsLeavesTheComponentUp() {
 		for (int i = 0; i < 4; i++) {
-			this.held.add(this.protections.get("orders-backend").acquire(Priority.LOW));
+			this.held.hold(this.protections.get("orders-backend"), Priority.LOW, 1);
 		}
 		get("/protected/1", "key-one").expectStatus().isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
 

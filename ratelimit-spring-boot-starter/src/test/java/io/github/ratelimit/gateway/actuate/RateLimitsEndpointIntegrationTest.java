@@ -1,15 +1,13 @@
 package io.github.ratelimit.gateway.actuate;
 
-import java.util.ArrayList;
-import java.util.List;
 
 import io.github.ratelimit.gateway.client.ApiKeyHasher;
+import io.github.ratelimit.gateway.protection.HeldPlaces;
 import io.github.ratelimit.gateway.protection.Priority;
-import io.github.ratelimit.gateway.protection.UpstreamPermit;
 import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpStatus;
@@ -28,12 +26,8 @@ class RateLimitsEndpointIntegrationTest extends BaseRouteIntegrationTest {
 	@Autowired
 	UpstreamProtections protections;
 
-	private final List<UpstreamPermit> held = new ArrayList<>();
-
-	@AfterEach
-	void releaseHeldPlaces() {
-		this.held.forEach(UpstreamPermit::release);
-	}
+	@RegisterExtension
+	final HeldPlaces held = new HeldPlaces();
 
 	@Test
 	void endpointShowsConfigurationWithoutApiKeys() {
@@ -137,9 +131,8 @@ class RateLimitsEndpointIntegrationTest extends BaseRouteIntegrationTest {
 
 	@Test
 	void endpointShowsTheProtectionsTheRoutesProtectionAndPriorityAndEachPlansPriority() {
-		this.held.add(this.protections.get("orders-backend").acquire(Priority.LOW));
-		this.held.add(this.protections.get("orders-backend").acquire(Priority.LOW));
-		this.held.add(this.protections.get("orders-backend").acquire(Priority.CRITICAL));
+		this.held.hold(this.protections.get("orders-backend"), Priority.LOW, 2);
+		this.held.hold(this.protections.get("orders-backend"), Priority.CRITICAL, 1);
 		String orders = "$.protections['orders-backend']";
 		String search = "$.protections['search-backend']";
 		this.client.get().uri("/actuator/ratelimits").exchange()

@@ -1,18 +1,17 @@
 package io.github.ratelimit.gateway.metrics;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
+import io.github.ratelimit.gateway.protection.HeldPlaces;
 import io.github.ratelimit.gateway.protection.Priority;
-import io.github.ratelimit.gateway.protection.UpstreamPermit;
 import io.github.ratelimit.gateway.protection.UpstreamProtection;
 import io.github.ratelimit.gateway.protection.UpstreamProtections;
 import io.github.ratelimit.gateway.webflux.BaseRouteIntegrationTest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpStatus;
@@ -34,12 +33,8 @@ class ProtectionMetersRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	@Autowired
 	UpstreamProtections protections;
 
-	private final List<UpstreamPermit> held = new ArrayList<>();
-
-	@AfterEach
-	void releaseHeldPlaces() {
-		this.held.forEach(UpstreamPermit::release);
-	}
+	@RegisterExtension
+	final HeldPlaces held = new HeldPlaces();
 
 	@Test
 	void everyProtectionHasItsGaugesAndTimersFromStartUp() {
@@ -110,9 +105,7 @@ class ProtectionMetersRoutesIntegrationTest extends BaseRouteIntegrationTest {
 	}
 
 	private void fill(UpstreamProtection protection, int places, Priority priority) {
-		for (int i = 0; i < places; i++) {
-			this.held.add(protection.acquire(priority));
-		}
+		this.held.hold(protection, priority, places);
 	}
 
 	private UpstreamProtection protection(String name) {

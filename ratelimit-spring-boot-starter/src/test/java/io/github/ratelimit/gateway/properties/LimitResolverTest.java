@@ -2,6 +2,7 @@ package io.github.ratelimit.gateway.properties;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import io.github.ratelimit.gateway.limits.LeaseBudget;
 import io.github.ratelimit.gateway.limits.LimitDefinition;
@@ -146,7 +147,7 @@ class LimitResolverTest {
 
 		RateLimitProperties effective = resolver.effectiveProperties();
 		assertThat(effective.getPlans().get("gold").getPriority()).isEqualTo(Priority.HIGH);
-		assertThat(effective.getPriorities()).containsExactly(java.util.Map.entry("high", "60%"));
+		assertThat(effective.getPriorities()).containsExactly(Map.entry("high", "60%"));
 		RateLimitProperties.Protection inForce = effective.getProtections().get("orders-backend");
 		assertThat(inForce).isNotSameAs(orders);
 		assertThat(inForce.getLimit()).isEqualTo(RateLimitProperties.ProtectionLimit.FIXED);
@@ -176,24 +177,6 @@ class LimitResolverTest {
 		assertThat(limits.leaseTokens()).isEqualTo(40);
 		assertThat(resolver.limitsFor("pro", "exact").limits().get(0).leaseBudget()).isEqualTo(LeaseBudget.OFF);
 		assertThat(resolver.limitsFor("pro", "exact").leaseTokens()).isZero();
-	}
-
-	@Test
-	void theLimitsInForceKeepEachPlansPriorityAndTheProtectionsRoutesName() {
-		RateLimitProperties properties = new RateLimitProperties();
-		RateLimitProperties.Plan gold = new RateLimitProperties.Plan();
-		gold.setDefault(List.of(limit(20, 10, Duration.ofSeconds(1))));
-		gold.setPriority(Priority.HIGH);
-		properties.getPlans().put("gold", gold);
-		RateLimitProperties.Protection backend = new RateLimitProperties.Protection();
-		backend.setLimit(RateLimitProperties.ProtectionLimit.FIXED);
-		backend.setMaxInFlight(16);
-		properties.getProtections().put("orders-backend", backend);
-
-		RateLimitProperties effective = new LimitResolver(properties).effectiveProperties();
-
-		assertThat(effective.getPlans().get("gold").getPriority()).isEqualTo(Priority.HIGH);
-		assertThat(effective.getProtections()).containsOnlyKeys("orders-backend");
 	}
 
 	@Test
