@@ -154,7 +154,7 @@ public final class ProtectionRules {
 			Double share = percent(entry.getValue());
 			if (share == null) {
 				v.add(new ConfigurationViolation(prefix + entry.getKey(), "must be a percentage from 0% to 100%, was '"
-						+ entry.getValue() + "'.", "write it with a percent sign, e.g. 40%."));
+						+ entry.getValue() + "'.", "write a number from 0 to 100 followed by %, e.g. 40%."));
 				continue;
 			}
 			shares.put(priority, share);

@@ -151,14 +151,14 @@ class ProtectionRulesTest {
 	}
 
 	@ParameterizedTest(name = "{0}")
-	@ValueSource(strings = { "40", "0.4", "40 percent", "-10%", "101%", "1000%", "%", "" })
+	@ValueSource(strings = { "40", "0.4", "40 percent", "abc%", "-10%", "101%", "1000%", "%", "" })
 	void aShareIsAPercentageFromZeroToOneHundred(String share) {
 		RateLimitProperties p = properties();
 		p.getPriorities().put("high", share);
 		assertThat(violations(p)).singleElement().satisfies((v) -> {
 			assertThat(v.property()).isEqualTo("ratelimit.priorities.high");
 			assertThat(v.problem()).isEqualTo("must be a percentage from 0% to 100%, was '" + share + "'.");
-			assertThat(v.fix()).contains("40%");
+			assertThat(v.fix()).isEqualTo("write a number from 0 to 100 followed by %, e.g. 40%.");
 		});
 	}
 
