@@ -182,8 +182,11 @@ ratelimit:
   {{- with $v.rateLimit.protections }}
   protections:
     {{- range $name, $protection := . }}
-    {{- if $protection }}
+    {{- if not (kindIs "invalid" $protection) }}
     {{ $name }}:
+      {{- if not $protection }}
+      limit: "adaptive"
+      {{- end }}
       {{- with $protection.limit }}
       limit: {{ . | quote }}
       {{- end }}

@@ -113,7 +113,7 @@ value and the fix. Included from validate.yaml, so it runs for install, upgrade,
 {{- end }}
 {{- if hasKey $route "rateLimit" }}
 {{- $rl := default dict $route.rateLimit }}
-{{- if and $rl.protect (not (index (default dict $v.rateLimit.protections) $rl.protect)) }}
+{{- if and $rl.protect (kindIs "invalid" (index (default dict $v.rateLimit.protections) $rl.protect)) }}
 {{- $errors = append $errors (printf "routes[%d] (%s) names protection '%s', which rateLimit.protections does not define. Declare it (rateLimit.protections.%s: { limit: adaptive }) or fix the name." $i $route.id $rl.protect $rl.protect) }}
 {{- end }}
 {{- if and $rl.priority (not $rl.protect) }}

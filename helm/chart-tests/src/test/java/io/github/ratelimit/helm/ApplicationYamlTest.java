@@ -427,6 +427,28 @@ class ApplicationYamlTest {
 	}
 
 	@Test
+	void aProtectionWithEveryDefaultIsAnAdaptiveOne(@TempDir Path dir) throws IOException {
+		HelmChart.Manifests manifests = HelmChart.render(HelmChart.template().withValuesFile(Files.writeString(
+				dir.resolve("values.yaml"), """
+						rateLimit:
+						  protections:
+						    orders-backend: {}
+						routes:
+						  - id: search
+						    predicates: [ "Path=/api/search/**" ]
+						    rateLimit: { group: search, protect: orders-backend }
+						""")));
+		RenderedConfig config = RenderedConfig.of(manifests);
+
+		RateLimitProperties properties = bindAndValidate(config);
+		assertThat(properties.getProtections()).containsOnlyKeys("orders-backend");
+		assertThat(properties.getProtections().get("orders-backend").getLimit())
+			.isEqualTo(RateLimitProperties.ProtectionLimit.ADAPTIVE);
+		GatewayProperties gateway = bindRoutesAndValidate(config, properties);
+		assertThat(gateway.getRoutes().get(0).getFilters().get(0).getArgs()).containsEntry("protect", "orders-backend");
+	}
+
+	@Test
 	void protectionsPrioritiesAndPlanAndRoutePrioritiesReachTheStarter(@TempDir Path dir) throws IOException {
 		HelmChart.Manifests manifests = HelmChart.render(HelmChart.template().withValuesFile(Files.writeString(
 				dir.resolve("values.yaml"), """
