@@ -31,17 +31,25 @@ import static org.awaitility.Awaitility.await;
  * that pause lose their replies and only their deadline keeps them from charging. Under steady traffic of every limit type at once: a token bucket, a calendar quota, a token bucket with a
  * concurrency limit, a usage limit, a token bucket with leases and a critical login route. After SIGCONT, Redis holds
  * exactly what the requests Redis decided (200 with RateLimit fields) took: nothing of the fallback's decisions nor of
- * the 503s, and no concurrency slot.
+ * the 503s, and no concurrency slot. One exception, which the deadline cannot cover (failure policy, "a check Redis ran
+ * in time whose answer is lost"): in the 12 s pause, the check each client had out when Redis stopped may have run
+ * before SIGSTOP with its reply not yet written; that reply comes after the limiter's 10 s wait, so the request was
+ * decided without Redis and nothing refunds it. Each client sends one request at a time, so each route may hold one
+ * such check more (a token, the quota's count, a token with its concurrency slot, a reservation of 5, a lease), never
+ * more: the checks sent during the pause (hundreds) stay refused by their deadline.
  * <ul>
  * <li>Usage: each request reserves 5 tokens and its answer reports 3, so Redis holds 3 per request Redis decided
- * (their settled usage), none of the fallback's; in the 12 s pause, the one answer whose settlement the pause caught
- * may keep its reservation of 5 (the settlement is refused past its deadline, 9 s after it was sent).</li>
+ * (their settled usage), none of the fallback's; in the 12 s pause, an answer whose settlement the pause caught
+ * keeps its reservation of 5 (the settlement is refused past its deadline, 9 s after it was sent): the request under
+ * way when Redis stopped, and the one before it, whose settlement is sent once its answer is written, while the client
+ * already sends the next request (at most these two).</li>
  * <li>Lease (10 tokens at most, lasting 5 s): an instance takes tokens from Redis ahead of the requests that spend
  * them, so the requests with RateLimit fields are those Redis decided and those a lease answered. What "exactly"
  * means there: the last RateLimit field's remaining count (Redis' own count, as of the last lease call, plus the
  * lease's unspent tokens) is the capacity less those requests; and Redis holds them plus that one lease's unspent
  * tokens (0 to 10, which count as spent at its end), nothing else. A lease call Redis runs late takes nothing; one it
- * applied late would take its request's token and a whole lease that no request spends.</li>
+ * applied late would take its request's token and a whole lease that no request spends. In the 12 s pause, a lease
+ * call whose reply was lost (above) took a whole lease (0 to 10 more in Redis' count and in what it holds).</li>
  * </ul>
  */
 @ActiveProfiles("late-redis-it")
@@ -114,27 +122,37 @@ class LateRedisAnswerRoutesIntegrationTest extends OwnRedisRouteIntegrationTest 
 		System.out.println("Redis paused " + pauseMillis + " ms: " + traffic);
 		assertThat(traffic).allSatisfy((t) -> assertThat(withoutRedis(t)).as(t.toString()).isPositive());
 		assertThat(traffic.get(3).failedClosed()).as("503 on the login route").isPositive();
-		// every figure checked, every mismatch reported
+		// every figure checked, every mismatch reported; lost: the one check per client that, in a pause beyond the
+		// limiter's wait for a script's reply (10 s), Redis may have run just before it stopped, its reply lost
+		long lost = (pauseMillis > 10_000) ? 1 : 0;
 		await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> SoftAssertions.assertSoftly((soft) -> {
-			soft.assertThat(tokensTaken("rate", 0)).as("token bucket").isEqualTo(traffic.get(0).fromRedis());
-			soft.assertThat(quotaUsed()).as("quota").isEqualTo(traffic.get(1).fromRedis());
-			soft.assertThat(tokensTaken("conc", 0)).as("bucket beside the concurrency limit")
-				.isEqualTo(traffic.get(2).fromRedis());
-			soft.assertThat(slotsHeld("conc")).as("concurrency slots").isZero();
-			soft.assertThat(tokensTaken("login", 0)).as("critical login route").isEqualTo(traffic.get(3).fromRedis());
-			// one client sending back to back has at most one answer whose settlement Redis' pause catches; a pause
-			// beyond the store's wait for a settle's reply (10 s) has Redis refuse it past its deadline (9 s), and
-			// that request's reservation (5) then stays charged, as documented
+			soft.assertThat(tokensTaken("rate", 0)).as("token bucket")
+				.isBetween((long) traffic.get(0).fromRedis(), traffic.get(0).fromRedis() + lost);
+			soft.assertThat(quotaUsed()).as("quota")
+				.isBetween((long) traffic.get(1).fromRedis(), traffic.get(1).fromRedis() + lost);
+			long concBeyond = tokensTaken("conc", 0) - traffic.get(2).fromRedis();
+			soft.assertThat(concBeyond).as("bucket beside the concurrency limit, beyond the requests Redis decided")
+				.isBetween(0L, lost);
+			// an acquire whose reply was lost took its token and its slot together
+			soft.assertThat(slotsHeld("conc")).as("concurrency slots").isEqualTo(concBeyond);
+			soft.assertThat(tokensTaken("login", 0)).as("critical login route")
+				.isBetween((long) traffic.get(3).fromRedis(), traffic.get(3).fromRedis() + lost);
+			// a settlement Redis' pause catches is refused past its deadline (9 s) when the pause outlasts the store's
+			// wait for its reply (10 s), and its reservation (5) stays charged, as documented: the settlement of the
+			// request under way when Redis stopped, or of the one before it (sent once that answer was written, as
+			// the client sends its next request, so that request's check may reach Redis first); one check lost as
+			// above keeps its whole reservation (5)
 			long settled = 3L * traffic.get(4).fromRedis();
-			long refusedSettlement = (pauseMillis > 9_000) ? 5 - 3 : 0;
+			long refusedSettlements = (pauseMillis > 9_000) ? 2 * (5 - 3) : 0;
 			soft.assertThat(tokensTaken("usage", 0)).as("usage limit: 3 tokens settled per request Redis decided")
-				.isBetween(settled, settled + refusedSettlement);
+				.isBetween(settled, settled + refusedSettlements + lost * 5);
 			SteadyTraffic leased = traffic.get(5);
+			// a lease call whose reply was lost took a whole lease that no request spends
 			soft.assertThat(lastRemaining(leased)).as("the last remaining count of the leased route")
-				.isEqualTo(CAPACITY - leased.fromRedis());
+				.isBetween(CAPACITY - leased.fromRedis() - lost * LEASE_BUDGET, CAPACITY - leased.fromRedis());
 			soft.assertThat(leaseTokensTaken(leasedIp) - leased.fromRedis())
 				.as("tokens Redis holds taken beyond the requests answered with RateLimit fields: the last lease's unspent")
-				.isBetween(0L, LEASE_BUDGET);
+				.isBetween(0L, LEASE_BUDGET * (1 + lost));
 		}));
 	}
 
