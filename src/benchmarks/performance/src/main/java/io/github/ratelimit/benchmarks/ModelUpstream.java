@@ -42,7 +42,8 @@ import org.reactivestreams.Publisher;
  * ({@value #TAG_HEADER}, e.g. {@code adaptive/2x/critical}). Every request is served once it reaches a worker, even
  * if its client has gone (as a thread-pool server does): work finished after the deadline is counted as wasted.
  * {@code GET /stats} answers the counters: a first line {@code queued <n> busy <n>}, then one line per tag
- * {@code <tag> <done> <wasted> <service_ns>} (tab-separated). With {@code --samples FILE} it writes its queue every
+ * {@code <tag> <done> <wasted> <service_ns>} (tab-separated); {@code GET /idle} answers once nothing is queued
+ * or in service. With {@code --samples FILE} it writes its queue every
  * 100 ms ({@code epoch_ms queued busy done wasted}). Run by {@code src/benchmarks/protection-run}:
  * {@code BenchmarkMain model-upstream --port P [--workers 16] [--service-ms 50] [--samples FILE]}.
  */
@@ -68,6 +69,12 @@ final class ModelUpstream {
 
 	private final Map<String, LongAdder[]> counters = new ConcurrentHashMap<>();
 
+	/** Requests taken and not yet served; guarded by this. */
+	private int pending;
+
+	/** Completed when {@link #pending} falls to 0; guarded by this. */
+	private CompletableFuture<Void> idle = CompletableFuture.completedFuture(null);
+
 	ModelUpstream(int workers, Duration serviceTime) {
 		AtomicInteger number = new AtomicInteger();
 		this.workers = new ThreadPoolExecutor(workers, workers, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
@@ -84,10 +91,15 @@ final class ModelUpstream {
 		if (request.uri().startsWith("/stats")) {
 			return response.header(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.TEXT_PLAIN).sendString(Mono.just(stats()));
 		}
+		if (request.uri().startsWith("/idle")) {
+			return response.header(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.TEXT_PLAIN)
+				.sendString(Mono.fromFuture(idle()).thenReturn("idle"));
+		}
 		String deadlineText = request.requestHeaders().get(DEADLINE_HEADER);
 		long deadline = (deadlineText != null) ? Long.parseLong(deadlineText.strip()) : Long.MAX_VALUE;
 		String tag = request.requestHeaders().get(TAG_HEADER, "untagged");
 		CompletableFuture<String> answer = new CompletableFuture<>();
+		taken();
 		this.workers.execute(() -> {
 			this.busy.incrementAndGet();
 			long start = System.nanoTime();
@@ -107,12 +119,36 @@ final class ModelUpstream {
 			count[2].add(now - start);
 			this.doneTotal.incrementAndGet();
 			this.busy.decrementAndGet();
+			served();
 			answer.complete(BODY);
 		});
 		return response.status(HttpResponseStatus.OK)
 			.header(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
 			.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(BODY.length()))
 			.sendString(Mono.fromFuture(answer));
+	}
+
+	private synchronized void taken() {
+		if (this.pending++ == 0) {
+			this.idle = new CompletableFuture<>();
+		}
+	}
+
+	private void served() {
+		CompletableFuture<Void> nowIdle = null;
+		synchronized (this) {
+			if (--this.pending == 0) {
+				nowIdle = this.idle;
+			}
+		}
+		if (nowIdle != null) {
+			nowIdle.complete(null);
+		}
+	}
+
+	/** Completes once nothing is queued or in service (at once if nothing is). */
+	private synchronized CompletableFuture<Void> idle() {
+		return this.idle;
 	}
 
 	/** The counters as {@code GET /stats} answers them. */

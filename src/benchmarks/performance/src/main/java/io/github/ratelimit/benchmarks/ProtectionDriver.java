@@ -332,27 +332,19 @@ final class ProtectionDriver {
 	 * Wait until the upstream has nothing queued and nothing in service.
 	 * @return how long that took, ms
 	 */
-	long drain(long maxSeconds, String when) throws InterruptedException {
+	long drain(long maxSeconds, String when) {
 		long start = System.nanoTime();
-		long deadline = start + TimeUnit.SECONDS.toNanos(maxSeconds);
-		String first = null;
-		while (true) {
-			String stats = stats();
-			String[] head = stats.lines().findFirst().orElse("queued\t-1\tbusy\t-1").split("\t");
-			if (first == null) {
-				first = "queued " + head[1] + ", busy " + head[3];
-			}
-			if (head[1].equals("0") && head[3].equals("0")) {
-				long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-				logger.info("upstream idle {} after {} ms (was: {})", when, ms, first);
-				return ms;
-			}
-			if (System.nanoTime() > deadline) {
-				throw new IllegalStateException("the upstream is not idle " + maxSeconds + " s " + when + ": " + head[1]
-						+ " queued, " + head[3] + " busy");
-			}
-			Thread.sleep(250);
+		String[] head = stats().lines().findFirst().orElse("queued\t-1\tbusy\t-1").split("\t");
+		String was = "queued " + head[1] + ", busy " + head[3];
+		String idle = this.upstream.get().uri("/idle").responseContent().aggregate().asString()
+			.timeout(Duration.ofSeconds(maxSeconds), Mono.empty()).block();
+		if (idle == null) {
+			throw new IllegalStateException("the upstream is not idle " + maxSeconds + " s " + when + " (was: " + was
+					+ "; now: " + stats().lines().findFirst().orElse("") + ")");
 		}
+		long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+		logger.info("upstream idle {} after {} ms (was: {})", when, ms, was);
+		return ms;
 	}
 
 	private String stats() {
